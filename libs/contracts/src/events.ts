@@ -1,0 +1,54 @@
+import { z } from "zod";
+
+/**
+ * The event registry: every subject `<domain>.<entity>.<event>.v<major>` with its payload schema.
+ * A published version only gains optional fields; a breaking change is a new `.v2` subject.
+ */
+const apiKeyChanged = z.object({
+  hash: z.string(),
+  organization_id: z.uuid(),
+  workspace_id: z.uuid(),
+});
+const workspaceChanged = z.object({
+  id: z.uuid(),
+  organization_id: z.uuid(),
+  default_guardrail_id: z.uuid(),
+});
+
+export const eventRegistry = {
+  "identity.api_key.created.v1": apiKeyChanged,
+  "identity.api_key.updated.v1": apiKeyChanged,
+  "identity.api_key.deleted.v1": apiKeyChanged,
+  "identity.workspace.created.v1": workspaceChanged,
+  "identity.workspace.updated.v1": workspaceChanged,
+  "identity.workspace.deleted.v1": workspaceChanged,
+} as const;
+
+export type EventSubject = keyof typeof eventRegistry;
+export type EventData<S extends EventSubject> = z.infer<(typeof eventRegistry)[S]>;
+
+/** What travels on the bus: the payload plus the id that makes delivery idempotent. */
+export interface EventEnvelope<S extends EventSubject = EventSubject> {
+  id: string;
+  subject: S;
+  occurred_at: string;
+  data: EventData<S>;
+}
+
+/** The domain of a subject is its first segment; each domain has one stream. */
+export const eventDomain = (subject: string): string => subject.split(".", 1)[0] ?? subject;
+
+export const eventEnvelope = z.object({
+  id: z.uuid(),
+  subject: z.string(),
+  occurred_at: z.string(),
+  data: z.unknown(),
+});
+
+/** Validates a received envelope against the registry; throws a ZodError on drift. */
+export function parseEvent(raw: unknown): EventEnvelope {
+  const envelope = eventEnvelope.parse(raw);
+  const schema = (eventRegistry as Record<string, z.ZodType>)[envelope.subject];
+  if (!schema) throw new Error(`unknown event subject: ${envelope.subject}`);
+  return { ...envelope, data: schema.parse(envelope.data) } as EventEnvelope;
+}

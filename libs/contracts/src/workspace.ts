@@ -1,0 +1,78 @@
+import { z } from "zod";
+import { isoTimestamp, queryInt, uuid } from "./common.js";
+
+/** Provider slugs: lower-case, as used in routing preferences. */
+const providerSlug = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must be a provider slug");
+
+export const workspace = z.object({
+  id: uuid,
+  name: z.string(),
+  slug: z.string(),
+  description: z.string().nullable(),
+  created_at: isoTimestamp,
+  updated_at: isoTimestamp.nullable(),
+  created_by: z.string().nullable(),
+  default_guardrail_id: uuid.describe("Id of the workspace's default guardrail (materialised by the catalog)"),
+  default_image_model: z.string().nullable(),
+  default_text_model: z.string().nullable(),
+  default_provider_sort: z.string().nullable(),
+  disabled_server_tools: z.array(z.string()).nullable(),
+  include_byok_in_budgets: z.boolean(),
+  io_logging_api_key_ids: z.array(z.number().int()).nullable(),
+  io_logging_sampling_rate: z.number(),
+  is_data_discount_logging_enabled: z.boolean(),
+  is_observability_broadcast_enabled: z.boolean(),
+  is_observability_io_logging_enabled: z.boolean(),
+  is_default: z.boolean().describe("Switchyard extension: the organization's default workspace"),
+  allowed_providers: z.array(z.string()).nullable().describe("Switchyard extension: only these providers"),
+  ignored_providers: z.array(z.string()).nullable().describe("Switchyard extension: never these providers"),
+  data_collection: z.enum(["allow", "deny"]).describe("Switchyard extension: providers that collect data"),
+  zdr: z.boolean().describe("Switchyard extension: zero data retention required"),
+});
+export type Workspace = z.infer<typeof workspace>;
+
+const slug = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9-]*$/, "must be lower-case letters, digits and dashes");
+const settings = {
+  description: z.string().max(1000).nullable().optional(),
+  default_image_model: z.string().max(256).nullable().optional(),
+  default_text_model: z.string().max(256).nullable().optional(),
+  default_provider_sort: z.string().max(64).nullable().optional(),
+  disabled_server_tools: z.array(z.string().max(128)).max(64).nullable().optional(),
+  include_byok_in_budgets: z.boolean().optional(),
+  io_logging_api_key_ids: z.array(z.number().int()).max(1000).nullable().optional(),
+  io_logging_sampling_rate: z.number().min(0).max(1).optional(),
+  is_data_discount_logging_enabled: z.boolean().optional(),
+  is_observability_broadcast_enabled: z.boolean().optional(),
+  is_observability_io_logging_enabled: z.boolean().optional(),
+  allowed_providers: z.array(providerSlug).max(200).nullable().optional(),
+  ignored_providers: z.array(providerSlug).max(200).nullable().optional(),
+  data_collection: z.enum(["allow", "deny"]).optional(),
+  zdr: z.boolean().optional(),
+};
+
+export const createWorkspaceBody = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  slug,
+  ...settings,
+});
+export type CreateWorkspaceBody = z.infer<typeof createWorkspaceBody>;
+
+export const updateWorkspaceBody = z.strictObject({
+  name: z.string().trim().min(1).max(100).optional(),
+  slug: slug.optional(),
+  ...settings,
+});
+export type UpdateWorkspaceBody = z.infer<typeof updateWorkspaceBody>;
+
+export const workspaceIdParams = z.object({ id: uuid });
+export const listWorkspacesQuery = z.object({
+  offset: queryInt(0, 1_000_000_000).optional(),
+  limit: queryInt(1, 1000).optional(),
+});
+export const workspaceResponse = z.object({ data: workspace });
+export const listWorkspacesResponse = z.object({ data: z.array(workspace), total_count: z.number().int() });
+export const deleteWorkspaceResponse = z.object({ deleted: z.literal(true) });

@@ -1,0 +1,34 @@
+import type { EventEnvelope } from "@switchyard/contracts";
+
+export interface Subscription {
+  /** Stops delivery to this handler; in-flight handlers finish first. */
+  stop(): Promise<void>;
+}
+
+export type EventHandler = (event: EventEnvelope) => Promise<void>;
+
+export interface ConsumeOptions {
+  /** Deliveries after which a failing event is parked (logged, counted) instead of retried. Default 5. */
+  maxDeliveries?: number;
+}
+
+/**
+ * The event bus. One interface over NATS JetStream and an in-process implementation with the same
+ * delivery guarantees: at-least-once to durable consumers, effects made exactly-once by the consumer
+ * (see `consumeOnce`), events recorded first in the producer's outbox.
+ */
+export interface Bus {
+  readonly kind: "nats" | "memory";
+  /** Publishes one envelope; resolves once the transport holds it durably. `id` deduplicates. */
+  publish(event: EventEnvelope): Promise<void>;
+  /**
+   * A durable consumer shared by every process that uses the same `name` (`<consumer>_<purpose>`):
+   * each event reaches one of them, at least once; a handler that throws gets the event again later.
+   */
+  consume(name: string, subjects: readonly string[], handler: EventHandler, options?: ConsumeOptions): Promise<Subscription>;
+  /** Broadcast to every process, from now on, without durability: for caches that only need to drop entries. */
+  listen(subjects: readonly string[], handler: EventHandler): Promise<Subscription>;
+  /** Whether the transport is reachable (readiness). */
+  healthy(): boolean;
+  close(): Promise<void>;
+}
