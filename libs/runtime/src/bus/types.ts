@@ -28,7 +28,9 @@ export interface Bus {
   consume(name: string, subjects: readonly string[], handler: EventHandler, options?: ConsumeOptions): Promise<Subscription>;
   /** Broadcast to every process, from now on, without durability: for caches that only need to drop entries. */
   listen(subjects: readonly string[], handler: EventHandler): Promise<Subscription>;
-  /** Whether the transport is reachable (readiness). */
+  /** Whether the transport is reachable. */
   healthy(): boolean;
+  /** Events given up on after `maxDeliveries` failed deliveries, since start (for metrics and alerts). */
+  parkedCount(): number;
   close(): Promise<void>;
 }

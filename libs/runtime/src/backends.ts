@@ -1,0 +1,22 @@
+import { connectNatsBus, createMemoryBus } from "./bus/index.js";
+import type { Bus } from "./bus/types.js";
+import { openDatabase } from "./db/index.js";
+import type { Db } from "./db/types.js";
+import type { Logger } from "./log.js";
+
+export interface BackendConfig {
+  DATABASE_URL?: string | undefined;
+  NATS_URL?: string | undefined;
+  NATS_NAMESPACE?: string | undefined;
+  SWITCHYARD_DATA_DIR: string;
+}
+
+/** Real Postgres and NATS when configured, else the embedded PGlite and the in-process bus. */
+export async function openBackends(config: BackendConfig, logger: Logger, name: string): Promise<{ db: Db; bus: Bus }> {
+  const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.SWITCHYARD_DATA_DIR, applicationName: name });
+  const bus = config.NATS_URL
+    ? await connectNatsBus({ url: config.NATS_URL, namespace: config.NATS_NAMESPACE, logger, name })
+    : createMemoryBus({ logger });
+  logger.info({ database: db.kind, bus: bus.kind }, "backends ready");
+  return { db, bus };
+}

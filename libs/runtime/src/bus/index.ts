@@ -1,0 +1,5 @@
+export type * from "./types.js";
+export { createMemoryBus } from "./memory.js";
+export { connectNatsBus, type NatsBusOptions } from "./nats.js";
+export { subjectMatches } from "./subject-match.js";
+export { outboxMigration, enqueueEvent, startOutboxRelay, consumeOnce, type OutboxRelay, type OutboxRelayOptions } from "./outbox.js";

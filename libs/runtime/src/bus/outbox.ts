@@ -1,0 +1,201 @@
+import { randomUUID } from "node:crypto";
+import { parseEvent, type EventData, type EventEnvelope, type EventSubject } from "@switchyard/contracts";
+import type { Db, Migration, Queryable } from "../db/types.js";
+import type { Logger } from "../log.js";
+import type { Bus } from "./types.js";
+
+/** The outbox (events waiting to be published) and inbox (events already applied) of one service. */
+export function outboxMigration(schema: string): Migration {
+  return {
+    id: "000_outbox_inbox",
+    sql: `
+CREATE TABLE ${schema}.outbox (
+  seq bigserial PRIMARY KEY,
+  id uuid NOT NULL UNIQUE,
+  subject text NOT NULL,
+  data jsonb NOT NULL,
+  occurred_at timestamptz NOT NULL DEFAULT now(),
+  published_at timestamptz,
+  attempts integer NOT NULL DEFAULT 0,
+  last_error text,
+  claimed_until timestamptz
+);
+CREATE INDEX outbox_unpublished ON ${schema}.outbox (seq) WHERE published_at IS NULL;
+CREATE TABLE ${schema}.inbox (
+  consumer text NOT NULL,
+  event_id uuid NOT NULL,
+  handled_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (consumer, event_id)
+);
+`,
+  };
+}
+
+/** Records an event in the same transaction as the state change it describes. */
+export async function enqueueEvent<S extends EventSubject>(tx: Queryable, schema: string, subject: S, data: EventData<S>): Promise<EventEnvelope<S>> {
+  const id = randomUUID();
+  const [row] = await tx.query<{ occurred_at: Date }>(
+    `INSERT INTO ${schema}.outbox (id, subject, data) VALUES ($1, $2, $3) RETURNING occurred_at`,
+    [id, subject, JSON.stringify(data)],
+  );
+  return { id, subject, occurred_at: (row?.occurred_at ?? new Date()).toISOString(), data };
+}
+
+export interface OutboxRelayOptions {
+  db: Db;
+  schema: string;
+  bus: Bus;
+  logger: Logger;
+  pollMs?: number;
+  batch?: number;
+}
+
+export interface OutboxRelay {
+  /** Publish now instead of at the next poll: called right after a producer commits. */
+  wake(): void;
+  /** Finishes the batch under way, then stops. */
+  stop(): Promise<void>;
+}
+
+interface OutboxRow {
+  seq: string;
+  id: string;
+  subject: string;
+  data: unknown;
+  occurred_at: Date;
+  attempts: number;
+}
+
+/**
+ * Publishes outbox rows in order and marks them published. Rows are claimed with SKIP LOCKED so several
+ * replicas share the work; the event id is the bus's deduplication id, so a row published twice (a crash
+ * between publish and mark) is delivered once. A bus outage leaves rows in place to be retried.
+ */
+export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
+  const { db, schema, bus, logger } = options;
+  const pollMs = options.pollMs ?? 250;
+  const batch = options.batch ?? 100;
+  const lock = db.kind === "postgres" ? "FOR UPDATE SKIP LOCKED" : "";
+  let stopped = false;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let failures = 0;
+  let timer: NodeJS.Timeout | undefined;
+
+  /**
+   * Claims a batch with a lease instead of holding a transaction while publishing: the in-process bus runs
+   * consumers inside `publish`, and they need the database (PGlite has a single connection).
+   */
+  async function drainOnce(): Promise<number> {
+    const rows = await db.query<OutboxRow>(
+      `UPDATE ${schema}.outbox SET claimed_until = now() + interval '30 seconds'
+       WHERE seq IN (SELECT seq FROM ${schema}.outbox
+                     WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
+                     ORDER BY seq LIMIT $1 ${lock})
+       RETURNING seq::text, id::text, subject, data, occurred_at, attempts`,
+      [batch],
+    );
+    rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+    for (const [index, row] of rows.entries()) {
+      let event: EventEnvelope;
+      try {
+        event = parseEvent({ id: row.id, subject: row.subject, occurred_at: row.occurred_at.toISOString(), data: row.data });
+      } catch (error) {
+        // A row no schema accepts would block every row behind it; park it with its reason.
+        logger.error({ err: error, eventId: row.id, subject: row.subject }, "outbox row is not a valid event; parked");
+        await db.query(`UPDATE ${schema}.outbox SET published_at = now(), last_error = 'invalid event' WHERE seq = $1`, [row.seq]);
+        continue;
+      }
+      try {
+        await bus.publish(event);
+      } catch (error) {
+        // Release this row and the rest of the batch so the next attempt starts from them, in order.
+        await db.query(
+          `UPDATE ${schema}.outbox SET attempts = attempts + CASE WHEN seq = $1 THEN 1 ELSE 0 END,
+             last_error = CASE WHEN seq = $1 THEN $2 ELSE last_error END, claimed_until = NULL
+           WHERE seq = ANY($3::bigint[])`,
+          [row.seq, error instanceof Error ? error.message : String(error), rows.slice(index).map((r) => r.seq)],
+        );
+        throw new PublishFailed(error);
+      }
+      await db.query(`UPDATE ${schema}.outbox SET published_at = now(), attempts = attempts + 1 WHERE seq = $1`, [row.seq]);
+    }
+    return rows.length;
+  }
+
+  async function run(): Promise<void> {
+    do {
+      again = false;
+      try {
+        let published: number;
+        do published = await drainOnce();
+        while (published === batch && !stopped);
+        failures = 0;
+      } catch (error) {
+        failures++;
+        if (failures === 1 || failures % 20 === 0) {
+          logger.warn({ err: error instanceof PublishFailed ? error.cause : error, failures, schema }, "outbox relay could not publish; will retry");
+        }
+      }
+    } while (again && !stopped);
+  }
+
+  const kick = () => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = run().finally(() => {
+      running = undefined;
+      schedule();
+    });
+  };
+
+  const schedule = () => {
+    if (stopped) return;
+    clearTimeout(timer);
+    // Back off while the bus is down, up to ten seconds, so a long outage costs little.
+    const delay = failures > 0 ? Math.min(10_000, pollMs * 2 ** Math.min(failures, 6)) : pollMs;
+    timer = setTimeout(kick, delay);
+    timer.unref();
+  };
+
+  kick();
+  return {
+    wake: kick,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+class PublishFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super("publish failed");
+  }
+}
+
+/**
+ * Applies an event's effect exactly once per consumer: the inbox row and the effect commit together, so a
+ * redelivered event finds its id already there and changes nothing.
+ */
+export async function consumeOnce(
+  db: Db,
+  schema: string,
+  consumer: string,
+  event: EventEnvelope,
+  effect: (tx: Queryable) => Promise<void>,
+): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const inserted = await tx.query(
+      `INSERT INTO ${schema}.inbox (consumer, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING event_id`,
+      [consumer, event.id],
+    );
+    if (inserted.length === 0) return false;
+    await effect(tx);
+    return true;
+  });
+}

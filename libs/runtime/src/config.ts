@@ -1,0 +1,46 @@
+import { z } from "zod";
+
+/**
+ * Parses environment variables once at start with a zod schema. A bad value stops the process with one
+ * readable line per problem instead of failing later in a request.
+ */
+export function parseEnv<T extends z.ZodType>(schema: T, env: Record<string, string | undefined> = process.env): z.infer<T> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => `  ${issue.path.join(".") || "(env)"}: ${issue.message}`);
+  throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/** An optional string variable where an empty value means unset. */
+export const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
+
+export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+/** Variables every Switchyard process understands. */
+export const commonEnv = {
+  /** Log level: trace, debug, info, warn, error, fatal or silent. */
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  /** Address to listen on. */
+  HOST: z.string().default("127.0.0.1"),
+  /** Postgres URL; unset means the embedded PGlite under SWITCHYARD_DATA_DIR. */
+  DATABASE_URL: optionalString,
+  /** NATS URL with JetStream; unset means the in-process bus (standalone only). */
+  NATS_URL: optionalString,
+  /** Prefix for NATS subjects and streams, so several deployments or tests can share one NATS. */
+  NATS_NAMESPACE: optionalString,
+  /** Where embedded data lives (PGlite files, disk object storage). */
+  SWITCHYARD_DATA_DIR: z.string().default("./.switchyard"),
+  /** Secret shared by the deployment's processes to sign the internal caller header (32+ characters). */
+  SWITCHYARD_INTERNAL_SECRET: optionalString.pipe(z.string().min(32, "must be at least 32 characters").optional()),
+  /** Largest JSON request body accepted, in bytes. */
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  /** How long a draining process waits for in-flight requests and streams before closing them. */
+  DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
+};

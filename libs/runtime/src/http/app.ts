@@ -1,0 +1,90 @@
+import { randomUUID } from "node:crypto";
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from "express";
+import { pinoHttp } from "pino-http";
+import type { Logger } from "../log.js";
+import { HttpError } from "./errors.js";
+
+export const requestIdHeader = "x-request-id";
+
+export interface HttpAppOptions {
+  logger: Logger;
+  /** Largest JSON body accepted, in bytes; larger is a 413. */
+  maxBodyBytes?: number;
+  /** Skip the JSON body parser (the router forwards bodies untouched). */
+  parseJson?: boolean;
+}
+
+/** Request ids come from the caller (or the router) when they look sane, else are made here. */
+const requestId: RequestHandler = (req, res, next) => {
+  const given = req.headers[requestIdHeader];
+  const id = typeof given === "string" && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+  req.headers[requestIdHeader] = id;
+  res.setHeader("X-Request-Id", id);
+  next();
+};
+
+/** An express app with request ids, request logs and the JSON parser every service uses. */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.use(requestId);
+  app.use(
+    pinoHttp({
+      logger: options.logger,
+      genReqId: (req) => String(req.headers[requestIdHeader]),
+      autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" || req.url === "/metrics" },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "info" : "debug"),
+    }),
+  );
+  if (options.parseJson !== false) {
+    app.use(express.json({ limit: options.maxBodyBytes ?? 10 * 1024 * 1024, strict: false }));
+  }
+  return app;
+}
+
+/** Ends the middleware chain: unknown paths are 404 and every error becomes the envelope. */
+export function finishHttpApp(app: Express, logger: Logger): Express {
+  app.use((req, _res, next) => next(new HttpError("not_found", `No route for ${req.method} ${req.path}`)));
+  app.use(errorHandler(logger));
+  return app;
+}
+
+interface BodyParserError {
+  type: string;
+  status?: number;
+}
+
+const isBodyParserError = (error: unknown): error is BodyParserError =>
+  typeof error === "object" && error !== null && typeof (error as { type?: unknown }).type === "string";
+
+/** The single error handler: renders `{ error: { code, message, metadata? } }` with `code` = status. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    let status = 500;
+    let message = "Internal server error";
+    let metadata: Record<string, unknown> | undefined;
+    if (error instanceof HttpError) {
+      status = error.status;
+      message = error.message;
+      metadata = error.metadata;
+      for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+    } else if (isBodyParserError(error) && error.type === "entity.too.large") {
+      status = 413;
+      message = "Request payload too large";
+    } else if (isBodyParserError(error) && error.type === "entity.parse.failed") {
+      status = 400;
+      message = "Invalid JSON body";
+    } else if (isBodyParserError(error) && error.status && error.status < 500) {
+      status = error.status;
+      message = "Invalid request body";
+    } else {
+      logger.error({ err: error, reqId: req.headers[requestIdHeader] }, "unhandled error");
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.status(status).json({ error: { code: status, message, ...(metadata ? { metadata } : {}) } });
+  };
+}

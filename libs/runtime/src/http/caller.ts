@@ -1,0 +1,39 @@
+import type { RequestHandler, Response } from "express";
+import { callerHeader, serviceHeader, type Caller, type CallerVerifier, type ServiceVerifier } from "./internal-auth.js";
+import { HttpError, managementOnly } from "./errors.js";
+
+/**
+ * Every service route behind the router requires the signed caller header, so a service reached
+ * directly, bypassing the router, is not an open door.
+ */
+export function requireCaller(verify: CallerVerifier): RequestHandler {
+  return async (req, res, next) => {
+    const token = req.headers[callerHeader];
+    const caller = typeof token === "string" ? await verify(token) : undefined;
+    if (!caller) return next(new HttpError("unauthorized", "Missing or invalid internal caller credentials"));
+    res.locals.caller = caller;
+    next();
+  };
+}
+
+export function callerOf(res: Response): Caller {
+  const caller = res.locals.caller as Caller | undefined;
+  if (!caller) throw new HttpError("unauthorized", "Missing Authentication header");
+  return caller;
+}
+
+export function managementCallerOf(res: Response): Caller {
+  const caller = callerOf(res);
+  if (!caller.management) throw managementOnly();
+  return caller;
+}
+
+/** `/internal/...` routes answer only other Switchyard services. */
+export function requireService(verify: ServiceVerifier): RequestHandler {
+  return async (req, _res, next) => {
+    const token = req.headers[serviceHeader];
+    const service = typeof token === "string" ? await verify(token) : undefined;
+    if (!service) return next(new HttpError("unauthorized", "Missing or invalid internal service credentials"));
+    next();
+  };
+}

@@ -1,0 +1,47 @@
+import type { Express } from "express";
+
+export type ReadinessCheck = () => Promise<void> | void;
+
+export interface HealthState {
+  draining: boolean;
+}
+
+/**
+ * `/healthz` answers while the process lives; `/readyz` only when every dependency answers and the
+ * process is not draining, so a load balancer stops sending new work before shutdown.
+ */
+export function mountHealth(app: Express, checks: Record<string, ReadinessCheck>, state: HealthState): void {
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    const results: Record<string, string> = {};
+    let ready = !state.draining;
+    for (const [name, check] of Object.entries(checks)) {
+      try {
+        await withTimeout(Promise.resolve(check()), 2000);
+        results[name] = "ok";
+      } catch (error) {
+        ready = false;
+        results[name] = error instanceof Error ? error.message : "failed";
+      }
+    }
+    res.status(ready ? 200 : 503).json({ status: state.draining ? "draining" : ready ? "ready" : "not ready", checks: results });
+  });
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}

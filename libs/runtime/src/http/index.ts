@@ -1,0 +1,6 @@
+export * from "./app.js";
+export * from "./errors.js";
+export * from "./internal-auth.js";
+export * from "./caller.js";
+export * from "./health.js";
+export * from "./serve.js";

@@ -1,0 +1,113 @@
+import { jwtVerify, SignJWT } from "jose";
+import { z } from "zod";
+
+/** The header through which the router tells a service who is calling. */
+export const callerHeader = "x-switchyard-caller";
+
+/** Who is calling, as the router authenticated them. */
+export interface Caller {
+  keyHash: string;
+  organizationId: string;
+  workspaceId: string;
+  management: boolean;
+}
+
+const claims = z.object({
+  kh: z.string(),
+  org: z.string(),
+  ws: z.string(),
+  mgmt: z.boolean(),
+});
+
+const issuer = "switchyard-router";
+const audience = "switchyard-services";
+
+/**
+ * Signs caller headers. A token is reused for most of its lifetime so the hot path signs about once
+ * a minute per key instead of on every request.
+ */
+export function createCallerSigner(secret: string, ttlSeconds = 120) {
+  const key = new TextEncoder().encode(secret);
+  const cache = new Map<string, { token: string; renewAt: number }>();
+  return async (caller: Caller): Promise<string> => {
+    const cacheKey = `${caller.keyHash}|${caller.workspaceId}|${caller.management}`;
+    const hit = cache.get(cacheKey);
+    if (hit && hit.renewAt > Date.now()) return hit.token;
+    const token = await new SignJWT({ kh: caller.keyHash, org: caller.organizationId, ws: caller.workspaceId, mgmt: caller.management })
+      .setProtectedHeader({ alg: "HS256" })
+      .setIssuer(issuer)
+      .setAudience(audience)
+      .setIssuedAt()
+      .setExpirationTime(`${ttlSeconds}s`)
+      .sign(key);
+    if (cache.size > 50_000) cache.clear();
+    cache.set(cacheKey, { token, renewAt: Date.now() + (ttlSeconds * 1000) / 2 });
+    return token;
+  };
+}
+
+export type CallerSigner = ReturnType<typeof createCallerSigner>;
+
+/** Verifies caller headers, remembering tokens already verified until they expire. */
+export function createCallerVerifier(secret: string) {
+  const key = new TextEncoder().encode(secret);
+  const cache = new Map<string, { caller: Caller; expiresAt: number }>();
+  return async (token: string): Promise<Caller | undefined> => {
+    const hit = cache.get(token);
+    if (hit && hit.expiresAt > Date.now()) return hit.caller;
+    try {
+      const { payload } = await jwtVerify(token, key, { issuer, audience, algorithms: ["HS256"] });
+      const parsed = claims.parse(payload);
+      const caller: Caller = { keyHash: parsed.kh, organizationId: parsed.org, workspaceId: parsed.ws, management: parsed.mgmt };
+      if (cache.size > 50_000) cache.clear();
+      cache.set(token, { caller, expiresAt: (payload.exp ?? 0) * 1000 });
+      return caller;
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+export type CallerVerifier = ReturnType<typeof createCallerVerifier>;
+
+/** Header carrying a service's own identity on `/internal/...` calls. */
+export const serviceHeader = "x-switchyard-service";
+const serviceAudience = "switchyard-internal";
+
+/** Signs service-to-service tokens, reusing each for half its lifetime. */
+export function createServiceSigner(secret: string, service: string, ttlSeconds = 300) {
+  const key = new TextEncoder().encode(secret);
+  let cached: { token: string; renewAt: number } | undefined;
+  return async (): Promise<string> => {
+    if (cached && cached.renewAt > Date.now()) return cached.token;
+    const token = await new SignJWT({ svc: service })
+      .setProtectedHeader({ alg: "HS256" })
+      .setIssuer(service)
+      .setAudience(serviceAudience)
+      .setIssuedAt()
+      .setExpirationTime(`${ttlSeconds}s`)
+      .sign(key);
+    cached = { token, renewAt: Date.now() + (ttlSeconds * 1000) / 2 };
+    return token;
+  };
+}
+
+export function createServiceVerifier(secret: string) {
+  const key = new TextEncoder().encode(secret);
+  const cache = new Map<string, { service: string; expiresAt: number }>();
+  return async (token: string): Promise<string | undefined> => {
+    const hit = cache.get(token);
+    if (hit && hit.expiresAt > Date.now()) return hit.service;
+    try {
+      const { payload } = await jwtVerify(token, key, { audience: serviceAudience, algorithms: ["HS256"] });
+      const service = z.object({ svc: z.string() }).parse(payload).svc;
+      if (cache.size > 1000) cache.clear();
+      cache.set(token, { service, expiresAt: (payload.exp ?? 0) * 1000 });
+      return service;
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+export type ServiceVerifier = ReturnType<typeof createServiceVerifier>;

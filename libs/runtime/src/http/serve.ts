@@ -1,0 +1,75 @@
+import { createServer, type RequestListener, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "../log.js";
+import type { HealthState } from "./health.js";
+
+export interface ServeOptions {
+  handler: RequestListener;
+  port: number;
+  host: string;
+  logger: Logger;
+  health: HealthState;
+  drainTimeoutMs: number;
+  /** Closes what the process opened (bus, database) after the last request has finished. */
+  onClosed?: () => Promise<void>;
+}
+
+export interface RunningServer {
+  server: Server;
+  port: number;
+  /** Stop accepting, finish in-flight requests and streams, close dependencies. */
+  drain(): Promise<void>;
+}
+
+export async function serve(options: ServeOptions): Promise<RunningServer> {
+  const { logger, health } = options;
+  const server = createServer((req, res) => {
+    // Tell keep-alive clients to reconnect elsewhere once draining has begun.
+    if (health.draining) res.setHeader("Connection", "close");
+    options.handler(req, res);
+  });
+  // Longer than common load balancer idle timeouts, so the balancer closes idle sockets first.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  let draining: Promise<void> | undefined;
+  const drain = () => {
+    draining ??= (async () => {
+      health.draining = true;
+      logger.info("draining: no new connections, finishing in-flight requests");
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => {
+        logger.warn({ timeoutMs: options.drainTimeoutMs }, "drain timeout reached, closing remaining connections");
+        server.closeAllConnections();
+      }, options.drainTimeoutMs);
+      timer.unref();
+      await closed;
+      clearTimeout(timer);
+      await options.onClosed?.();
+      logger.info("drained");
+    })();
+    return draining;
+  };
+  return { server, port, drain };
+}
+
+/** Drains on SIGTERM or SIGINT, then exits. */
+export function exitOnSignals(running: RunningServer, logger: Logger): void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, "shutting down");
+    running.drain().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, "error while draining");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+}
