@@ -4,3 +4,6 @@ export * from "./api-key.js";
 export * from "./workspace.js";
 export * from "./route.js";
 export * from "./events.js";
+export * from "./internal.js";
+export * from "./routes.js";
+export * from "./openapi.js";
