@@ -1,0 +1,57 @@
+import {
+  createHttpApp,
+  finishHttpApp,
+  mountHealth,
+  requireCaller,
+  requireService,
+  type CallerVerifier,
+  type HealthState,
+  type Logger,
+  type ReadinessCheck,
+  type ServiceVerifier,
+} from "@switchyard/runtime";
+import type { Express } from "express";
+import type { KeyDeps } from "./keys/service.js";
+import { authenticateRoute } from "./routes/authenticate.js";
+import { currentKeyRoute } from "./routes/current-key.js";
+import { createKeyRoute, deleteKeyRoute, getKeyRoute, listKeysRoute, updateKeyRoute } from "./routes/keys.js";
+import {
+  createWorkspaceRoute,
+  deleteWorkspaceRoute,
+  getWorkspaceRoute,
+  listWorkspacesRoute,
+  updateWorkspaceRoute,
+} from "./routes/workspaces.js";
+
+export interface IdentityAppDeps extends KeyDeps {
+  logger: Logger;
+  verifyCaller: CallerVerifier;
+  verifyService: ServiceVerifier;
+  defaultRateLimitPerMinute: number;
+  maxBodyBytes: number;
+  health: HealthState;
+  readiness: Record<string, ReadinessCheck>;
+}
+
+/** Identity's HTTP surface: keys, the calling key, workspaces, and the router's internal lookups. */
+export function createApp(deps: IdentityAppDeps): Express {
+  const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes });
+  mountHealth(app, deps.readiness, deps.health);
+
+  app.post("/internal/keys/authenticate", requireService(deps.verifyService), authenticateRoute(deps.db));
+
+  const caller = requireCaller(deps.verifyCaller);
+  app.get("/api/v1/key", caller, currentKeyRoute(deps, { defaultRateLimitPerMinute: deps.defaultRateLimitPerMinute }));
+  app.get("/api/v1/keys", caller, listKeysRoute(deps));
+  app.post("/api/v1/keys", caller, createKeyRoute(deps));
+  app.get("/api/v1/keys/:hash", caller, getKeyRoute(deps));
+  app.patch("/api/v1/keys/:hash", caller, updateKeyRoute(deps));
+  app.delete("/api/v1/keys/:hash", caller, deleteKeyRoute(deps));
+  app.get("/api/v1/workspaces", caller, listWorkspacesRoute(deps));
+  app.post("/api/v1/workspaces", caller, createWorkspaceRoute(deps));
+  app.get("/api/v1/workspaces/:id", caller, getWorkspaceRoute(deps));
+  app.patch("/api/v1/workspaces/:id", caller, updateWorkspaceRoute(deps));
+  app.delete("/api/v1/workspaces/:id", caller, deleteWorkspaceRoute(deps));
+
+  return finishHttpApp(app, deps.logger);
+}

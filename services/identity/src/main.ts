@@ -1,0 +1,38 @@
+import { createCallerVerifier, createLogger, createServiceVerifier, exitOnSignals, openBackends, serve } from "@switchyard/runtime";
+import { loadIdentityConfig } from "./config.js";
+import { startIdentity } from "./start.js";
+
+/** The identity service as its own process (the many-process topology). */
+const config = loadIdentityConfig();
+const logger = createLogger({ service: "identity", level: config.LOG_LEVEL });
+if (!config.SWITCHYARD_INTERNAL_SECRET) {
+  logger.fatal("SWITCHYARD_INTERNAL_SECRET is required when identity runs as its own process");
+  process.exit(1);
+}
+if (!config.NATS_URL) logger.warn("NATS_URL is not set: key changes will not reach routers in other processes");
+const { db, bus } = await openBackends(config, logger, "identity");
+const health = { draining: false };
+const identity = await startIdentity({
+  db,
+  bus,
+  logger,
+  config,
+  verifyCaller: createCallerVerifier(config.SWITCHYARD_INTERNAL_SECRET),
+  verifyService: createServiceVerifier(config.SWITCHYARD_INTERNAL_SECRET),
+  health,
+});
+const running = await serve({
+  handler: identity.app,
+  port: config.PORT,
+  host: config.HOST,
+  logger,
+  health,
+  drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
+  onClosed: async () => {
+    await identity.stop();
+    await bus.close();
+    await db.close();
+  },
+});
+logger.info({ port: running.port }, "identity listening");
+exitOnSignals(running, logger);

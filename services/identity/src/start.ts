@@ -1,0 +1,74 @@
+import {
+  migrate,
+  startOutboxRelay,
+  type Bus,
+  type CallerVerifier,
+  type Db,
+  type HealthState,
+  type Logger,
+  type ServiceVerifier,
+} from "@switchyard/runtime";
+import type { KeyAuthentication } from "@switchyard/contracts";
+import type { Express } from "express";
+import { createApp } from "./app.js";
+import type { IdentityConfig } from "./config.js";
+import { outboxSink } from "./events.js";
+import { authenticateKey } from "./keys/service.js";
+import { migrations, schema } from "./migrations.js";
+import { bootstrap, createOrganization, type NewOrganization } from "./organizations.js";
+
+export interface IdentityDeps {
+  db: Db;
+  bus: Bus;
+  logger: Logger;
+  config: Pick<IdentityConfig, "SWITCHYARD_BOOTSTRAP_KEY" | "RATE_LIMIT_PER_MINUTE" | "MAX_BODY_BYTES">;
+  verifyCaller: CallerVerifier;
+  verifyService: ServiceVerifier;
+  health: HealthState;
+  /** Where a generated bootstrap key is shown; stdout in a process. */
+  announce?: (text: string) => void;
+}
+
+export interface RunningIdentity {
+  app: Express;
+  /** The router's key lookup without an HTTP hop, for the one-process deployment. */
+  authenticate(hash: string): Promise<KeyAuthentication | undefined>;
+  /** An operator action: a new organization with its default workspace and first management key. */
+  createOrganization(name: string): Promise<NewOrganization>;
+  stop(): Promise<void>;
+}
+
+/** Migrates, starts the outbox relay, bootstraps the first management key and builds the app. */
+export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity> {
+  const { db, bus, logger } = deps;
+  const applied = await migrate(db, schema, migrations);
+  if (applied.length) logger.info({ applied }, "identity migrations applied");
+  const relay = startOutboxRelay({ db, schema, bus, logger });
+  const events = outboxSink(() => relay.wake());
+  const result = await bootstrap({ db, events }, deps.config.SWITCHYARD_BOOTSTRAP_KEY);
+  if (result.kind === "generated") {
+    (deps.announce ?? ((text) => process.stdout.write(text)))(
+      `\nSwitchyard bootstrap: a management key was created. It is shown only this once:\n\n  ${result.managementKey}\n\n`,
+    );
+  } else if (result.kind === "configured") {
+    logger.info("bootstrap management key from SWITCHYARD_BOOTSTRAP_KEY is in place");
+  }
+  const app = createApp({
+    db,
+    events,
+    logger,
+    verifyCaller: deps.verifyCaller,
+    verifyService: deps.verifyService,
+    defaultRateLimitPerMinute: deps.config.RATE_LIMIT_PER_MINUTE,
+    maxBodyBytes: deps.config.MAX_BODY_BYTES,
+    health: deps.health,
+    // The bus is left out on purpose: with NATS down the gateway keeps serving and the outbox catches up.
+    readiness: { database: () => db.ping() },
+  });
+  return {
+    app,
+    authenticate: (hash) => authenticateKey(db, hash),
+    createOrganization: (name) => createOrganization({ db, events }, name),
+    stop: () => relay.stop(),
+  };
+}
