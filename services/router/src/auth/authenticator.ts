@@ -1,0 +1,97 @@
+import type { KeyAuthentication } from "@switchyard/contracts";
+import { classifySecret, hashSecret, HttpError, unauthorized } from "@switchyard/runtime";
+import type { IdentityClient } from "./identity-client.js";
+import { IdentityUnavailableError } from "./identity-client.js";
+
+export interface AuthenticatorOptions {
+  identity: IdentityClient;
+  /** How long a looked-up key is trusted without asking again; events drop entries sooner. */
+  ttlMs: number;
+  /** How long an unknown key is remembered as unknown (floods of bad keys never reach the database). */
+  negativeTtlMs: number;
+  now?: () => number;
+}
+
+export interface AuthenticatedKey {
+  hash: string;
+  organizationId: string;
+  workspaceId: string;
+  management: boolean;
+  rateLimitPerMinute: number | null;
+}
+
+/** One body for unknown and malformed keys: a caller cannot tell which it sent. */
+const invalidKey = () => unauthorized("Invalid API key");
+
+interface Entry {
+  key: KeyAuthentication | undefined;
+  until: number;
+}
+
+/** Bearer secret → key, with a short cache that `identity.api_key.*` events invalidate. */
+export function createAuthenticator(options: AuthenticatorOptions) {
+  const now = options.now ?? Date.now;
+  const cache = new Map<string, Entry>();
+  const pending = new Map<string, Promise<KeyAuthentication | undefined>>();
+  let invalidations = 0;
+
+  async function lookup(hash: string): Promise<KeyAuthentication | undefined> {
+    const hit = cache.get(hash);
+    if (hit && hit.until > now()) return hit.key;
+    let inFlight = pending.get(hash);
+    if (!inFlight) {
+      const generation = invalidations;
+      inFlight = options.identity.authenticate(hash).finally(() => pending.delete(hash));
+      pending.set(hash, inFlight);
+      const key = await inFlight;
+      // An invalidation that arrived while we asked means our answer may already be stale.
+      if (generation === invalidations) {
+        if (cache.size > 100_000) cache.clear();
+        cache.set(hash, { key, until: now() + (key ? options.ttlMs : options.negativeTtlMs) });
+      }
+      return key;
+    }
+    return inFlight;
+  }
+
+
+  return {
+    async authenticate(authorization: string | undefined): Promise<AuthenticatedKey> {
+      if (!authorization) throw unauthorized("Missing Authentication header");
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+      if (!match?.[1]) throw unauthorized("Missing Authentication header");
+      const secret = match[1];
+      // A mistyped Switchyard key fails its checksum here, before any lookup.
+      if (classifySecret(secret) === "malformed") throw invalidKey();
+      const hash = hashSecret(secret);
+      let key: KeyAuthentication | undefined;
+      try {
+        key = await lookup(hash);
+      } catch (error) {
+        if (error instanceof IdentityUnavailableError) throw new HttpError("unavailable", "Authentication is temporarily unavailable");
+        throw error;
+      }
+      if (!key) throw invalidKey();
+      if (key.disabled) throw unauthorized("API key is disabled");
+      if (key.expires_at && Date.parse(key.expires_at) <= now()) throw unauthorized("API key has expired");
+      return {
+        hash: key.hash,
+        organizationId: key.organization_id,
+        workspaceId: key.workspace_id,
+        management: key.is_management_key,
+        rateLimitPerMinute: key.rate_limit_per_minute,
+      };
+    },
+    /** Drops one key (an event said it changed) so the next request asks identity again. */
+    invalidate(hash: string): void {
+      invalidations++;
+      cache.delete(hash);
+    },
+    clear(): void {
+      invalidations++;
+      cache.clear();
+    },
+  };
+}
+
+export type Authenticator = ReturnType<typeof createAuthenticator>;

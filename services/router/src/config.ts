@@ -1,0 +1,23 @@
+import { commonEnv, optionalString, parseEnv, port } from "@switchyard/runtime";
+import { z } from "zod";
+
+export const routerEnv = z.object({
+  ...commonEnv,
+  /** Public port of the router. */
+  PORT: port(8080),
+  /** Base URL of the identity service when it runs as its own process. */
+  IDENTITY_URL: z.url().default("http://127.0.0.1:8081"),
+  /** Requests per minute for keys without their own rate limit. */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
+  /** How long an authenticated key is trusted before asking identity again (events drop it sooner). */
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30_000),
+  /** How long an unknown key is remembered as unknown. */
+  AUTH_NEGATIVE_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
+  /** `postgres` shares rate limits between router replicas (needs DATABASE_URL); `memory` is per process. */
+  RATE_LIMIT_STORE: z.enum(["memory", "postgres"]).optional(),
+  /** Unused by the router itself; accepted so one environment file can serve every process. */
+  SWITCHYARD_BOOTSTRAP_KEY: optionalString,
+});
+export type RouterConfig = z.infer<typeof routerEnv>;
+
+export const loadRouterConfig = (env?: Record<string, string | undefined>) => parseEnv(routerEnv, env);

@@ -1,0 +1,37 @@
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { Logger } from "@switchyard/runtime";
+import type { RequestHandler } from "express";
+import { createProxyMiddleware } from "http-proxy-middleware";
+
+/** Where a service lives: another process (URL) or this one (its request handler). */
+export type Target = { kind: "url"; url: string } | { kind: "handler"; handler: (req: IncomingMessage, res: ServerResponse) => void };
+
+/**
+ * Hands a request to its service without parsing or buffering it: bodies and streams pass through as
+ * bytes, over a keep-alive pool when the service is another process.
+ */
+export function forwardTo(name: string, target: Target, logger: Logger): RequestHandler {
+  if (target.kind === "handler") {
+    return (req, res) => target.handler(req, res);
+  }
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
+  return createProxyMiddleware<IncomingMessage, ServerResponse>({
+    target: target.url,
+    agent,
+    xfwd: true,
+    // Express has already matched the full path; forward it as it came.
+    pathFilter: () => true,
+    on: {
+      error: (error, _req, res) => {
+        logger.warn({ err: error, service: name }, "service unreachable");
+        if (!("writeHead" in res)) return;
+        if (res.headersSent) {
+          res.end();
+          return;
+        }
+        res.writeHead(503, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { code: 503, message: "Service temporarily unavailable" } }));
+      },
+    },
+  });
+}

@@ -1,0 +1,49 @@
+import {
+  connectNatsBus,
+  createCallerSigner,
+  createLogger,
+  createServiceSigner,
+  exitOnSignals,
+  openPostgres,
+  serve,
+} from "@switchyard/runtime";
+import { httpIdentityClient } from "./auth/identity-client.js";
+import { loadRouterConfig } from "./config.js";
+import { startRouter } from "./start.js";
+
+/** The router as its own process, in front of services that run as their own processes. */
+const config = loadRouterConfig();
+const logger = createLogger({ service: "router", level: config.LOG_LEVEL });
+const secret = config.SWITCHYARD_INTERNAL_SECRET;
+if (!secret || !config.NATS_URL) {
+  logger.fatal("the router as its own process needs SWITCHYARD_INTERNAL_SECRET and NATS_URL (use standalone for one process)");
+  process.exit(1);
+}
+const bus = await connectNatsBus({ url: config.NATS_URL, namespace: config.NATS_NAMESPACE, logger, name: "router" });
+const db = config.DATABASE_URL ? openPostgres({ url: config.DATABASE_URL, applicationName: "router" }) : undefined;
+const health = { draining: false };
+const router = await startRouter({
+  logger,
+  bus,
+  ...(db ? { db } : {}),
+  identity: httpIdentityClient(config.IDENTITY_URL, createServiceSigner(secret, "router")),
+  signCaller: createCallerSigner(secret),
+  targets: { identity: { kind: "url", url: config.IDENTITY_URL } },
+  health,
+  config,
+});
+const running = await serve({
+  handler: router.app,
+  port: config.PORT,
+  host: config.HOST,
+  logger,
+  health,
+  drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
+  onClosed: async () => {
+    await router.stop();
+    await bus.close();
+    await db?.close();
+  },
+});
+logger.info({ port: running.port }, "router listening");
+exitOnSignals(running, logger);

@@ -1,0 +1,21 @@
+/** The services behind the router. */
+export type ServiceName = "identity";
+
+interface ServiceRoute {
+  /** Path prefix under `/api/v1`; matches the prefix itself and anything below it. */
+  prefix: string;
+  service: ServiceName;
+  /** Routes that prove themselves otherwise (token exchange, PKCE exchange) take no key. */
+  public?: boolean;
+}
+
+/** Which service owns which public path. Longest prefix first is not needed: prefixes do not nest. */
+export const serviceRoutes: readonly ServiceRoute[] = [
+  { prefix: "/api/v1/keys", service: "identity" },
+  { prefix: "/api/v1/key", service: "identity" },
+  { prefix: "/api/v1/workspaces", service: "identity" },
+];
+
+export function routeFor(path: string): ServiceRoute | undefined {
+  return serviceRoutes.find((route) => path === route.prefix || path.startsWith(`${route.prefix}/`));
+}
