@@ -1,1 +1,2 @@
-export {};
+export { startStandalone, type Standalone } from "./start.js";
+export { standaloneEnv, loadStandaloneConfig, type StandaloneConfig } from "./config.js";

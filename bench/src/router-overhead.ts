@@ -1,0 +1,123 @@
+import { fork, type ChildProcess } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
+import { Pool } from "undici";
+import { benchConfig } from "./config.js";
+
+/**
+ * What the router adds to an authenticated `GET /api/v1/key` (auth cached): the same request to identity's
+ * app directly and through the router, interleaved in one run so machine noise hits both alike.
+ * Prints p50/p99 latency, requests per second and gateway CPU per request; writes JSON to bench/results.
+ */
+const rounds = benchConfig.rounds;
+const perRound = benchConfig.requestsPerRound;
+const concurrencies = [1, 10];
+
+interface Ready {
+  routerPort: number;
+  directPort: number;
+  bootstrapKey: string;
+  callerHeader: string;
+}
+interface Usage {
+  cpu: NodeJS.CpuUsage;
+  rss: number;
+}
+
+const child: ChildProcess = fork(new URL("./gateway-child.js", import.meta.url), { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+const ready = await new Promise<Ready>((resolve) => child.on("message", (m: unknown) => (m as { ready?: boolean }).ready && resolve(m as Ready)));
+const usage = () =>
+  new Promise<Usage>((resolve) => {
+    const onMessage = (m: unknown) => {
+      if ((m as Partial<Usage>).cpu) {
+        child.off("message", onMessage);
+        resolve(m as Usage);
+      }
+    };
+    child.on("message", onMessage);
+    child.send("cpu");
+  });
+
+const targets = {
+  direct: { pool: new Pool(`http://127.0.0.1:${ready.directPort}`, { connections: 64 }), headers: { "x-switchyard-caller": ready.callerHeader } },
+  router: { pool: new Pool(`http://127.0.0.1:${ready.routerPort}`, { connections: 64 }), headers: { authorization: `Bearer ${ready.bootstrapKey}` } },
+};
+type TargetName = keyof typeof targets;
+
+async function run(name: TargetName, count: number, concurrency: number) {
+  const { pool, headers } = targets[name];
+  const latencies: number[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      next++;
+      const start = process.hrtime.bigint();
+      const res = await pool.request({ method: "GET", path: "/api/v1/key", headers });
+      await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`${name} answered ${res.statusCode}`);
+      latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+  };
+  const before = await usage();
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  const after = await usage();
+  const cpuMs = (after.cpu.user - before.cpu.user + after.cpu.system - before.cpu.system) / 1000;
+  return { latencies, seconds, cpuMs, rss: after.rss };
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+
+const results = [];
+for (const concurrency of concurrencies) {
+  for (const name of ["direct", "router"] as const) await run(name, 300, concurrency); // warm-up
+  const totals = { direct: { latencies: [] as number[], seconds: 0, cpuMs: 0, rss: 0 }, router: { latencies: [] as number[], seconds: 0, cpuMs: 0, rss: 0 } };
+  for (let round = 0; round < rounds; round++) {
+    for (const name of round % 2 ? (["router", "direct"] as const) : (["direct", "router"] as const)) {
+      const r = await run(name, perRound, concurrency);
+      totals[name].latencies.push(...r.latencies);
+      totals[name].seconds += r.seconds;
+      totals[name].cpuMs += r.cpuMs;
+      totals[name].rss = Math.max(totals[name].rss, r.rss);
+    }
+  }
+  const summary = (name: TargetName) => {
+    const t = totals[name];
+    const sorted = [...t.latencies].sort((a, b) => a - b);
+    return {
+      target: name,
+      concurrency,
+      requests: sorted.length,
+      p50_ms: percentile(sorted, 50),
+      p99_ms: percentile(sorted, 99),
+      rps: sorted.length / t.seconds,
+      cpu_ms_per_request: t.cpuMs / sorted.length,
+      peak_rss_mb: t.rss / 1024 / 1024,
+    };
+  };
+  const d = summary("direct");
+  const r = summary("router");
+  results.push(d, r, {
+    target: "router added",
+    concurrency,
+    requests: r.requests,
+    p50_ms: r.p50_ms - d.p50_ms,
+    p99_ms: r.p99_ms - d.p99_ms,
+    rps: r.rps - d.rps,
+    cpu_ms_per_request: r.cpu_ms_per_request - d.cpu_ms_per_request,
+    peak_rss_mb: r.peak_rss_mb,
+  });
+}
+
+const fmt = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(3));
+console.log("\n| target | concurrency | requests | p50 ms | p99 ms | req/s | gateway CPU ms/req | peak RSS MB |");
+console.log("|---|---|---|---|---|---|---|---|");
+for (const row of results) {
+  console.log(
+    `| ${row.target} | ${row.concurrency} | ${row.requests} | ${fmt(row.p50_ms)} | ${fmt(row.p99_ms)} | ${fmt(row.rps)} | ${fmt(row.cpu_ms_per_request)} | ${fmt(row.peak_rss_mb)} |`,
+  );
+}
+await mkdir(new URL("../results/", import.meta.url), { recursive: true });
+await writeFile(new URL("../results/router-overhead.json", import.meta.url), JSON.stringify({ date: new Date().toISOString(), results }, null, 2));
+await Promise.all(Object.values(targets).map((t) => t.pool.close()));
+child.send("stop");

@@ -1,0 +1,67 @@
+import { randomBytes } from "node:crypto";
+import { startIdentity, type RunningIdentity } from "@switchyard/identity";
+import {
+  createCallerSigner,
+  createCallerVerifier,
+  createServiceVerifier,
+  openBackends,
+  serve,
+  type Logger,
+  type RunningServer,
+} from "@switchyard/runtime";
+import { startRouter } from "@switchyard/router";
+import type { StandaloneConfig } from "./config.js";
+
+export interface Standalone {
+  port: number;
+  server: RunningServer;
+  identity: RunningIdentity;
+  /** Drains: stops accepting, finishes in-flight work, closes the bus and the database. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Every service in one process on one port. The router hands requests to the services' apps directly,
+ * without a loopback HTTP hop; the backends are embedded unless DATABASE_URL / NATS_URL are set.
+ */
+export async function startStandalone(config: StandaloneConfig, logger: Logger, announce?: (text: string) => void): Promise<Standalone> {
+  // One process signs and verifies its own caller headers; a random secret is enough when none is set.
+  const secret = config.SWITCHYARD_INTERNAL_SECRET ?? randomBytes(32).toString("hex");
+  const { db, bus } = await openBackends(config, logger, "standalone");
+  const health = { draining: false };
+  const identity = await startIdentity({
+    db,
+    bus,
+    logger: logger.child({ service: "identity" }),
+    config,
+    verifyCaller: createCallerVerifier(secret),
+    verifyService: createServiceVerifier(secret),
+    health,
+    ...(announce ? { announce } : {}),
+  });
+  const router = await startRouter({
+    logger: logger.child({ service: "router" }),
+    bus,
+    db,
+    identity: { authenticate: identity.authenticate },
+    signCaller: createCallerSigner(secret),
+    targets: { identity: { kind: "handler", handler: identity.app } },
+    health,
+    config,
+  });
+  const server = await serve({
+    handler: router.app,
+    port: config.PORT,
+    host: config.HOST,
+    logger,
+    health,
+    drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
+    onClosed: async () => {
+      await router.stop();
+      await identity.stop();
+      await bus.close();
+      await db.close();
+    },
+  });
+  return { port: server.port, server, identity, stop: () => server.drain() };
+}
