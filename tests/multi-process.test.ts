@@ -1,0 +1,70 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { OpenRouter } from "@openrouter/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "./support/eventually.js";
+import { startTestNats } from "./support/nats.js";
+import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { freePort, startProcess, type TestProcess } from "./support/process.js";
+
+/** Router and identity as separate processes, talking over HTTP and NATS, as in a cluster. */
+const bootstrapKey = `multi-process-bootstrap-${randomBytes(16).toString("hex")}`;
+let nats: Awaited<ReturnType<typeof startTestNats>>;
+let database: TestDatabase;
+let dataDir: string;
+let identity: TestProcess;
+let router: TestProcess;
+let apiUrl: string;
+
+beforeAll(async () => {
+  nats = await startTestNats();
+  database = await createTestDatabase();
+  dataDir = await mkdtemp(join(tmpdir(), "switchyard-mp-"));
+  const [identityPort, routerPort] = [await freePort(), await freePort()];
+  const common = {
+    SWITCHYARD_INTERNAL_SECRET: randomBytes(32).toString("hex"),
+    NATS_URL: nats.url,
+    NATS_NAMESPACE: `mp${randomBytes(4).toString("hex")}`,
+    SWITCHYARD_DATA_DIR: dataDir,
+    LOG_LEVEL: "info",
+    ...(database.url ? { DATABASE_URL: database.url } : {}),
+  };
+  identity = startProcess("services/identity/dist/main.js", { ...common, PORT: String(identityPort), SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey });
+  await identity.waitFor(/identity listening/);
+  router = startProcess("services/router/dist/main.js", { ...common, PORT: String(routerPort), IDENTITY_URL: `http://127.0.0.1:${identityPort}` });
+  await router.waitFor(/router listening/);
+  apiUrl = `http://127.0.0.1:${routerPort}/api/v1`;
+}, 60_000);
+
+afterAll(async () => {
+  const codes = await Promise.all([router?.stop(), identity?.stop()]);
+  expect(codes).toEqual([0, 0]); // both drained cleanly on SIGTERM
+  await nats?.stop();
+  await database?.drop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe("router and identity as separate processes", () => {
+  it("stops accepting a key within a second of it being disabled", async () => {
+    const admin = new OpenRouter({ apiKey: bootstrapKey, serverURL: apiUrl });
+    const created = await admin.apiKeys.create({ requestBody: { name: "worker" } });
+    const worker = new OpenRouter({ apiKey: created.key, serverURL: apiUrl });
+    // Warm the router's cache so the refusal below must come from the event, not a cache miss.
+    expect((await worker.apiKeys.getCurrentKeyMetadata()).data.isManagementKey).toBe(false);
+    expect((await worker.apiKeys.getCurrentKeyMetadata()).data.isManagementKey).toBe(false);
+
+    await admin.apiKeys.update({ hash: created.data.hash, requestBody: { disabled: true } });
+    const took = await eventually(async () => (await fetch(`${apiUrl}/key`, { headers: { authorization: `Bearer ${created.key}` } })).status === 401);
+    expect(took).toBeLessThan(1000);
+  });
+
+  it("keeps services closed to callers that bypass the router", async () => {
+    const port = /"port":(\d+)/.exec(identity.output())?.[1];
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/keys`, { headers: { authorization: `Bearer ${bootstrapKey}` } });
+    expect(res.status).toBe(401);
+    const forged = await fetch(`http://127.0.0.1:${port}/api/v1/keys`, { headers: { "x-switchyard-caller": "eyJhbGciOiJub25lIn0.e30." } });
+    expect(forged.status).toBe(401);
+  });
+});

@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { testEnv } from "./config.js";
+
+export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+export interface TestProcess {
+  child: ChildProcess;
+  /** Everything the process printed so far. */
+  output(): string;
+  /** Resolves when the output matches, or rejects after the timeout with what was printed. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** SIGTERM, then SIGKILL if it has not exited in time; only this pid is touched. */
+  stop(timeoutMs?: number): Promise<number | null>;
+}
+
+/** Starts a built entry point (`services/<name>/dist/main.js`) with exactly the given environment. */
+export function startProcess(entry: string, env: Record<string, string>): TestProcess {
+  const child = spawn(process.execPath, [entry], {
+    cwd: repoRoot,
+    env: { PATH: testEnv.path, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let text = "";
+  const waiters = new Set<() => void>();
+  const append = (chunk: Buffer) => {
+    text += chunk.toString("utf8");
+    for (const wake of waiters) wake();
+  };
+  child.stdout?.on("data", append);
+  child.stderr?.on("data", append);
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return {
+    child,
+    output: () => text,
+    waitFor(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const match = pattern.exec(text);
+          if (match) {
+            cleanup();
+            resolve(match);
+          }
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`timed out waiting for ${pattern} from ${entry}; output:\n${text}`));
+        }, timeoutMs);
+        const onExit = () => {
+          cleanup();
+          reject(new Error(`${entry} exited while waiting for ${pattern}; output:\n${text}`));
+        };
+        const cleanup = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+          child.off("exit", onExit);
+        };
+        waiters.add(check);
+        child.once("exit", onExit);
+        check();
+      });
+    },
+    async stop(timeoutMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
