@@ -42,7 +42,9 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       health.draining = true;
       logger.info("draining: no new connections, finishing in-flight requests");
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive sockets become idle as their last response ends; close each as soon as it does.
       server.closeIdleConnections();
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
       const timer = setTimeout(() => {
         logger.warn({ timeoutMs: options.drainTimeoutMs }, "drain timeout reached, closing remaining connections");
         server.closeAllConnections();
@@ -50,6 +52,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       timer.unref();
       await closed;
       clearTimeout(timer);
+      clearInterval(sweep);
       await options.onClosed?.();
       logger.info("drained");
     })();

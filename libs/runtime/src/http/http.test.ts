@@ -1,0 +1,98 @@
+import { Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createLogger, silentLogger } from "../log.js";
+import { createHttpApp, finishHttpApp } from "./app.js";
+import { badRequest, parseInput } from "./errors.js";
+import { createCallerSigner, createCallerVerifier, createServiceSigner, createServiceVerifier } from "./internal-auth.js";
+import { serve } from "./serve.js";
+
+const listen = async (app: Parameters<typeof serve>[0]["handler"]) =>
+  serve({ handler: app, port: 0, host: "127.0.0.1", logger: silentLogger(), health: { draining: false }, drainTimeoutMs: 5000 });
+
+describe("http app", () => {
+  it("renders every error in the envelope with code = status, and never a 500 for bad input", async () => {
+    const app = createHttpApp({ logger: silentLogger(), maxBodyBytes: 100 });
+    app.post("/echo", (req, res) => {
+      const body = parseInput(z.strictObject({ n: z.number().int().max(5) }), req.body, "body");
+      res.json(body);
+    });
+    app.get("/boom", () => {
+      throw new Error("secret detail");
+    });
+    app.get("/teapot", () => {
+      throw badRequest("nope", { field: "x" });
+    });
+    const server = await listen(finishHttpApp(app, silentLogger()));
+    const base = `http://127.0.0.1:${server.port}`;
+    const post = (body: string) => fetch(`${base}/echo`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    expect(await (await post('{"n":3}')).json()).toEqual({ n: 3 });
+    const invalid = await post('{"n":9}');
+    expect(invalid.status).toBe(400);
+    expect(await invalid.json()).toEqual({ error: { code: 400, message: expect.stringMatching(/^Invalid body: n: /) } });
+    const unknown = await (await post('{"n":1,"m":2}')).json();
+    expect(unknown.error.message).toMatch(/unknown field m/);
+    expect((await post("{oops")).status).toBe(400);
+    const big = await post(JSON.stringify({ n: "x".repeat(200) }));
+    expect(big.status).toBe(413);
+    expect(await big.json()).toEqual({ error: { code: 413, message: "Request payload too large" } });
+    const boom = await fetch(`${base}/boom`);
+    expect(boom.status).toBe(500);
+    expect(await boom.json()).toEqual({ error: { code: 500, message: "Internal server error" } });
+    expect(await (await fetch(`${base}/teapot`)).json()).toEqual({ error: { code: 400, message: "nope", metadata: { field: "x" } } });
+    expect((await fetch(`${base}/missing`)).status).toBe(404);
+    await server.drain();
+  });
+
+  it("finishes in-flight requests when draining and refuses new connections", async () => {
+    const app = createHttpApp({ logger: silentLogger() });
+    app.get("/slow", async (_req, res) => {
+      await new Promise((r) => setTimeout(r, 300));
+      res.json({ done: true });
+    });
+    const server = await listen(app);
+    const inFlight = fetch(`http://127.0.0.1:${server.port}/slow`);
+    await new Promise((r) => setTimeout(r, 50));
+    const drained = server.drain();
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ done: true });
+    await drained;
+    await expect(fetch(`http://127.0.0.1:${server.port}/slow`)).rejects.toThrow();
+  });
+});
+
+describe("internal authentication", () => {
+  it("round-trips a caller and rejects other secrets and garbage", async () => {
+    const secret = "a".repeat(40);
+    const caller = { keyHash: "h", organizationId: "o", workspaceId: "w", management: true };
+    const token = await createCallerSigner(secret)(caller);
+    expect(await createCallerVerifier(secret)(token)).toEqual(caller);
+    expect(await createCallerVerifier("b".repeat(40))(token)).toBeUndefined();
+    expect(await createCallerVerifier(secret)("not.a.jwt")).toBeUndefined();
+    // A service token is not a caller token and vice versa.
+    const serviceToken = await createServiceSigner(secret, "router")();
+    expect(await createServiceVerifier(secret)(serviceToken)).toBe("router");
+    expect(await createCallerVerifier(secret)(serviceToken)).toBeUndefined();
+    expect(await createServiceVerifier(secret)(token)).toBeUndefined();
+  });
+});
+
+describe("logger", () => {
+  it("redacts credentials", async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const logger = createLogger({ service: "t", destination: sink });
+    logger.info({ req: { headers: { authorization: "Bearer sk-sy-v1-secret" } }, body: { key: "sk-sy-v1-other", api_key: "x" } }, "hello");
+    const text = lines.join("");
+    expect(text).toContain("hello");
+    expect(text).not.toContain("sk-sy-v1-secret");
+    expect(text).not.toContain("sk-sy-v1-other");
+    expect(text).toContain("[redacted]");
+  });
+});
