@@ -74,31 +74,34 @@ export const listApiKeysResponse = z.object({ data: z.array(apiKey), total_count
 export const deleteApiKeyResponse = z.object({ deleted: z.literal(true) });
 
 /** `GET /key`: the calling key's own record. */
-export const currentKey = z.object({
-  hash: z.string(),
-  name: z.string(),
-  label: z.string(),
-  limit: z.number().nullable(),
-  limit_remaining: z.number().nullable(),
-  limit_reset: limitReset.nullable(),
-  include_byok_in_limit: z.boolean(),
-  usage: z.number(),
-  usage_daily: z.number(),
-  usage_weekly: z.number(),
-  usage_monthly: z.number(),
-  byok_usage: z.number(),
-  byok_usage_daily: z.number(),
-  byok_usage_weekly: z.number(),
-  byok_usage_monthly: z.number(),
-  is_free_tier: z.boolean(),
-  is_management_key: z.boolean(),
-  is_provisioning_key: z.boolean(),
-  creator_user_id: z.string().nullable(),
-  expires_at: isoTimestamp.nullable(),
-  organization_id: z.string().nullable(),
-  workspace_id: z.string().nullable(),
-  allowed_data_regions: z.array(z.string()),
-  free_model_daily_requests: z.object({ limit: z.number().int(), remaining: z.number().int(), used: z.number().int() }),
-  rate_limit: z.object({ interval: z.string(), note: z.string(), requests: z.number().int() }),
-});
+export const currentKey = apiKey
+  .pick({
+    hash: true,
+    name: true,
+    label: true,
+    limit: true,
+    limit_remaining: true,
+    limit_reset: true,
+    include_byok_in_limit: true,
+    usage: true,
+    usage_daily: true,
+    usage_weekly: true,
+    usage_monthly: true,
+    byok_usage: true,
+    byok_usage_daily: true,
+    byok_usage_weekly: true,
+    byok_usage_monthly: true,
+    is_management_key: true,
+    creator_user_id: true,
+    expires_at: true,
+  })
+  .extend({
+    is_free_tier: z.boolean(),
+    is_provisioning_key: z.boolean(),
+    organization_id: z.string().nullable(),
+    workspace_id: z.string().nullable(),
+    allowed_data_regions: z.array(z.string()),
+    free_model_daily_requests: z.object({ limit: z.number().int(), remaining: z.number().int(), used: z.number().int() }),
+    rate_limit: z.object({ interval: z.string(), note: z.string(), requests: z.number().int() }),
+  });
 export const currentKeyResponse = z.object({ data: currentKey });

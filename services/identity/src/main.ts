@@ -1,4 +1,4 @@
-import { createCallerVerifier, createLogger, createServiceVerifier, exitOnSignals, openBackends, serve } from "@switchyard/runtime";
+import { createCallerVerifier, createLogger, createServiceVerifier, openBackends, serveProcess } from "@switchyard/runtime";
 import { loadIdentityConfig } from "./config.js";
 import { startIdentity } from "./start.js";
 
@@ -21,18 +21,13 @@ const identity = await startIdentity({
   verifyService: createServiceVerifier(config.SWITCHYARD_INTERNAL_SECRET),
   health,
 });
-const running = await serve({
+await serveProcess("identity", config, {
   handler: identity.app,
-  port: config.PORT,
-  host: config.HOST,
   logger,
   health,
-  drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
   onClosed: async () => {
     await identity.stop();
     await bus.close();
     await db.close();
   },
 });
-logger.info({ port: running.port }, "identity listening");
-exitOnSignals(running, logger);

@@ -3,9 +3,8 @@ import {
   createCallerSigner,
   createLogger,
   createServiceSigner,
-  exitOnSignals,
   openPostgres,
-  serve,
+  serveProcess,
 } from "@switchyard/runtime";
 import { httpIdentityClient } from "./auth/identity-client.js";
 import { loadRouterConfig } from "./config.js";
@@ -32,18 +31,13 @@ const router = await startRouter({
   health,
   config,
 });
-const running = await serve({
+await serveProcess("router", config, {
   handler: router.app,
-  port: config.PORT,
-  host: config.HOST,
   logger,
   health,
-  drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
   onClosed: async () => {
     await router.stop();
     await bus.close();
     await db?.close();
   },
 });
-logger.info({ port: running.port }, "router listening");
-exitOnSignals(running, logger);

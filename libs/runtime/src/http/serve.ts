@@ -61,6 +61,25 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   return { server, port, drain };
 }
 
+/** The variables every process listens with. */
+export interface ListenConfig {
+  PORT: number;
+  HOST: string;
+  DRAIN_TIMEOUT_MS: number;
+}
+
+/** A process entry point's server: listens as configured and drains on SIGTERM or SIGINT, then exits. */
+export async function serveProcess(
+  name: string,
+  config: ListenConfig,
+  options: Pick<ServeOptions, "handler" | "logger" | "health" | "onClosed">,
+): Promise<RunningServer> {
+  const running = await serve({ ...options, port: config.PORT, host: config.HOST, drainTimeoutMs: config.DRAIN_TIMEOUT_MS });
+  options.logger.info({ port: running.port, url: `http://${config.HOST}:${running.port}` }, `${name} listening`);
+  exitOnSignals(running, options.logger);
+  return running;
+}
+
 /** Drains on SIGTERM or SIGINT, then exits. */
 export function exitOnSignals(running: RunningServer, logger: Logger): void {
   const onSignal = (signal: NodeJS.Signals) => {

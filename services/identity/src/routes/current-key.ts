@@ -7,7 +7,7 @@ export interface CurrentKeyOptions {
   defaultRateLimitPerMinute: number;
 }
 
-/** `GET /key`: any key may read its own record. */
+/** `GET /key`: every key may read its own record. */
 export const currentKeyRoute =
   (deps: KeyDeps, options: CurrentKeyOptions): RequestHandler =>
   async (_req, res) => {
