@@ -47,7 +47,7 @@ export async function startTestNats(options: { private?: boolean } = {}): Promis
   };
   const kill = async () => {
     const running = child;
-    if (!running || running.exitCode !== null) return;
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
     const exited = new Promise((r) => running.once("exit", r));
     running.kill("SIGKILL");
     await exited;

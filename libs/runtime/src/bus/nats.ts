@@ -143,6 +143,8 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
           },
         }),
       );
+      // Once the server has the subscriptions, "from now on" holds for anything published after this resolves.
+      await nc.flush();
       return {
         async stop() {
           for (const sub of subs) sub.unsubscribe();
