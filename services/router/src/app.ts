@@ -4,7 +4,6 @@ import {
   finishHttpApp,
   HttpError,
   mountHealth,
-  requestIdHeader,
   serviceHeader,
   type CallerSigner,
   type HealthState,
@@ -72,7 +71,6 @@ export function createRouterApp(deps: RouterDeps): Express {
         management: key.management,
       });
     }
-    req.headers[requestIdHeader] = String(res.getHeader("X-Request-Id") ?? req.headers[requestIdHeader]);
     forwarders[route.service](req, res, next);
   });
 

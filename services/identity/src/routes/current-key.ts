@@ -1,4 +1,4 @@
-import { callerOf, notFound } from "@switchyard/runtime";
+import { callerOf } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import { getKey, type KeyDeps } from "../keys/service.js";
 
@@ -12,9 +12,7 @@ export const currentKeyRoute =
   (deps: KeyDeps, options: CurrentKeyOptions): RequestHandler =>
   async (_req, res) => {
     const caller = callerOf(res);
-    const key = await getKey(deps.db, caller.organizationId, caller.keyHash).catch(() => {
-      throw notFound("API key not found");
-    });
+    const key = await getKey(deps.db, caller.organizationId, caller.keyHash);
     const requests = key.rate_limit_per_minute ?? options.defaultRateLimitPerMinute;
     res.json({
       data: {
