@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createConnection } from "node:net";
@@ -10,14 +10,16 @@ import { freePort } from "./process.js";
 export interface TestNats {
   url: string;
   port: number;
-  /** Stops a server this helper started (never the shared one named by NATS_URL). */
+  /** Stops a server this helper started and removes its store (never the shared one named by NATS_URL). */
   stop(): Promise<void>;
-  /** For outage tests: stops and restarts a server this helper started, keeping its store. */
-  restart?(): Promise<void>;
+  /** Outage tests, private servers only: kill abruptly, keeping port and store for `restart`. */
   kill?(): Promise<void>;
+  /** Outage tests, private servers only: start again on the same port and store. */
+  restart?(): Promise<void>;
 }
 
 export const natsServerBinary = "/usr/sbin/nats-server";
+const startTimeoutMs = 10_000;
 
 const accepting = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -28,41 +30,75 @@ const accepting = (port: number) =>
     socket.on("error", () => resolve(false));
   });
 
-/** NATS_URL when set; else a private nats-server with JetStream on a free port. */
+const running = (child: ChildProcess | undefined): child is ChildProcess =>
+  child !== undefined && child.exitCode === null && child.signalCode === null;
+
+async function terminate(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
+  if (!running(child)) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill(signal);
+  const force = setTimeout(() => child.kill("SIGKILL"), 5_000);
+  await exited;
+  clearTimeout(force);
+}
+
+/**
+ * NATS_URL when set (unless `private`); else a nats-server with JetStream of its own, on a free port with a
+ * temporary store. Tests that stop and restart the server ask for a private one, never the shared server.
+ */
 export async function startTestNats(options: { private?: boolean } = {}): Promise<TestNats> {
   if (testEnv.natsUrl && !options.private) {
     return { url: testEnv.natsUrl, port: Number(new URL(testEnv.natsUrl).port || 4222), stop: async () => {} };
   }
-  if (!existsSync(natsServerBinary)) throw new Error(`NATS_URL is not set and ${natsServerBinary} is not installed`);
+  if (!existsSync(natsServerBinary)) {
+    throw new Error(`NATS tests need a server: set NATS_URL, or install nats-server at ${natsServerBinary}`);
+  }
   const port = await freePort();
   const storeDir = await mkdtemp(join(tmpdir(), "switchyard-nats-"));
-  let child: ReturnType<typeof spawn> | undefined;
+  let child: ChildProcess | undefined;
+  // If the test run dies without cleaning up, this server must not outlive it.
+  const killOnExit = () => {
+    if (running(child)) child.kill("SIGKILL");
+  };
+  process.once("exit", killOnExit);
+
   const start = async () => {
-    child = spawn(natsServerBinary, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], { stdio: "ignore" });
-    const deadline = Date.now() + 10_000;
+    let output = "";
+    const spawned = spawn(natsServerBinary, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], { stdio: ["ignore", "ignore", "pipe"] });
+    child = spawned;
+    spawned.stderr?.on("data", (chunk: Buffer) => void (output += chunk.toString("utf8")));
+    let spawnError: Error | undefined;
+    spawned.once("error", (error) => void (spawnError = error));
+    const deadline = Date.now() + startTimeoutMs;
     while (!(await accepting(port))) {
-      if (Date.now() > deadline) throw new Error("nats-server did not start within 10 s");
+      if (spawnError) throw spawnError;
+      if (!running(spawned)) throw new Error(`nats-server exited during startup:\n${output}`);
+      if (Date.now() > deadline) {
+        await terminate(spawned, "SIGKILL");
+        throw new Error(`nats-server did not accept connections on port ${port} within ${startTimeoutMs} ms:\n${output}`);
+      }
       await new Promise((r) => setTimeout(r, 50));
     }
   };
-  const kill = async () => {
-    const running = child;
-    if (!running || running.exitCode !== null || running.signalCode !== null) return;
-    const exited = new Promise((r) => running.once("exit", r));
-    running.kill("SIGKILL");
-    await exited;
-  };
-  await start();
+
+  try {
+    await start();
+  } catch (error) {
+    process.off("exit", killOnExit);
+    await rm(storeDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
-    kill,
+    kill: () => terminate(child, "SIGKILL"),
     async restart() {
-      await kill();
+      await terminate(child, "SIGKILL");
       await start();
     },
     async stop() {
-      await kill();
+      await terminate(child, "SIGTERM");
+      process.off("exit", killOnExit);
       await rm(storeDir, { recursive: true, force: true });
     },
   };

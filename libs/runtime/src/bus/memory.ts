@@ -1,42 +1,69 @@
-import type { EventEnvelope } from "@switchyard/contracts";
+import { parseEvent, type EventEnvelope } from "@switchyard/contracts";
 import type { Logger } from "../log.js";
-import { subjectMatches } from "./subject-match.js";
+import { assertSubjectPattern, subjectMatches } from "./subject-match.js";
 import type { Bus, ConsumeOptions, EventHandler, Subscription } from "./types.js";
+
+interface Member {
+  handler: EventHandler;
+  inFlight: Set<Promise<void>>;
+}
 
 interface Group {
   name: string;
   subjects: readonly string[];
-  members: EventHandler[];
+  members: Member[];
   next: number;
   maxDeliveries: number;
 }
 
 const backoffMs = (attempt: number) => Math.min(1000, 10 * 2 ** attempt);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const matchesAny = (patterns: readonly string[], subject: string) => patterns.some((p) => subjectMatches(p, subject));
 
 /**
  * The in-process bus of the one-process deployment, with the NATS bus's guarantees: `publish` resolves
  * only after every durable consumer group has handled the event (or parked it), so the outbox marks a
  * row published only once its effects are done; a crash before that republishes it on restart.
+ * Groups are the consumers registered when the event is published: there is no stream to replay, so
+ * register consumers before starting the outbox relay.
  */
 export function createMemoryBus(options: { logger: Logger }): Bus {
+  const { logger } = options;
   const groups = new Map<string, Group>();
-  const listeners = new Set<{ subjects: readonly string[]; handler: EventHandler }>();
+  const listeners = new Set<{ subjects: readonly string[]; handler: EventHandler; inFlight: Set<Promise<void>> }>();
+  const publishing = new Set<Promise<unknown>>();
   let parked = 0;
+  let closed = false;
+
+  const runTracked = (inFlight: Set<Promise<void>>, work: () => Promise<void>): Promise<void> => {
+    const running = work().finally(() => inFlight.delete(running));
+    inFlight.add(running);
+    return running;
+  };
 
   async function deliver(group: Group, event: EventEnvelope): Promise<void> {
     for (let attempt = 1; ; attempt++) {
+      // Round-robin per delivery, so a retry may land on another member, as with NATS.
       const member = group.members[group.next++ % group.members.length];
-      if (!member) return;
+      if (!member) {
+        logger.warn({ subject: event.subject, eventId: event.id, consumer: group.name }, "consumer stopped before the event was handled");
+        return;
+      }
       try {
-        await member(event);
+        // Each delivery gets its own copy, as if it had crossed the wire.
+        await runTracked(member.inFlight, () => member.handler(structuredClone(event)));
         return;
       } catch (error) {
         if (attempt >= group.maxDeliveries) {
           parked++;
-          options.logger.error({ err: error, subject: event.subject, eventId: event.id, consumer: group.name }, "event parked after repeated failures");
+          logger.error(
+            { err: error, subject: event.subject, eventId: event.id, consumer: group.name, deliveries: attempt },
+            "event parked: given up after repeated failures",
+          );
           return;
         }
-        await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
+        logger.warn({ err: error, subject: event.subject, eventId: event.id, consumer: group.name, deliveries: attempt }, "event handler failed; will redeliver");
+        await sleep(backoffMs(attempt));
       }
     }
   }
@@ -44,42 +71,68 @@ export function createMemoryBus(options: { logger: Logger }): Bus {
   return {
     kind: "memory",
     async publish(event) {
+      if (closed) throw new Error("the in-process bus is closed");
+      // Same validation and copy semantics as a trip through NATS: handlers see only what parses.
+      const parsed = parseEvent(JSON.parse(JSON.stringify(event)));
       for (const listener of listeners) {
-        if (!listener.subjects.some((s) => subjectMatches(s, event.subject))) continue;
-        listener.handler(event).catch((error: unknown) =>
-          options.logger.warn({ err: error, subject: event.subject, eventId: event.id }, "event listener failed"),
+        if (!matchesAny(listener.subjects, parsed.subject)) continue;
+        // Started now, not awaited: listeners are best-effort cache hints, not part of the delivery.
+        void runTracked(listener.inFlight, async () => listener.handler(structuredClone(parsed))).catch((error: unknown) =>
+          logger.warn({ err: error, subject: parsed.subject, eventId: parsed.id }, "event listener failed"),
         );
       }
-      const matching = [...groups.values()].filter((g) => g.subjects.some((s) => subjectMatches(s, event.subject)));
-      await Promise.all(matching.map((group) => deliver(group, event)));
+      const matching = [...groups.values()].filter((g) => matchesAny(g.subjects, parsed.subject));
+      const delivery = Promise.all(matching.map((group) => deliver(group, parsed)));
+      publishing.add(delivery);
+      try {
+        await delivery;
+      } finally {
+        publishing.delete(delivery);
+      }
     },
+
     async consume(name, subjects, handler, consumeOptions?: ConsumeOptions) {
+      const maxDeliveries = consumeOptions?.maxDeliveries ?? 5;
+      if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) throw new Error(`maxDeliveries must be a positive integer, got ${maxDeliveries}`);
+      if (subjects.length === 0) throw new Error(`consumer ${name} needs at least one subject`);
+      for (const subject of subjects) assertSubjectPattern(subject, true);
       let group = groups.get(name);
       if (!group) {
-        group = { name, subjects, members: [], next: 0, maxDeliveries: consumeOptions?.maxDeliveries ?? 5 };
+        group = { name, subjects: [...subjects], members: [], next: 0, maxDeliveries };
         groups.set(name, group);
+      } else if ([...group.subjects].sort().join(" ") !== [...subjects].sort().join(" ")) {
+        throw new Error(`consumer ${name} is already registered for other subjects: ${group.subjects.join(", ")}`);
       }
-      group.members.push(handler);
+      const member: Member = { handler, inFlight: new Set() };
+      group.members.push(member);
       const owner = group;
       return {
         async stop() {
-          owner.members = owner.members.filter((m) => m !== handler);
-          if (owner.members.length === 0) groups.delete(name);
+          owner.members = owner.members.filter((m) => m !== member);
+          if (owner.members.length === 0 && groups.get(name) === owner) groups.delete(name);
+          await Promise.allSettled(member.inFlight);
         },
       } satisfies Subscription;
     },
+
     async listen(subjects, handler) {
-      const entry = { subjects, handler };
+      for (const subject of subjects) assertSubjectPattern(subject, false);
+      const entry = { subjects: [...subjects], handler, inFlight: new Set<Promise<void>>() };
       listeners.add(entry);
       return {
         async stop() {
           listeners.delete(entry);
+          await Promise.allSettled(entry.inFlight);
         },
       };
     },
-    healthy: () => true,
+
+    healthy: () => !closed,
     parkedCount: () => parked,
     async close() {
+      closed = true;
+      // Deliveries under way finish, so their outbox rows can be marked published.
+      await Promise.allSettled(publishing);
       groups.clear();
       listeners.clear();
     },

@@ -1,32 +1,51 @@
-import { parseEvent, type EventEnvelope } from "@switchyard/contracts";
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, StorageType, type JsMsg } from "@nats-io/jetstream";
+import { eventDomain, parseEvent, type EventEnvelope } from "@switchyard/contracts";
+import { JetStreamApiError, jetstream, jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import type { Logger } from "../log.js";
-import type { Bus, ConsumeOptions, EventHandler, Subscription } from "./types.js";
+import { startDurableConsumer } from "./nats-consumer.js";
+import { assertSubjectPattern } from "./subject-match.js";
+import type { Bus, ConsumeOptions, Subscription } from "./types.js";
 
 export interface NatsBusOptions {
   url: string;
-  /** Prefix of wire subjects and stream names, so deployments and tests can share one NATS. */
+  /**
+   * Prefix of wire subjects and stream/consumer names, so deployments and tests can share one NATS.
+   * Envelopes keep the plain subject. Characters not allowed in a name become `_`.
+   */
   namespace?: string | undefined;
   logger: Logger;
+  /** Connection name shown by the server's monitoring. */
   name?: string;
 }
 
 const day = 24 * 60 * 60 * 1000;
 const nanos = (ms: number) => ms * 1_000_000;
-const backoffMs = (delivery: number) => Math.min(30_000, 250 * 2 ** delivery);
+/** Stream and consumer names may not contain `.`, `*`, `>`, whitespace or path separators. */
 const sanitize = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, "_");
+/** The server's answer to adding a stream that exists with another configuration. */
+const streamNameInUse = 10058;
+
+/** Names on the wire for one namespace. */
+export function natsNames(namespace = "") {
+  const ns = sanitize(namespace);
+  const durableBase = (name: string) => sanitize(ns ? `${ns}_${name}` : name);
+  return {
+    wire: (subject: string) => (ns ? `${ns}.${subject}` : subject),
+    plain: (wire: string) => (ns && wire.startsWith(`${ns}.`) ? wire.slice(ns.length + 1) : wire),
+    stream: (domain: string) => (ns ? `${ns}_` : "") + sanitize(domain).toUpperCase(),
+    /** One durable per subject (NATS 2.9 has one filter per consumer), named after the subject so reordering is harmless. */
+    durable: (name: string, subject: string, count: number) =>
+      count === 1 ? durableBase(name) : `${durableBase(name)}-${sanitize(subject.replaceAll("*", "any").replaceAll(">", "all"))}`,
+  };
+}
 
 /**
- * The event bus over NATS JetStream (server 2.9: one filter subject per consumer, no per-message TTL).
- * One stream per domain; `Nats-Msg-Id` = event id deduplicates republished outbox rows.
+ * The event bus over NATS JetStream (server 2.9: one filter subject per consumer, no per-message TTL, no
+ * batch publish). One stream per domain; `Nats-Msg-Id` = event id deduplicates republished outbox rows.
  */
 export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
   const { logger } = options;
-  const ns = options.namespace ? sanitize(options.namespace) : "";
-  const wire = (subject: string) => (ns ? `${ns}.${subject}` : subject);
-  const domainOf = (subject: string) => subject.split(".", 1)[0] ?? subject;
-  const streamName = (domain: string) => sanitize(ns ? `${ns}_${domain}` : domain).toUpperCase();
+  const names = natsNames(options.namespace);
 
   // Reconnect forever: a NATS outage must not take the gateway down; the outbox keeps events meanwhile.
   const nc = await connect({ servers: options.url, name: options.name ?? "switchyard", maxReconnectAttempts: -1, reconnectTimeWait: 500 });
@@ -34,6 +53,7 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
   const jsm = await jetstreamManager(nc);
   let connected = true;
   let parked = 0;
+  const subscriptions = new Set<Subscription>();
   void (async () => {
     for await (const status of nc.status()) {
       if (status.type === "disconnect") {
@@ -46,115 +66,139 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
     }
   })();
 
+  const createOrUpdateStream = async (domain: string): Promise<string> => {
+    const name = names.stream(domain);
+    const config = { subjects: [names.wire(`${domain}.>`)], max_age: nanos(7 * day), duplicate_window: nanos(120_000) };
+    try {
+      // Adding a stream that exists with the same configuration succeeds, so this is idempotent.
+      await jsm.streams.add({ name, storage: StorageType.File, ...config });
+    } catch (error) {
+      if (!(error instanceof JetStreamApiError) || error.code !== streamNameInUse) throw error;
+      await jsm.streams.update(name, config);
+    }
+    return name;
+  };
+
   const streams = new Map<string, Promise<string>>();
-  const ensureStream = (domain: string): Promise<string> => {
-    let ready = streams.get(domain);
+  const ensureStream = (domain: string, fresh = false): Promise<string> => {
+    let ready = fresh ? undefined : streams.get(domain);
     if (!ready) {
-      const name = streamName(domain);
-      const config = { name, subjects: [wire(`${domain}.>`)], storage: StorageType.File, max_age: nanos(7 * day), duplicate_window: nanos(120_000) };
-      ready = jsm.streams.info(name).then(
-        () => name,
-        async () => {
-          await jsm.streams.add(config).catch(async (error: unknown) => {
-            // Another process may have created it first.
-            await jsm.streams.info(name).catch(() => Promise.reject(error));
-          });
-          return name;
-        },
-      );
-      ready.catch(() => streams.delete(domain));
-      streams.set(domain, ready);
+      ready = createOrUpdateStream(domain);
+      const settled = ready;
+      streams.set(domain, settled);
+      settled.catch(() => {
+        if (streams.get(domain) === settled) streams.delete(domain);
+      });
     }
     return ready;
   };
 
-  const park = (msg: JsMsg, consumer: string, error: unknown, eventId?: string) => {
-    parked++;
-    logger.error({ err: error, subject: msg.subject, eventId, consumer, deliveries: msg.info.deliveryCount }, "event parked after repeated failures");
-    msg.term("parked");
-  };
-
-  async function consumeOne(durable: string, subject: string, handler: EventHandler, maxDeliveries: number): Promise<Subscription> {
-    const stream = await ensureStream(domainOf(subject));
-    const config = {
-      durable_name: durable,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      filter_subject: wire(subject),
-      ack_wait: nanos(30_000),
-    };
-    await jsm.consumers.add(stream, config).catch(() => jsm.consumers.update(stream, durable, { ack_wait: config.ack_wait }));
-    const consumer = await js.consumers.get(stream, durable);
-    const messages = await consumer.consume({ max_messages: 64 });
-    const done = (async () => {
-      for await (const msg of messages) {
-        let event: EventEnvelope;
-        try {
-          event = parseEvent(msg.json());
-        } catch (error) {
-          park(msg, durable, error);
-          continue;
-        }
-        try {
-          await handler(event);
-          msg.ack();
-        } catch (error) {
-          if (msg.info.deliveryCount >= maxDeliveries) park(msg, durable, error, event.id);
-          else msg.nak(backoffMs(msg.info.deliveryCount));
-        }
-      }
-    })();
+  const track = (subscription: Subscription): Subscription => {
+    subscriptions.add(subscription);
     return {
       async stop() {
-        await messages.close();
-        await done;
+        subscriptions.delete(subscription);
+        await subscription.stop();
       },
     };
-  }
+  };
 
   return {
     kind: "nats",
     async publish(event) {
-      await ensureStream(domainOf(event.subject));
-      await js.publish(wire(event.subject), JSON.stringify(event), { msgID: event.id });
+      // Reject a malformed event here rather than have every consumer park it.
+      parseEvent(event);
+      const domain = eventDomain(event.subject);
+      await ensureStream(domain);
+      try {
+        await js.publish(names.wire(event.subject), JSON.stringify(event), { msgID: event.id });
+      } catch (error) {
+        // The stream may be gone (a server back without its store); check it again next time.
+        streams.delete(domain);
+        throw error;
+      }
     },
+
     async consume(name, subjects, handler, consumeOptions?: ConsumeOptions) {
       const maxDeliveries = consumeOptions?.maxDeliveries ?? 5;
-      const base = sanitize(ns ? `${ns}_${name}` : name);
-      const subscriptions = await Promise.all(
-        subjects.map((subject, i) => consumeOne(subjects.length > 1 ? `${base}_${i}` : base, subject, handler, maxDeliveries)),
-      );
-      return { stop: async () => void (await Promise.all(subscriptions.map((s) => s.stop()))) };
+      if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) throw new Error(`maxDeliveries must be a positive integer, got ${maxDeliveries}`);
+      if (subjects.length === 0) throw new Error(`consumer ${name} needs at least one subject`);
+      for (const subject of subjects) assertSubjectPattern(subject, true);
+      const started: Subscription[] = [];
+      try {
+        for (const subject of subjects) {
+          started.push(
+            await startDurableConsumer({
+              nc,
+              js,
+              jsm,
+              logger,
+              ensureStream: (fresh) => ensureStream(eventDomain(subject), fresh),
+              consumer: name,
+              durable: names.durable(name, subject, subjects.length),
+              wireSubject: names.wire(subject),
+              plainSubject: names.plain,
+              handler,
+              maxDeliveries,
+              onParked: () => void parked++,
+            }),
+          );
+        }
+      } catch (error) {
+        await Promise.all(started.map((s) => s.stop()));
+        throw error;
+      }
+      return track({ stop: async () => void (await Promise.all(started.map((s) => s.stop()))) });
     },
+
     async listen(subjects, handler) {
+      for (const subject of subjects) assertSubjectPattern(subject, false);
+      const inFlight = new Set<Promise<void>>();
+      const deliver = (event: EventEnvelope) => {
+        const running = Promise.resolve()
+          .then(() => handler(event))
+          .catch((error: unknown) => logger.warn({ err: error, subject: event.subject, eventId: event.id }, "event listener failed"))
+          .finally(() => inFlight.delete(running));
+        inFlight.add(running);
+      };
       // Core subscriptions see JetStream publishes too: every process gets every event, from now on.
       const subs = subjects.map((subject) =>
-        nc.subscribe(wire(subject), {
+        nc.subscribe(names.wire(subject), {
           callback: (error, msg) => {
-            if (error) return;
+            if (error) {
+              logger.warn({ err: error, subject }, "event listener subscription failed");
+              return;
+            }
             let event: EventEnvelope;
             try {
               event = parseEvent(msg.json());
             } catch (parseError) {
-              logger.warn({ err: parseError, subject: msg.subject }, "ignoring an event that does not parse");
+              logger.warn({ err: parseError, subject: names.plain(msg.subject) }, "ignoring an event that does not parse");
               return;
             }
-            handler(event).catch((handlerError: unknown) => logger.warn({ err: handlerError, subject: event.subject }, "event listener failed"));
+            deliver(event);
           },
         }),
       );
       // Once the server has the subscriptions, "from now on" holds for anything published after this resolves.
       await nc.flush();
-      return {
+      return track({
         async stop() {
           for (const sub of subs) sub.unsubscribe();
+          await Promise.all(inFlight);
         },
-      };
+      });
     },
+
     healthy: () => connected && !nc.isClosed(),
     parkedCount: () => parked,
     async close() {
-      if (!nc.isClosed()) await nc.drain();
+      // Consumers first, so handlers under way can still ack before the connection goes.
+      await Promise.all([...subscriptions].map((s) => s.stop()));
+      subscriptions.clear();
+      if (nc.isClosed()) return;
+      // Draining needs the server; with NATS down, close at once rather than hang the shutdown.
+      await (connected ? nc.drain() : nc.close());
     },
   };
 }

@@ -1,29 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventEnvelope } from "@switchyard/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testEnv } from "../../../../tests/support/config.js";
 import { createTestDatabase, type TestDatabase } from "../../../../tests/support/postgres.js";
-import { openDatabase } from "../db/open.js";
 import { migrate } from "../db/migrate.js";
+import { openPglite } from "../db/pglite.js";
+import { openPostgres } from "../db/postgres.js";
 import type { Db } from "../db/types.js";
 import { silentLogger } from "../log.js";
 import { createMemoryBus } from "./memory.js";
 import { consumeOnce, enqueueEvent, outboxMigration, startOutboxRelay } from "./outbox.js";
 import type { Bus } from "./types.js";
 
-let database: TestDatabase;
-let db: Db;
-const schema = "outbox_test";
 const data = { hash: "h", organization_id: "3f2c8a0e-3c5a-4a4e-9a7b-7d1f1e2a9b01", workspace_id: "3f2c8a0e-3c5a-4a4e-9a7b-7d1f1e2a9b02" };
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  db = await openDatabase({ url: database.url });
-  await migrate(db, schema, [outboxMigration(schema), { id: "001_effects", sql: `CREATE TABLE ${schema}.effects (event_id uuid)` }]);
-});
-afterAll(async () => {
-  await db?.close();
-  await database?.drop();
-});
+const logger = silentLogger();
 
 const waitFor = async (check: () => Promise<boolean>, ms = 5000) => {
   const start = Date.now();
@@ -33,12 +22,40 @@ const waitFor = async (check: () => Promise<boolean>, ms = 5000) => {
   }
 };
 
-const unpublished = async () =>
-  (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.outbox WHERE published_at IS NULL`))[0]?.n ?? 0;
+// PGlite always; Postgres too when DATABASE_URL names a server (a fresh database for this file, dropped after).
+const backends = [{ name: "PGlite", postgres: false }, ...(testEnv.databaseUrl ? [{ name: "Postgres", postgres: true }] : [])];
 
-describe(`outbox on ${testEnv.databaseUrl ? "Postgres" : "PGlite"}`, () => {
+describe.each(backends)("outbox on $name", ({ postgres }) => {
+  let database: TestDatabase | undefined;
+  let db: Db;
+  let schemas = 0;
+
+  beforeAll(async () => {
+    if (postgres) {
+      database = await createTestDatabase();
+      db = openPostgres({ url: database.url! });
+    } else {
+      db = await openPglite();
+    }
+  });
+  afterAll(async () => {
+    await db?.close();
+    await database?.drop();
+  });
+
+  /** Each test gets its own schema, so counts never see another test's rows. */
+  const freshSchema = async () => {
+    const schema = `outbox_${++schemas}`;
+    await migrate(db, schema, [outboxMigration(schema), { id: "001_effects", sql: `CREATE TABLE ${schema}.effects (event_id uuid)` }]);
+    return schema;
+  };
+  const unpublished = async (schema: string) =>
+    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.outbox WHERE published_at IS NULL`))[0]?.n ?? 0;
+  const enqueue = (schema: string) => db.transaction((tx) => enqueueEvent(tx, schema, "identity.api_key.created.v1", data));
+
   it("publishes committed events, drops rolled-back ones, and applies each effect exactly once", async () => {
-    const bus = createMemoryBus({ logger: silentLogger() });
+    const schema = await freshSchema();
+    const bus = createMemoryBus({ logger });
     const delivered: EventEnvelope[] = [];
     await bus.consume("test_effects", ["identity.>"], async (event) => {
       delivered.push(event);
@@ -46,7 +63,7 @@ describe(`outbox on ${testEnv.databaseUrl ? "Postgres" : "PGlite"}`, () => {
         await tx.query(`INSERT INTO ${schema}.effects (event_id) VALUES ($1)`, [event.id]);
       });
     });
-    const relay = startOutboxRelay({ db, schema, bus, logger: silentLogger(), pollMs: 20 });
+    const relay = startOutboxRelay({ db, schema, bus, logger, pollMs: 20 });
     const committed = await db.transaction((tx) => enqueueEvent(tx, schema, "identity.api_key.updated.v1", data));
     await expect(
       db.transaction(async (tx) => {
@@ -55,9 +72,14 @@ describe(`outbox on ${testEnv.databaseUrl ? "Postgres" : "PGlite"}`, () => {
       }),
     ).rejects.toThrow("roll back");
     relay.wake();
-    await waitFor(async () => (await unpublished()) === 0 && delivered.length > 0);
+    await waitFor(async () => (await unpublished(schema)) === 0 && delivered.length > 0);
     expect(delivered.map((e) => e.id)).toEqual([committed.id]);
-    expect(delivered[0]).toMatchObject({ subject: "identity.api_key.updated.v1", data });
+    expect(delivered[0]).toEqual(committed);
+    const [row] = await db.query<{ attempts: number; published: boolean }>(
+      `SELECT attempts, published_at IS NOT NULL AS published FROM ${schema}.outbox WHERE id = $1`,
+      [committed.id],
+    );
+    expect(row).toEqual({ attempts: 1, published: true });
 
     // A redelivered event (crash between publish and mark) changes nothing the second time.
     await bus.publish(delivered[0]!);
@@ -66,28 +88,116 @@ describe(`outbox on ${testEnv.databaseUrl ? "Postgres" : "PGlite"}`, () => {
     await relay.stop();
   });
 
-  it("keeps rows while the bus is down and publishes them in order when it is back", async () => {
-    const inner = createMemoryBus({ logger: silentLogger() });
+  it("rejects a payload the registry refuses, rolling back its producer", async () => {
+    const schema = await freshSchema();
+    const bad = { ...data, workspace_id: "not-a-uuid" };
+    await expect(db.transaction((tx) => enqueueEvent(tx, schema, "identity.api_key.created.v1", bad))).rejects.toThrow();
+    const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.outbox`);
+    expect(row?.n).toBe(0);
+  });
+
+  it("keeps rows while the bus is down, records the error, and publishes them in order when it is back", async () => {
+    const schema = await freshSchema();
+    const inner = createMemoryBus({ logger });
     let down = true;
     const received: string[] = [];
     await inner.consume("test_order", ["identity.>"], async (event) => void received.push(event.id));
     const flaky: Bus = { ...inner, publish: (event) => (down ? Promise.reject(new Error("bus down")) : inner.publish(event)) };
-    const relay = startOutboxRelay({ db, schema, bus: flaky, logger: silentLogger(), pollMs: 20 });
+    const relay = startOutboxRelay({ db, schema, bus: flaky, logger, pollMs: 20 });
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await db.transaction((tx) => enqueueEvent(tx, schema, "identity.api_key.created.v1", data))).id);
+    for (let i = 0; i < 3; i++) ids.push((await enqueue(schema)).id);
     relay.wake();
     await waitFor(async () => {
-      const [row] = await db.query<{ attempts: number; last_error: string | null }>(
-        `SELECT attempts, last_error FROM ${schema}.outbox WHERE id = $1`,
-        [ids[0]],
-      );
-      return (row?.attempts ?? 0) >= 1 && row?.last_error === "bus down";
+      const [row] = await db.query<{ attempts: number; last_error: string | null }>(`SELECT attempts, last_error FROM ${schema}.outbox WHERE id = $1`, [ids[0]]);
+      return (row?.attempts ?? 0) >= 2 && row?.last_error === "bus down";
     });
-    expect(await unpublished()).toBe(3);
+    expect(await unpublished(schema)).toBe(3);
     down = false;
     relay.wake();
-    await waitFor(async () => (await unpublished()) === 0, 15_000);
+    await waitFor(async () => (await unpublished(schema)) === 0, 15_000);
     expect(received).toEqual(ids);
     await relay.stop();
+  });
+
+  it("parks a row that is not a valid event and publishes the rows behind it", async () => {
+    const schema = await freshSchema();
+    const bus = createMemoryBus({ logger });
+    const received: string[] = [];
+    await bus.consume("test_invalid", ["identity.>"], async (event) => void received.push(event.id));
+    await db.query(`INSERT INTO ${schema}.outbox (id, subject, data) VALUES (gen_random_uuid(), 'identity.api_key.created.v1', '{"hash": 1}')`);
+    const good = await enqueue(schema);
+    const relay = startOutboxRelay({ db, schema, bus, logger, pollMs: 20 });
+    await waitFor(async () => (await unpublished(schema)) === 0);
+    expect(received).toEqual([good.id]);
+    const [parked] = await db.query<{ last_error: string }>(`SELECT last_error FROM ${schema}.outbox WHERE id <> $1`, [good.id]);
+    expect(parked?.last_error).toBe("invalid event");
+    await relay.stop();
+  });
+
+  it("lets several relays share one outbox without publishing a row twice", async () => {
+    const schema = await freshSchema();
+    const published = new Map<string, number>();
+    const bus = createMemoryBus({ logger });
+    const counting: Bus = {
+      ...bus,
+      async publish(event) {
+        published.set(event.id, (published.get(event.id) ?? 0) + 1);
+        await new Promise((r) => setTimeout(r, 2));
+      },
+    };
+    const relays = [1, 2, 3].map(() => startOutboxRelay({ db, schema, bus: counting, logger, pollMs: 10, batch: 5 }));
+    for (let i = 0; i < 40; i++) {
+      await enqueue(schema);
+      relays[i % relays.length]!.wake();
+    }
+    await waitFor(async () => (await unpublished(schema)) === 0, 15_000);
+    await Promise.all(relays.map((r) => r.stop()));
+    expect(published.size).toBe(40);
+    expect([...published.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it("finishes the batch under way when stopped, then publishes nothing more", async () => {
+    const schema = await freshSchema();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const published: string[] = [];
+    const bus = createMemoryBus({ logger });
+    const slow: Bus = {
+      ...bus,
+      async publish(event) {
+        await gate;
+        published.push(event.id);
+      },
+    };
+    const first = await enqueue(schema);
+    const relay = startOutboxRelay({ db, schema, bus: slow, logger, pollMs: 10 });
+    relay.wake();
+    await new Promise((r) => setTimeout(r, 50));
+    const stopped = relay.stop();
+    release();
+    await stopped;
+    expect(published).toEqual([first.id]);
+    expect(await unpublished(schema)).toBe(0);
+    await enqueue(schema);
+    relay.wake();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await unpublished(schema)).toBe(1);
+  });
+
+  it("applies an effect once even when the same event arrives twice at the same time, and not at all if it fails", async () => {
+    const schema = await freshSchema();
+    const event = await enqueue(schema);
+    const apply = () =>
+      consumeOnce(db, schema, "test_once", event, async (tx) => {
+        await tx.query(`INSERT INTO ${schema}.effects (event_id) VALUES ($1)`, [event.id]);
+        await new Promise((r) => setTimeout(r, 20));
+      });
+    const results = await Promise.all([apply(), apply()]);
+    expect(results.sort()).toEqual([false, true]);
+    // Another consumer has its own inbox entry; an effect that throws leaves none, so a redelivery applies it.
+    await expect(consumeOnce(db, schema, "test_other", event, () => Promise.reject(new Error("effect failed")))).rejects.toThrow();
+    expect(await consumeOnce(db, schema, "test_other", event, async () => {})).toBe(true);
+    const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.effects`);
+    expect(row?.n).toBe(1);
   });
 });

@@ -31,14 +31,18 @@ CREATE TABLE ${schema}.inbox (
   };
 }
 
-/** Records an event in the same transaction as the state change it describes. */
+/**
+ * Records an event in the same transaction as the state change it describes. The payload is checked
+ * against the registry here, so a malformed event rolls back its producer instead of being parked later.
+ */
 export async function enqueueEvent<S extends EventSubject>(tx: Queryable, schema: string, subject: S, data: EventData<S>): Promise<EventEnvelope<S>> {
   const id = randomUUID();
+  const checked = parseEvent({ id, subject, occurred_at: new Date().toISOString(), data }).data as EventData<S>;
   const [row] = await tx.query<{ occurred_at: Date }>(
     `INSERT INTO ${schema}.outbox (id, subject, data) VALUES ($1, $2, $3) RETURNING occurred_at`,
-    [id, subject, JSON.stringify(data)],
+    [id, subject, JSON.stringify(checked)],
   );
-  return { id, subject, occurred_at: (row?.occurred_at ?? new Date()).toISOString(), data };
+  return { id, subject, occurred_at: (row?.occurred_at ?? new Date()).toISOString(), data: checked };
 }
 
 export interface OutboxRelayOptions {
@@ -127,15 +131,17 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     do {
       again = false;
       try {
-        let published: number;
-        do published = await drainOnce();
-        while (published === batch && !stopped);
+        let claimed: number;
+        do claimed = await drainOnce();
+        while (claimed === batch && !stopped);
         failures = 0;
       } catch (error) {
         failures++;
         if (failures === 1 || failures % 20 === 0) {
           logger.warn({ err: error instanceof PublishFailed ? error.cause : error, failures, schema }, "outbox relay could not publish; will retry");
         }
+        // The timer retries after a backoff; an immediate retry would hammer a bus that is down.
+        return;
       }
     } while (again && !stopped);
   }
@@ -163,7 +169,11 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   kick();
   return {
-    wake: kick,
+    wake() {
+      // During an outage every commit would wake the relay; leave retries to the backoff until the bus is back.
+      if (failures > 0 && !bus.healthy()) return;
+      kick();
+    },
     async stop() {
       stopped = true;
       clearTimeout(timer);
@@ -198,4 +208,20 @@ export async function consumeOnce(
     await effect(tx);
     return true;
   });
+}
+
+/** How a service's domain code emits events: into its outbox inside the caller's transaction. */
+export interface EventSink {
+  enqueue<S extends EventSubject>(tx: Queryable, subject: S, data: EventData<S>): Promise<void>;
+  /** Called after commit so the relay publishes now instead of at its next poll. */
+  committed(): void;
+}
+
+export function outboxSink(schema: string, relay: Pick<OutboxRelay, "wake">): EventSink {
+  return {
+    async enqueue(tx, subject, data) {
+      await enqueueEvent(tx, schema, subject, data);
+    },
+    committed: () => relay.wake(),
+  };
 }

@@ -1,0 +1,167 @@
+import { parseEvent, type EventEnvelope } from "@switchyard/contracts";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiError,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "../log.js";
+import type { EventHandler, Subscription } from "./types.js";
+
+export interface DurableConsumerSpec {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  logger: Logger;
+  /** Creates or updates the stream holding `wireSubject` and returns its name; `fresh` skips any cache. */
+  ensureStream(fresh: boolean): Promise<string>;
+  /** The name the caller gave `consume`, for log lines. */
+  consumer: string;
+  /** The JetStream durable name (namespaced, sanitised, one per subject). */
+  durable: string;
+  wireSubject: string;
+  /** Maps a wire subject back to the plain event subject. */
+  plainSubject(wire: string): string;
+  handler: EventHandler;
+  maxDeliveries: number;
+  onParked(): void;
+}
+
+const ackWaitMs = 30_000;
+const nanos = (ms: number) => ms * 1_000_000;
+const redeliveryDelayMs = (deliveries: number) => Math.min(30_000, 250 * 2 ** deliveries);
+const restartDelayMs = (failures: number) => Math.min(10_000, 250 * 2 ** failures);
+/** Notifications after which the consumer on the server is gone and must be made again. */
+const lostConsumer = new Set(["consumer_deleted", "consumer_not_found", "stream_not_found"]);
+
+/**
+ * One durable pull consumer, kept alive: if its stream or consumer disappears (an operator deleted it, a
+ * server came back without its store) it is recreated, so consumption resumes without a process restart.
+ */
+export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<Subscription> {
+  const { nc, logger } = spec;
+  let stopped = false;
+  let current: ConsumerMessages | undefined;
+  let interruptSleep: (() => void) | undefined;
+
+  const ensureConsumer = async (fresh: boolean) => {
+    const stream = await spec.ensureStream(fresh);
+    const config = {
+      durable_name: spec.durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: spec.wireSubject,
+      ack_wait: nanos(ackWaitMs),
+    };
+    await spec.jsm.consumers.add(stream, config).catch((error: unknown) => {
+      // An existing consumer with an older configuration: bring its mutable fields up to date.
+      if (!(error instanceof JetStreamApiError)) throw error;
+      return spec.jsm.consumers.update(stream, spec.durable, { filter_subject: config.filter_subject, ack_wait: config.ack_wait });
+    });
+    return spec.js.consumers.get(stream, spec.durable);
+  };
+
+  const park = (msg: JsMsg, error: unknown, event?: EventEnvelope) => {
+    spec.onParked();
+    logger.error(
+      {
+        err: error,
+        subject: event?.subject ?? spec.plainSubject(msg.subject),
+        eventId: event?.id ?? msg.headers?.get("Nats-Msg-Id") ?? null,
+        consumer: spec.consumer,
+        durable: spec.durable,
+        deliveries: msg.info.deliveryCount,
+      },
+      "event parked: given up after repeated failures",
+    );
+    msg.term("parked");
+  };
+
+  const handle = async (msg: JsMsg) => {
+    let event: EventEnvelope;
+    try {
+      event = parseEvent(msg.json());
+    } catch (error) {
+      // It will never parse, so retrying would only loop.
+      park(msg, error);
+      return;
+    }
+    // A slow handler keeps its claim instead of the event going to another process mid-way.
+    const keepAlive = setInterval(() => msg.working(), ackWaitMs / 3);
+    try {
+      await spec.handler(event);
+      msg.ack();
+    } catch (error) {
+      const deliveries = msg.info.deliveryCount;
+      if (deliveries >= spec.maxDeliveries) {
+        park(msg, error, event);
+      } else {
+        logger.warn({ err: error, subject: event.subject, eventId: event.id, consumer: spec.consumer, deliveries }, "event handler failed; will redeliver");
+        msg.nak(redeliveryDelayMs(deliveries));
+      }
+    } finally {
+      clearInterval(keepAlive);
+    }
+  };
+
+  const watch = async (messages: ConsumerMessages) => {
+    for await (const status of messages.status()) {
+      if (lostConsumer.has(status.type)) {
+        logger.warn({ consumer: spec.consumer, durable: spec.durable, status: status.type }, "durable consumer lost; recreating it");
+        await messages.close();
+      }
+    }
+  };
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      interruptSleep = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  // The first setup runs in the caller so that a bad name or an unreachable server fails loudly at startup.
+  let consumer: Awaited<ReturnType<typeof ensureConsumer>> | undefined = await ensureConsumer(false);
+
+  const loop = (async () => {
+    for (let failures = 0; !stopped && !nc.isClosed(); ) {
+      try {
+        consumer ??= await ensureConsumer(true);
+        // A small buffer: a message waiting here behind slow handlers could outlive its ack wait.
+        const messages = await consumer.consume({ max_messages: 16 });
+        current = messages;
+        if (stopped) await messages.close();
+        void watch(messages).catch(() => undefined);
+        for await (const msg of messages) {
+          // Messages still buffered at stop go back to the server at once, for the processes that remain.
+          if (stopped) {
+            msg.nak();
+            continue;
+          }
+          await handle(msg);
+          failures = 0;
+        }
+      } catch (error) {
+        if (!stopped && !nc.isClosed()) logger.warn({ err: error, consumer: spec.consumer, durable: spec.durable }, "durable consumer failed; restarting it");
+      }
+      consumer = undefined;
+      if (stopped || nc.isClosed()) break;
+      await sleep(restartDelayMs(failures++));
+    }
+  })();
+
+  return {
+    async stop() {
+      stopped = true;
+      interruptSleep?.();
+      await current?.close();
+      await loop;
+    },
+  };
+}
