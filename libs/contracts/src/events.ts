@@ -15,6 +15,9 @@ const workspaceChanged = z.object({
   default_guardrail_id: z.uuid(),
 });
 
+const guardrailChanged = z.object({ id: z.uuid(), organization_id: z.uuid() });
+const catalogReloaded = z.object({ models: z.number().int(), providers: z.number().int() });
+
 export const eventRegistry = {
   "identity.api_key.created.v1": apiKeyChanged,
   "identity.api_key.updated.v1": apiKeyChanged,
@@ -22,6 +25,10 @@ export const eventRegistry = {
   "identity.workspace.created.v1": workspaceChanged,
   "identity.workspace.updated.v1": workspaceChanged,
   "identity.workspace.deleted.v1": workspaceChanged,
+  "catalog.guardrail.created.v1": guardrailChanged,
+  "catalog.guardrail.updated.v1": guardrailChanged,
+  "catalog.guardrail.deleted.v1": guardrailChanged,
+  "catalog.models.reloaded.v1": catalogReloaded,
 } as const;
 
 export type EventSubject = keyof typeof eventRegistry;

@@ -10,6 +10,11 @@ import {
   updateApiKeyBody,
 } from "./api-key.js";
 import { defineRoute, type RouteContract } from "./route.js";
+import { authRoutes } from "./routes-auth.js";
+import { catalogRoutes } from "./routes-catalog.js";
+import { guardrailRoutes } from "./routes-guardrails.js";
+import { inferenceRoutes } from "./routes-inference.js";
+import { storageRoutes } from "./routes-storage.js";
 import {
   createWorkspaceBody,
   deleteWorkspaceResponse,
@@ -162,4 +167,13 @@ const meta = [
 ] as const satisfies readonly RouteContract[];
 
 /** Every operation of the public API. */
-export const routes: readonly RouteContract[] = [...keys, ...workspaces, ...meta];
+export const routes: readonly RouteContract[] = [
+  ...keys,
+  ...workspaces,
+  ...authRoutes,
+  ...inferenceRoutes,
+  ...storageRoutes,
+  ...catalogRoutes,
+  ...guardrailRoutes,
+  ...meta,
+];

@@ -1,0 +1,75 @@
+import { z } from "zod";
+import { isoTimestamp, limitReset, uuid } from "./common.js";
+
+/** Redirect targets: every https URL, or http on localhost/127.0.0.1 (on whatever port) for local CLI tools. */
+export function isAllowedCallbackUrl(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  if (url.protocol === "https:") return true;
+  return url.protocol === "http:" && (url.hostname === "localhost" || url.hostname === "127.0.0.1");
+}
+
+/** RFC 7636 §4.1: 43–128 characters from the unreserved set (an S256 challenge is 43 of them). */
+const pkceString = z
+  .string()
+  .regex(/^[A-Za-z0-9\-._~]{43,128}$/, "must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_', '~'");
+
+export const codeChallengeMethod = z.enum(["S256", "plain"]);
+export type CodeChallengeMethod = z.infer<typeof codeChallengeMethod>;
+
+/**
+ * Seconds are mandatory so a client cannot mean 23:59:59 and send 23:59; `Date#toISOString()` output
+ * (what the SDK sends) passes.
+ */
+export const secondsPrecisionTimestamp = z
+  .string()
+  .regex(
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/,
+    "must be an ISO 8601 UTC timestamp with seconds (YYYY-MM-DDTHH:MM:SSZ)",
+  )
+  .refine((value) => !Number.isNaN(Date.parse(value)), "must be a real date and time");
+
+/** `POST /auth/keys/code` body; optional field names follow OpenRouter's. */
+export const createAuthCodeBody = z.strictObject({
+  callback_url: z
+    .string()
+    .max(2048, "must be at most 2048 characters")
+    .refine(isAllowedCallbackUrl, "must be an https URL, or an http URL on localhost or 127.0.0.1"),
+  code_challenge: pkceString.optional(),
+  code_challenge_method: codeChallengeMethod.optional(),
+  limit: z.number().finite().min(0, "must not be negative").max(1e9, "must be at most 1000000000").optional(),
+  expires_at: secondsPrecisionTimestamp.nullable().optional(),
+  key_label: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").optional(),
+  usage_limit_type: limitReset.optional(),
+  workspace_id: uuid.optional(),
+  spawn_agent: z.string().max(256).optional().describe("Agent identifier for spawn telemetry"),
+  spawn_cloud: z.string().max(256).optional().describe("Cloud identifier for spawn telemetry"),
+});
+export type CreateAuthCodeBody = z.infer<typeof createAuthCodeBody>;
+
+/** The spec's authorization code record. */
+export const authCode = z.object({
+  id: z.string().describe("The code to exchange at POST /auth/keys"),
+  app_id: z.number().int(),
+  created_at: isoTimestamp,
+});
+export type AuthCode = z.infer<typeof authCode>;
+export const createAuthCodeResponse = z.object({ data: authCode });
+
+/** `POST /auth/keys`: the PKCE exchange; the verifier is the proof, so no key is sent. */
+export const exchangeAuthCodeBody = z.strictObject({
+  code: z.string().min(1, "must not be empty").max(512),
+  code_verifier: pkceString.optional(),
+  code_challenge_method: codeChallengeMethod.nullable().optional(),
+});
+export type ExchangeAuthCodeBody = z.infer<typeof exchangeAuthCodeBody>;
+
+export const exchangeAuthCodeResponse = z.object({
+  key: z.string().describe("The new key's secret, shown once"),
+  user_id: z.string().nullable(),
+});
+export type ExchangeAuthCodeResponse = z.infer<typeof exchangeAuthCodeResponse>;

@@ -1,0 +1,196 @@
+import { z } from "zod";
+import { cacheControl, chatMessage, chatTool, textPart, toolChoice } from "./chat-message.js";
+import { decimalString, jsonObject, modelId, sessionId, traceConfig } from "./shared.js";
+
+/** Opt-in header for `openrouter_metadata` on chat responses; the legacy name is still honoured. */
+export const metadataHeader = "x-openrouter-metadata";
+export const legacyMetadataHeader = "x-openrouter-experimental-metadata";
+export const metadataHeaderValue = z.enum(["disabled", "enabled"]).default("disabled");
+/** A body `session_id` wins over this header. */
+export const sessionIdHeader = "x-session-id";
+/** Every inference response carries the generation id here, for `GET /generation?id=`. */
+export const generationIdHeader = "x-generation-id";
+
+// Every optional sampling knob also accepts null: the SDK types them `T | null` and sends null as is.
+const range = (min: number, max: number) => z.number().min(min).max(max).nullable().optional();
+const positiveInt = z.number().int().min(1).nullable().optional();
+
+export const reasoningEfforts = ["max", "xhigh", "high", "medium", "low", "minimal", "none"] as const;
+export const reasoningEffort = z.enum(reasoningEfforts);
+export type ReasoningEffort = z.infer<typeof reasoningEffort>;
+
+export const reasoningConfig = z.looseObject({
+  effort: reasoningEffort.nullable().optional(),
+  summary: z.enum(["auto", "concise", "detailed"]).nullable().optional(),
+  max_tokens: z.number().int().min(0).nullable().optional(),
+  exclude: z.boolean().optional(),
+  enabled: z.boolean().optional(),
+});
+
+export const serviceTier = z.enum(["auto", "default", "fast", "flex", "priority", "scale"]);
+export type ServiceTier = z.infer<typeof serviceTier>;
+
+const providerRef = z.string().min(1).max(128);
+const providerSort = z.enum(["price", "throughput", "latency", "exacto"]);
+const percentileCutoffs = z.object({
+  p50: z.number().nullable().optional(),
+  p75: z.number().nullable().optional(),
+  p90: z.number().nullable().optional(),
+  p99: z.number().nullable().optional(),
+});
+
+/** Provider routing preferences of one request (merged over the workspace's). */
+export const providerPreferences = z.looseObject({
+  order: z.array(providerRef).nullable().optional(),
+  allow_fallbacks: z.boolean().nullable().optional(),
+  only: z.array(providerRef).nullable().optional(),
+  ignore: z.array(providerRef).nullable().optional(),
+  require_parameters: z.boolean().nullable().optional(),
+  data_collection: z.enum(["allow", "deny"]).nullable().optional(),
+  zdr: z.boolean().nullable().optional(),
+  enforce_distillable_text: z.boolean().nullable().optional(),
+  quantizations: z.array(z.string().min(1)).nullable().optional(),
+  sort: z
+    .union([
+      providerSort,
+      z.object({ by: providerSort.nullable().optional(), partition: z.enum(["model", "none"]).nullable().optional() }),
+    ])
+    .nullable()
+    .optional(),
+  max_price: z
+    .object({
+      prompt: decimalString.optional(),
+      completion: decimalString.optional(),
+      image: decimalString.optional(),
+      audio: decimalString.optional(),
+      request: decimalString.optional(),
+    })
+    .optional()
+    .describe("USD per token (per request/image for those keys); endpoints above any price are skipped"),
+  preferred_max_latency: z.union([z.number(), percentileCutoffs]).nullable().optional(),
+  preferred_min_throughput: z.union([z.number(), percentileCutoffs]).nullable().optional(),
+});
+export type ProviderPreferences = z.infer<typeof providerPreferences>;
+
+export const responseFormat = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text") }),
+  z.object({ type: z.literal("json_object") }),
+  z.object({
+    type: z.literal("json_schema"),
+    json_schema: z.object({
+      name: z.string().min(1).max(64),
+      description: z.string().optional(),
+      schema: jsonObject.optional(),
+      strict: z.boolean().nullable().optional(),
+    }),
+  }),
+  z.object({ type: z.literal("grammar"), grammar: z.string().min(1) }),
+  z.object({ type: z.literal("python") }),
+]);
+
+/** Agent-loop stop conditions; any one firing halts the loop. */
+export const stopCondition = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("step_count_is"), step_count: z.number().int().min(1) }),
+  z.object({ type: z.literal("max_cost"), max_cost_in_dollars: z.number().positive() }),
+  z.object({ type: z.literal("max_tokens_used"), max_tokens: z.number().int().min(1) }),
+  z.object({ type: z.literal("has_tool_call"), tool_name: z.string().min(1) }),
+  z.object({ type: z.literal("finish_reason_is"), reason: z.string().min(1) }),
+]);
+export type StopCondition = z.infer<typeof stopCondition>;
+
+export const chatPlugin = z.looseObject({
+  id: z.string().min(1),
+  enabled: z.boolean().optional(),
+  allowed_models: z.array(z.string()).optional(),
+  excluded_models: z.array(z.string()).optional(),
+  cost_tier: z.enum(["low", "medium", "high", "xhigh", "max"]).optional(),
+  pin_model: z.boolean().optional(),
+});
+
+/** OpenAI's limits: at most 16 pairs, keys up to 64 characters, values up to 512. */
+const requestMetadata = z
+  .record(z.string().max(64, "metadata keys must be at most 64 characters"), z.string().max(512, "must be at most 512 characters"))
+  .refine((pairs) => Object.keys(pairs).length <= 16, "must have at most 16 pairs");
+
+/**
+ * The parameters of a chat completion. Kept as a plain object so presets can reuse it; the request
+ * schema adds the cross-field rules.
+ */
+export const chatCompletionParams = z.looseObject({
+  messages: z.array(chatMessage).min(1, "must have at least 1 message"),
+  model: modelId.optional(),
+  models: z.array(modelId).optional().describe("Fallback models, tried in order"),
+  route: z.enum(["fallback", "sort"]).nullable().optional().describe("Deprecated: use models / provider.sort"),
+  max_tokens: positiveInt.describe("Deprecated: use max_completion_tokens"),
+  max_completion_tokens: positiveInt,
+  temperature: range(0, 2),
+  top_p: range(0, 1),
+  top_k: positiveInt,
+  top_a: range(0, 1),
+  min_p: range(0, 1),
+  frequency_penalty: range(-2, 2),
+  presence_penalty: range(-2, 2),
+  repetition_penalty: z.number().gt(0, "must be greater than 0").max(2).nullable().optional(),
+  logit_bias: z
+    .record(z.string().regex(/^\d+$/, "logit_bias keys must be token ids"), z.number().min(-100).max(100))
+    .nullable()
+    .optional(),
+  logprobs: z.boolean().nullable().optional(),
+  top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
+  seed: z.number().int().nullable().optional(),
+  stop: z
+    .union([z.string(), z.array(z.string()).max(4, "must have at most 4 stop sequences")])
+    .nullable()
+    .optional(),
+  stream: z.boolean().default(false),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
+  metadata: requestMetadata.optional(),
+  session_id: sessionId.optional(),
+  reasoning: reasoningConfig.optional(),
+  reasoning_effort: reasoningEffort.nullable().optional(),
+  max_tool_calls: z.number().int().min(0).optional(),
+  stop_server_tools_when: z.array(stopCondition).min(1, "must have at least 1 condition").optional(),
+  service_tier: serviceTier.nullable().optional(),
+  provider: providerPreferences.nullable().optional(),
+  response_format: responseFormat.optional(),
+  prediction: z
+    .object({ type: z.literal("content"), content: z.union([z.string(), z.array(textPart)]) })
+    .nullable()
+    .optional(),
+  modalities: z.array(z.enum(["text", "image", "audio"])).optional(),
+  image_config: jsonObject.optional().describe("Provider-specific image options, e.g. aspect_ratio, quality"),
+  tools: z.array(chatTool).optional(),
+  tool_choice: toolChoice.optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
+  plugins: z.array(chatPlugin).optional(),
+  cache_control: cacheControl.optional(),
+  prompt_cache_key: z.string().nullable().optional(),
+  prompt_cache_options: z
+    .object({ mode: z.literal("explicit"), ttl: z.string().nullable().optional() })
+    .nullable()
+    .optional(),
+  debug: z.object({ echo_upstream_body: z.boolean().optional() }).optional().describe("Streaming only"),
+  trace: traceConfig.optional(),
+  user: z.string().optional().describe("End-user id for abuse isolation; never forwarded raw"),
+});
+
+/** `reasoning_effort` is shorthand for `reasoning.effort`; both may be set only when they agree. */
+export function checkReasoningEffort(
+  request: { reasoning_effort?: ReasoningEffort | null; reasoning?: { effort?: ReasoningEffort | null } },
+  ctx: z.RefinementCtx,
+): void {
+  const shorthand = request.reasoning_effort;
+  const nested = request.reasoning?.effort;
+  if (shorthand != null && nested != null && shorthand !== nested) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["reasoning_effort"],
+      message: `conflicts with reasoning.effort (${nested}); set one or make them equal`,
+    });
+  }
+}
+
+/** `POST /chat/completions` body; unknown top-level fields pass through to providers. */
+export const chatCompletionRequest = chatCompletionParams.superRefine(checkReasoningEffort);
+export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
+export type ChatCompletionRequestInput = z.input<typeof chatCompletionRequest>;

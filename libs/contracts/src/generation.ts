@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { isoTimestamp } from "./common.js";
+
+/** `GET /generation?id=`: the id comes from the response's `id` or its `X-Generation-Id` header. */
+export const generationQuery = z.object({
+  id: z.string().min(1, "must not be empty").max(256, "must be at most 256 characters"),
+});
+export type GenerationQuery = z.infer<typeof generationQuery>;
+
+const count = z.number().int().min(0).nullable();
+
+/** One upstream attempt of a generation (fallbacks make several). */
+export const providerAttempt = z.object({
+  status: z.number().int().nullable().describe("HTTP status the provider answered with"),
+  id: z.string().optional(),
+  endpoint_id: z.string().optional(),
+  provider_name: z.string().optional(),
+  model_permaslug: z.string().optional(),
+  latency: z.number().optional(),
+  is_byok: z.boolean().optional(),
+});
+
+/** The generation record as OpenRouter's `GET /generation` returns it. */
+export const generation = z.object({
+  id: z.string(),
+  upstream_id: z.string().nullable(),
+  request_id: z.string().nullable().optional(),
+  session_id: z.string().nullable().optional(),
+  created_at: isoTimestamp,
+  model: z.string(),
+  api_type: z.enum(["completions", "embeddings", "rerank", "decisions", "video", "tts", "stt", "image"]).nullable(),
+  app_id: z.number().int().nullable(),
+  workspace_id: z.string().nullable(),
+  preset_id: z.string().nullable(),
+  origin: z.string(),
+  http_referer: z.string().nullable(),
+  user_agent: z.string().nullable(),
+  external_user: z.string().nullable(),
+  data_region: z.enum(["global", "europe", "us"]),
+  router: z.string().nullable(),
+  provider_name: z.string().nullable(),
+  provider_responses: z.array(providerAttempt).nullable(),
+  service_tier: z.string().nullable(),
+  streamed: z.boolean().nullable(),
+  cancelled: z.boolean().nullable(),
+  finish_reason: z.string().nullable(),
+  native_finish_reason: z.string().nullable(),
+  is_byok: z.boolean(),
+  latency: z.number().nullable().describe("Milliseconds to first token"),
+  generation_time: z.number().nullable().describe("Milliseconds"),
+  moderation_latency: z.number().nullable(),
+  tokens_prompt: count,
+  tokens_completion: count,
+  native_tokens_prompt: count,
+  native_tokens_completion: count,
+  native_tokens_completion_images: count,
+  native_tokens_reasoning: count,
+  native_tokens_cached: count,
+  num_media_prompt: count,
+  num_media_completion: count,
+  num_input_audio_prompt: count,
+  num_search_results: count,
+  num_fetches: count,
+  web_search_engine: z.string().nullable(),
+  usage: z.number().describe("USD charged"),
+  total_cost: z.number(),
+  cache_discount: z.number().nullable(),
+  upstream_inference_cost: z.number().nullable(),
+  response_cache_source_id: z.string().nullable().optional(),
+});
+export type Generation = z.infer<typeof generation>;
+
+export const generationResponse = z.object({ data: generation });

@@ -1,0 +1,68 @@
+import type { z } from "zod";
+import { chatCompletionRequest } from "./chat-request.js";
+import { chatCompletion, chatCompletionChunk } from "./chat-response.js";
+import { generationQuery, generationResponse } from "./generation.js";
+import { imageGenerationRequest, imageGenerationResponse, imageStreamEvent } from "./images.js";
+import { defineRoute, type RouteContract } from "./route.js";
+import { transcriptionMultipartBody, transcriptionRequest, transcriptionResponse } from "./transcription.js";
+
+const providerErrors = [400, 401, 402, 403, 404, 413, 429, 500, 502, 503, 524, 529] as const;
+
+export const inferenceRoutes = [
+  defineRoute({
+    operationId: "sendChatCompletionRequest",
+    method: "post",
+    path: "/chat/completions",
+    summary:
+      "Create a chat completion; with stream true the 200 is text/event-stream of chat.completion.chunk frames",
+    tag: "Chat",
+    auth: "inference",
+    body: chatCompletionRequest,
+    responses: { 200: chatCompletion },
+    errors: [400, 401, 402, 403, 404, 408, 413, 422, 429, 500, 502, 503, 524, 529],
+  }),
+  defineRoute({
+    operationId: "createAudioTranscriptions",
+    method: "post",
+    path: "/audio/transcriptions",
+    summary: "Transcribe audio: JSON with base64 audio, or an OpenAI-style multipart file upload",
+    tag: "Transcriptions",
+    auth: "inference",
+    body: transcriptionRequest,
+    responses: { 200: transcriptionResponse },
+    errors: providerErrors,
+  }),
+  defineRoute({
+    operationId: "createImages",
+    method: "post",
+    path: "/images",
+    summary: "Generate images; with stream true partial images arrive as SSE events",
+    tag: "Images",
+    auth: "inference",
+    body: imageGenerationRequest,
+    responses: { 200: imageGenerationResponse },
+    errors: providerErrors,
+  }),
+  defineRoute({
+    operationId: "getGeneration",
+    method: "get",
+    path: "/generation",
+    summary: "Get a generation's metadata, usage and cost by id",
+    tag: "Generations",
+    auth: "any",
+    query: generationQuery,
+    responses: { 200: generationResponse },
+    errors: [400, 401, 404, 429, 500],
+  }),
+] as const satisfies readonly RouteContract[];
+
+/** Request bodies an operation accepts besides its contract's `body`, for the OpenAPI document. */
+export const alternateRequestBodies: Readonly<Record<string, { mediaType: string; schema: z.ZodType }>> = {
+  createAudioTranscriptions: { mediaType: "multipart/form-data", schema: transcriptionMultipartBody },
+};
+
+/** SSE frame schemas of the operations that stream when the body says `stream: true`. */
+export const streamingResponses: Readonly<Record<string, z.ZodType>> = {
+  sendChatCompletionRequest: chatCompletionChunk,
+  createImages: imageStreamEvent,
+};
