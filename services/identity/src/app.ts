@@ -14,6 +14,7 @@ import type { Express } from "express";
 import type { KeyDeps } from "./keys/service.js";
 import { authenticateRoute } from "./routes/authenticate.js";
 import { currentKeyRoute } from "./routes/current-key.js";
+import { describeKeysRoute, workspacePolicyRoute } from "./routes/internal.js";
 import { createKeyRoute, deleteKeyRoute, getKeyRoute, listKeysRoute, updateKeyRoute } from "./routes/keys.js";
 import {
   createWorkspaceRoute,
@@ -38,7 +39,10 @@ export function createApp(deps: IdentityAppDeps): Express {
   const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes });
   mountHealth(app, deps.readiness, deps.health);
 
-  app.post("/internal/keys/authenticate", requireService(deps.verifyService), authenticateRoute(deps.db));
+  const service = requireService(deps.verifyService);
+  app.post("/internal/keys/authenticate", service, authenticateRoute(deps.db));
+  app.post("/internal/keys/describe", service, describeKeysRoute(deps.db));
+  app.post("/internal/workspaces/policy", service, workspacePolicyRoute(deps.db));
 
   const caller = requireCaller(deps.verifyCaller);
   app.get("/api/v1/key", caller, currentKeyRoute(deps, { defaultRateLimitPerMinute: deps.defaultRateLimitPerMinute }));

@@ -1,5 +1,6 @@
 import {
   migrate,
+  outboxSink,
   startOutboxRelay,
   type Bus,
   type CallerVerifier,
@@ -8,11 +9,11 @@ import {
   type Logger,
   type ServiceVerifier,
 } from "@switchyard/runtime";
-import type { KeyAuthentication } from "@switchyard/contracts";
+import type { KeyAuthentication, KeyDescription, WorkspacePolicy } from "@switchyard/contracts";
 import type { Express } from "express";
 import { createApp } from "./app.js";
 import type { IdentityConfig } from "./config.js";
-import { outboxSink } from "./events.js";
+import { describeKeys, workspacePolicy } from "./internal.js";
 import { authenticateKey } from "./keys/service.js";
 import { migrations, schema } from "./migrations.js";
 import { bootstrap, createOrganization, type NewOrganization } from "./organizations.js";
@@ -33,6 +34,9 @@ export interface RunningIdentity {
   app: Express;
   /** The router's key lookup without an HTTP hop, for the one-process deployment. */
   authenticate(hash: string): Promise<KeyAuthentication | undefined>;
+  /** Workspace policies and key names for catalog, without an HTTP hop. */
+  workspacePolicy(workspaceId: string): Promise<WorkspacePolicy | undefined>;
+  describeKeys(organizationId: string, hashes: readonly string[]): Promise<KeyDescription[]>;
   /** An operator action: a new organization with its default workspace and first management key. */
   createOrganization(name: string): Promise<NewOrganization>;
   stop(): Promise<void>;
@@ -44,7 +48,7 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
   const applied = await migrate(db, schema, migrations);
   if (applied.length) logger.info({ applied }, "identity migrations applied");
   const relay = startOutboxRelay({ db, schema, bus, logger });
-  const events = outboxSink(() => relay.wake());
+  const events = outboxSink(schema, relay);
   const result = await bootstrap({ db, events }, deps.config.SWITCHYARD_BOOTSTRAP_KEY);
   if (result.kind === "generated") {
     (deps.announce ?? ((text) => process.stdout.write(text)))(
@@ -68,6 +72,8 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
   return {
     app,
     authenticate: (hash) => authenticateKey(db, hash),
+    workspacePolicy: (id) => workspacePolicy(db, id),
+    describeKeys: (organizationId, hashes) => describeKeys(db, organizationId, hashes),
     createOrganization: (name) => createOrganization({ db, events }, name),
     stop: () => relay.stop(),
   };

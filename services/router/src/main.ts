@@ -27,7 +27,7 @@ const router = await startRouter({
   ...(db ? { db } : {}),
   identity: httpIdentityClient(config.IDENTITY_URL, createServiceSigner(secret, "router")),
   signCaller: createCallerSigner(secret),
-  targets: { identity: { kind: "url", url: config.IDENTITY_URL } },
+  targets: { identity: { kind: "url", url: config.IDENTITY_URL }, catalog: { kind: "url", url: config.CATALOG_URL } },
   health,
   config,
 });

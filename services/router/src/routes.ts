@@ -1,5 +1,5 @@
 /** The services behind the router. */
-export type ServiceName = "identity";
+export type ServiceName = "identity" | "catalog";
 
 interface ServiceRoute {
   /** Path prefix under `/api/v1`; matches the prefix itself and anything below it. */
@@ -14,6 +14,11 @@ export const serviceRoutes: readonly ServiceRoute[] = [
   { prefix: "/api/v1/keys", service: "identity" },
   { prefix: "/api/v1/key", service: "identity" },
   { prefix: "/api/v1/workspaces", service: "identity" },
+  { prefix: "/api/v1/models", service: "catalog" },
+  { prefix: "/api/v1/providers", service: "catalog" },
+  { prefix: "/api/v1/presets", service: "catalog" },
+  { prefix: "/api/v1/guardrails", service: "catalog" },
+  { prefix: "/api/v1/catalog", service: "catalog" },
 ];
 
 export function routeFor(path: string): ServiceRoute | undefined {

@@ -4,3 +4,4 @@ export * from "./internal-auth.js";
 export * from "./caller.js";
 export * from "./health.js";
 export * from "./serve.js";
+export * from "./internal-client.js";

@@ -1,6 +1,6 @@
 import type { ApiKey, CreateApiKeyBody, KeyAuthentication, UpdateApiKeyBody } from "@switchyard/contracts";
 import { badRequest, notFound, type Db, type Queryable } from "@switchyard/runtime";
-import type { EventSink } from "../events.js";
+import type { EventSink } from "@switchyard/runtime";
 import { keyColumns, toApiKey, type KeyRow } from "./records.js";
 import { generateSecret, hashSecret, maskSecret } from "@switchyard/runtime";
 

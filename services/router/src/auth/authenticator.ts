@@ -1,7 +1,6 @@
 import type { KeyAuthentication } from "@switchyard/contracts";
-import { classifySecret, hashSecret, HttpError, unauthorized } from "@switchyard/runtime";
+import { classifySecret, hashSecret, HttpError, ServiceUnavailableError, unauthorized } from "@switchyard/runtime";
 import type { IdentityClient } from "./identity-client.js";
-import { IdentityUnavailableError } from "./identity-client.js";
 
 export interface AuthenticatorOptions {
   identity: IdentityClient;
@@ -68,7 +67,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
       try {
         key = await lookup(hash);
       } catch (error) {
-        if (error instanceof IdentityUnavailableError) throw new HttpError("unavailable", "Authentication is temporarily unavailable");
+        if (error instanceof ServiceUnavailableError) throw new HttpError("unavailable", "Authentication is temporarily unavailable");
         throw error;
       }
       if (!key) throw invalidKey();

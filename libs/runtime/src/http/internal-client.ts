@@ -1,0 +1,47 @@
+import http from "node:http";
+import type { z } from "zod";
+import { serviceHeader } from "./internal-auth.js";
+
+/** Another service could not be asked (down, slow, or answering with an error). */
+export class ServiceUnavailableError extends Error {
+  override readonly name = "ServiceUnavailableError";
+}
+
+export interface InternalClient {
+  /** POSTs JSON to an `/internal/...` route; a 404 is `undefined`, anything else but 200 throws. */
+  post<T extends z.ZodType>(path: string, body: unknown, schema: T): Promise<z.infer<T> | undefined>;
+}
+
+/** Calls another service's internal routes over a keep-alive pool, with this service's signed token. */
+export function createInternalClient(baseUrl: string, serviceToken: () => Promise<string>, timeoutMs = 5000): InternalClient {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  return {
+    async post(path, body, schema) {
+      const payload = JSON.stringify(body);
+      const token = await serviceToken();
+      const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = http.request(
+          new URL(path, baseUrl),
+          {
+            method: "POST",
+            agent,
+            timeout: timeoutMs,
+            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload), [serviceHeader]: token },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (chunk: Buffer) => chunks.push(chunk));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+            res.on("error", (error) => reject(new ServiceUnavailableError(error.message)));
+          },
+        );
+        req.on("timeout", () => req.destroy(new Error(`${path} timed out after ${timeoutMs} ms`)));
+        req.on("error", (error) => reject(new ServiceUnavailableError(error.message)));
+        req.end(payload);
+      });
+      if (status === 404) return undefined;
+      if (status !== 200) throw new ServiceUnavailableError(`${path} answered ${status}`);
+      return schema.parse(JSON.parse(text));
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import type { KeyDescription, WorkspacePolicy } from "@switchyard/contracts";
+import type { Queryable } from "@switchyard/runtime";
+
+/** Answers for other services: what they need to know about workspaces and keys, nothing more. */
+export async function workspacePolicy(db: Queryable, workspaceId: string): Promise<WorkspacePolicy | undefined> {
+  const [row] = await db.query<WorkspacePolicy>(
+    `SELECT id::text, organization_id::text, allowed_providers, ignored_providers, data_collection, zdr
+     FROM identity.workspaces WHERE id = $1`,
+    [workspaceId],
+  );
+  return row;
+}
+
+export async function describeKeys(db: Queryable, organizationId: string, hashes: readonly string[]): Promise<KeyDescription[]> {
+  if (hashes.length === 0) return [];
+  return db.query<KeyDescription>(`SELECT hash, name, label FROM identity.api_keys WHERE organization_id = $1 AND hash = ANY($2::text[])`, [
+    organizationId,
+    hashes,
+  ]);
+}
