@@ -13,6 +13,7 @@ export default defineConfig({
       "@switchyard/runtime": lib("runtime"),
       "@switchyard/identity": service("identity"),
       "@switchyard/router": service("router"),
+      "@switchyard/catalog": service("catalog"),
       "@switchyard/standalone": service("standalone"),
     },
   },

@@ -1,10 +1,16 @@
+import { catalogEnv } from "@switchyard/catalog";
 import { identityEnv } from "@switchyard/identity";
 import { parseEnv } from "@switchyard/runtime";
 import { routerEnv } from "@switchyard/router";
 import type { z } from "zod";
 
 /** Standalone understands every service's variables; PORT is the one public port. */
-export const standaloneEnv = routerEnv.extend(identityEnv.omit({ PORT: true }).shape);
+export const standaloneEnv = routerEnv.extend(identityEnv.omit({ PORT: true }).shape).extend(catalogEnv.omit({ PORT: true }).shape);
 export type StandaloneConfig = z.infer<typeof standaloneEnv>;
 
-export const loadStandaloneConfig = (env?: Record<string, string | undefined>) => parseEnv(standaloneEnv, env);
+export type StandaloneConfigWithProviders = StandaloneConfig & { providerEnv: Record<string, string | undefined> };
+
+/** Provider keys and base URLs are read from the same environment (`<SLUG>_API_KEY`, `<SLUG>_BASE_URL`). */
+export function loadStandaloneConfig(env: Record<string, string | undefined> = process.env): StandaloneConfigWithProviders {
+  return { ...parseEnv(standaloneEnv, env), providerEnv: env };
+}

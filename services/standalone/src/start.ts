@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { startCatalog, type RunningCatalog } from "@switchyard/catalog";
 import { startIdentity, type RunningIdentity } from "@switchyard/identity";
 import {
   createCallerSigner,
@@ -10,12 +11,13 @@ import {
   type RunningServer,
 } from "@switchyard/runtime";
 import { startRouter } from "@switchyard/router";
-import type { StandaloneConfig } from "./config.js";
+import type { StandaloneConfigWithProviders } from "./config.js";
 
 export interface Standalone {
   port: number;
   server: RunningServer;
   identity: RunningIdentity;
+  catalog: RunningCatalog;
   /** Drains: stops accepting, finishes in-flight work, closes the bus and the database. */
   stop(): Promise<void>;
 }
@@ -24,7 +26,7 @@ export interface Standalone {
  * Every service in one process on one port. The router hands requests to the services' apps directly,
  * without a loopback HTTP hop; the backends are embedded unless DATABASE_URL / NATS_URL are set.
  */
-export async function startStandalone(config: StandaloneConfig, logger: Logger, announce?: (text: string) => void): Promise<Standalone> {
+export async function startStandalone(config: StandaloneConfigWithProviders, logger: Logger, announce?: (text: string) => void): Promise<Standalone> {
   // One process signs and verifies its own caller headers; a random secret is enough when none is set.
   const secret = config.SWITCHYARD_INTERNAL_SECRET ?? randomBytes(32).toString("hex");
   const { db, bus } = await openBackends(config, logger, "standalone");
@@ -39,13 +41,23 @@ export async function startStandalone(config: StandaloneConfig, logger: Logger, 
     health,
     ...(announce ? { announce } : {}),
   });
+  const catalog = await startCatalog({
+    db,
+    bus,
+    logger: logger.child({ service: "catalog" }),
+    identity: { workspacePolicy: identity.workspacePolicy, describeKeys: identity.describeKeys },
+    config,
+    verifyCaller: createCallerVerifier(secret),
+    verifyService: createServiceVerifier(secret),
+    health,
+  });
   const router = await startRouter({
     logger: logger.child({ service: "router" }),
     bus,
     db,
     identity: { authenticate: identity.authenticate },
     signCaller: createCallerSigner(secret),
-    targets: { identity: { kind: "handler", handler: identity.app } },
+    targets: { identity: { kind: "handler", handler: identity.app }, catalog: { kind: "handler", handler: catalog.app } },
     health,
     config,
   });
@@ -58,10 +70,11 @@ export async function startStandalone(config: StandaloneConfig, logger: Logger, 
     drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
     onClosed: async () => {
       await router.stop();
+      await catalog.stop();
       await identity.stop();
       await bus.close();
       await db.close();
     },
   });
-  return { port: server.port, server, identity, stop: () => server.drain() };
+  return { port: server.port, server, identity, catalog, stop: () => server.drain() };
 }

@@ -1,0 +1,64 @@
+import { createHttpApp, finishHttpApp, managementCallerOf, mountHealth, requireCaller, requireService } from "@switchyard/runtime";
+import type { Express, RequestHandler } from "express";
+import type { CatalogDeps } from "./deps.js";
+import {
+  assignKeysRoute,
+  createGuardrailRoute,
+  deleteGuardrailRoute,
+  getGuardrailRoute,
+  listAllKeyAssignmentsRoute,
+  listGuardrailKeysRoute,
+  listGuardrailsRoute,
+  unassignKeysRoute,
+  updateGuardrailRoute,
+} from "./routes/guardrails.js";
+import { resolveModelRoute } from "./routes/internal.js";
+import { listModelsRoute, listProvidersRoute, listUserModelsRoute, modelEndpointsRoute } from "./routes/models.js";
+import {
+  deletePresetRoute,
+  designatePresetRoute,
+  getPresetRoute,
+  getPresetVersionRoute,
+  listPresetsRoute,
+  listPresetVersionsRoute,
+  savePresetRoute,
+} from "./routes/presets.js";
+
+/** Catalog's HTTP surface: models, providers, presets, guardrails, and model resolution for inference. */
+export function createApp(deps: CatalogDeps, reload: () => Promise<{ models: number; providers: number }>): Express {
+  const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes });
+  mountHealth(app, deps.readiness, deps.health);
+  app.post("/internal/models/resolve", requireService(deps.verifyService), resolveModelRoute(deps));
+
+  const caller = requireCaller(deps.verifyCaller);
+  const v1 = (path: string) => `/api/v1${path}`;
+  app.get(v1("/models"), caller, listModelsRoute(deps));
+  app.get(v1("/models/user"), caller, listUserModelsRoute(deps));
+  app.get(v1("/models/:author/:slug/endpoints"), caller, modelEndpointsRoute(deps));
+  app.get(v1("/providers"), caller, listProvidersRoute(deps));
+
+  app.get(v1("/presets"), caller, listPresetsRoute(deps));
+  app.get(v1("/presets/:slug"), caller, getPresetRoute(deps));
+  app.delete(v1("/presets/:slug"), caller, deletePresetRoute(deps));
+  app.post(v1("/presets/:slug/chat/completions"), caller, savePresetRoute(deps));
+  app.post(v1("/presets/:slug/designated-version"), caller, designatePresetRoute(deps));
+  app.get(v1("/presets/:slug/versions"), caller, listPresetVersionsRoute(deps));
+  app.get(v1("/presets/:slug/versions/:version"), caller, getPresetVersionRoute(deps));
+
+  app.get(v1("/guardrails"), caller, listGuardrailsRoute(deps));
+  app.post(v1("/guardrails"), caller, createGuardrailRoute(deps));
+  app.get(v1("/guardrails/assignments/keys"), caller, listAllKeyAssignmentsRoute(deps));
+  app.get(v1("/guardrails/:id"), caller, getGuardrailRoute(deps));
+  app.patch(v1("/guardrails/:id"), caller, updateGuardrailRoute(deps));
+  app.delete(v1("/guardrails/:id"), caller, deleteGuardrailRoute(deps));
+  app.get(v1("/guardrails/:id/assignments/keys"), caller, listGuardrailKeysRoute(deps));
+  app.post(v1("/guardrails/:id/assignments/keys"), caller, assignKeysRoute(deps));
+  app.post(v1("/guardrails/:id/assignments/keys/remove"), caller, unassignKeysRoute(deps));
+
+  const reloadRoute: RequestHandler = async (_req, res) => {
+    managementCallerOf(res);
+    res.json({ data: await reload() });
+  };
+  app.post(v1("/catalog/reload"), caller, reloadRoute);
+  return finishHttpApp(app, deps.logger);
+}

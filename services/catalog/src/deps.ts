@@ -1,0 +1,16 @@
+import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck, ServiceVerifier } from "@switchyard/runtime";
+import type { CatalogState } from "./models/state.js";
+import type { IdentityLookup } from "./policy/identity-lookup.js";
+
+export interface CatalogDeps {
+  db: Db;
+  events: EventSink;
+  identity: IdentityLookup;
+  catalog: CatalogState;
+  logger: Logger;
+  verifyCaller: CallerVerifier;
+  verifyService: ServiceVerifier;
+  maxBodyBytes: number;
+  health: HealthState;
+  readiness: Record<string, ReadinessCheck>;
+}

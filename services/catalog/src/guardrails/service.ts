@@ -1,0 +1,223 @@
+import { randomUUID } from "node:crypto";
+import type { CreateGuardrailBody, Guardrail, KeyAssignment, UpdateGuardrailBody } from "@switchyard/contracts";
+import { badRequest, notFound, type Db, type Queryable } from "@switchyard/runtime";
+import type { EventSink } from "@switchyard/runtime";
+import type { IdentityLookup } from "../policy/identity-lookup.js";
+import { guardrailColumns, settingNames, toGuardrail, type GuardrailRow } from "./records.js";
+
+export interface GuardrailDeps {
+  db: Db;
+  events: EventSink;
+  identity: IdentityLookup;
+}
+
+const guardrailNotFound = () => notFound("Guardrail not found");
+const columnFields = [
+  "description",
+  "limit_usd",
+  "reset_interval",
+  "include_byok_in_budgets",
+  "allowed_providers",
+  "ignored_providers",
+  "allowed_models",
+  "ignored_models",
+  "allowed_data_regions",
+  "enforce_zdr",
+] as const;
+const vendorZdr = ["enforce_zdr_anthropic", "enforce_zdr_openai", "enforce_zdr_google", "enforce_zdr_xai", "enforce_zdr_other"] as const;
+
+/** The deprecated `enforce_zdr` fills every per-vendor switch the caller did not set. */
+function settingsOf(body: UpdateGuardrailBody): Record<string, unknown> {
+  const settings: Record<string, unknown> = {};
+  for (const name of settingNames) if (body[name] !== undefined && body[name] !== null) settings[name] = body[name];
+  if (typeof body.enforce_zdr === "boolean") for (const name of vendorZdr) settings[name] ??= body.enforce_zdr;
+  return settings;
+}
+
+async function changed(deps: GuardrailDeps, tx: Queryable, row: GuardrailRow, event: "created" | "updated" | "deleted") {
+  await deps.events.enqueue(tx, `catalog.guardrail.${event}.v1`, { id: row.id, organization_id: row.organization_id });
+}
+
+export async function createGuardrail(deps: GuardrailDeps, organizationId: string, defaultWorkspace: string, body: CreateGuardrailBody) {
+  const workspaceId = body.workspace_id ?? defaultWorkspace;
+  if (body.workspace_id && !(await deps.identity.workspaceInOrganization(body.workspace_id, organizationId))) {
+    throw badRequest("Invalid body: workspace_id: no such workspace");
+  }
+  const row = await deps.db.transaction(async (tx) => {
+    const [inserted] = await tx.query<GuardrailRow>(
+      `INSERT INTO catalog.guardrails (id, organization_id, workspace_id, name, description, limit_usd, reset_interval,
+         include_byok_in_budgets, allowed_providers, ignored_providers, allowed_models, ignored_models, allowed_data_regions,
+         enforce_zdr, settings)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${guardrailColumns}`,
+      [
+        randomUUID(),
+        organizationId,
+        workspaceId,
+        body.name,
+        body.description ?? "",
+        body.limit_usd ?? null,
+        body.reset_interval ?? null,
+        body.include_byok_in_budgets ?? false,
+        body.allowed_providers ?? null,
+        body.ignored_providers ?? null,
+        body.allowed_models ?? null,
+        body.ignored_models ?? null,
+        body.allowed_data_regions ?? null,
+        body.enforce_zdr ?? null,
+        JSON.stringify(settingsOf(body)),
+      ],
+    );
+    await changed(deps, tx, inserted!, "created");
+    return inserted!;
+  });
+  deps.events.committed();
+  return toGuardrail(row);
+}
+
+export async function guardrailRow(db: Queryable, organizationId: string, id: string): Promise<GuardrailRow> {
+  const [row] = await db.query<GuardrailRow>(`SELECT ${guardrailColumns} FROM catalog.guardrails WHERE id = $1 AND organization_id = $2`, [
+    id,
+    organizationId,
+  ]);
+  if (!row) throw guardrailNotFound();
+  return row;
+}
+
+export const getGuardrail = async (db: Queryable, organizationId: string, id: string): Promise<Guardrail> =>
+  toGuardrail(await guardrailRow(db, organizationId, id));
+
+export async function listGuardrails(db: Queryable, organizationId: string, offset: number, limit: number, workspaceId?: string) {
+  const params: unknown[] = [organizationId];
+  let filter = "organization_id = $1";
+  if (workspaceId) {
+    params.push(workspaceId);
+    filter += " AND workspace_id = $2";
+  }
+  const [count] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalog.guardrails WHERE ${filter}`, params);
+  const rows = await db.query<GuardrailRow>(
+    `SELECT ${guardrailColumns} FROM catalog.guardrails WHERE ${filter} ORDER BY created_at, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, limit, offset],
+  );
+  return { data: rows.map(toGuardrail), total_count: count?.n ?? 0 };
+}
+
+export async function updateGuardrail(deps: GuardrailDeps, organizationId: string, id: string, body: UpdateGuardrailBody) {
+  const row = await deps.db.transaction(async (tx) => {
+    const current = await guardrailRow(tx, organizationId, id);
+    const limit = body.limit_usd === undefined ? current.limit_usd : body.limit_usd;
+    const interval = body.reset_interval === undefined ? current.reset_interval : body.reset_interval;
+    if ((limit === null) !== (interval === null)) throw badRequest("Invalid body: limit_usd and reset_interval must be provided together");
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    const set = (column: string, value: unknown) => {
+      params.push(value);
+      sets.push(`${column} = $${params.length}`);
+    };
+    if (body.name !== undefined) set("name", body.name);
+    for (const field of columnFields) if (body[field] !== undefined) set(field, field === "description" ? (body.description ?? "") : body[field]);
+    const settings = settingsOf(body);
+    if (Object.keys(settings).length) {
+      params.push(JSON.stringify(settings));
+      sets.push(`settings = settings || $${params.length}::jsonb`);
+    }
+    if (sets.length === 0) return current;
+    const [updated] = await tx.query<GuardrailRow>(
+      `UPDATE catalog.guardrails SET ${sets.join(", ")}, updated_at = clock_timestamp() WHERE id = $1 RETURNING ${guardrailColumns}`,
+      params,
+    );
+    await changed(deps, tx, updated!, "updated");
+    return updated!;
+  });
+  deps.events.committed();
+  return toGuardrail(row);
+}
+
+export async function deleteGuardrail(deps: GuardrailDeps, organizationId: string, id: string): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const row = await guardrailRow(tx, organizationId, id);
+    await tx.query(`DELETE FROM catalog.guardrails WHERE id = $1`, [id]);
+    await changed(deps, tx, row, "deleted");
+  });
+  deps.events.committed();
+}
+
+/** Assigns keys of the caller's organization; a hash of another organization's key is refused as unknown. */
+export async function assignKeys(deps: GuardrailDeps, organizationId: string, id: string, hashes: string[], by: string) {
+  await guardrailRow(deps.db, organizationId, id);
+  const keys = await deps.identity.describeKeys(organizationId, hashes);
+  const unknown = hashes.filter((h) => !keys.has(h));
+  if (unknown.length) throw badRequest(`Invalid body: key_hashes: no such key ${unknown.slice(0, 5).join(", ")}`);
+  const count = await deps.db.transaction(async (tx) => {
+    let n = 0;
+    for (const hash of new Set(hashes)) {
+      const inserted = await tx.query(
+        `INSERT INTO catalog.guardrail_keys (guardrail_id, key_hash, organization_id, assigned_by) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING RETURNING key_hash`,
+        [id, hash, organizationId, by],
+      );
+      n += inserted.length;
+    }
+    if (n) await deps.events.enqueue(tx, "catalog.guardrail.updated.v1", { id, organization_id: organizationId });
+    return n;
+  });
+  deps.events.committed();
+  return { assigned_count: count };
+}
+
+export async function unassignKeys(deps: GuardrailDeps, organizationId: string, id: string, hashes: string[]) {
+  await guardrailRow(deps.db, organizationId, id);
+  const count = await deps.db.transaction(async (tx) => {
+    const removed = await tx.query(`DELETE FROM catalog.guardrail_keys WHERE guardrail_id = $1 AND key_hash = ANY($2::text[]) RETURNING key_hash`, [
+      id,
+      hashes,
+    ]);
+    if (removed.length) await deps.events.enqueue(tx, "catalog.guardrail.updated.v1", { id, organization_id: organizationId });
+    return removed.length;
+  });
+  deps.events.committed();
+  return { unassigned_count: count };
+}
+
+interface AssignmentRow {
+  guardrail_id: string;
+  key_hash: string;
+  assigned_by: string | null;
+  created_at: Date;
+}
+
+/** Assignments of one guardrail, or of every guardrail of the organization, with the keys' names. */
+export async function listAssignments(deps: GuardrailDeps, organizationId: string, offset: number, limit: number, guardrailId?: string) {
+  if (guardrailId) await guardrailRow(deps.db, organizationId, guardrailId);
+  const params: unknown[] = [organizationId];
+  let filter = "organization_id = $1";
+  if (guardrailId) {
+    params.push(guardrailId);
+    filter += " AND guardrail_id = $2";
+  }
+  const [count] = await deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalog.guardrail_keys WHERE ${filter}`, params);
+  const rows = await deps.db.query<AssignmentRow>(
+    `SELECT guardrail_id::text, key_hash, assigned_by, created_at FROM catalog.guardrail_keys WHERE ${filter}
+     ORDER BY created_at, key_hash LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, limit, offset],
+  );
+  const keys = rows.length ? await deps.identity.describeKeys(organizationId, rows.map((r) => r.key_hash)) : new Map();
+  const data: KeyAssignment[] = rows.map((r) => ({
+    id: `${r.guardrail_id}:${r.key_hash}`,
+    guardrail_id: r.guardrail_id,
+    key_hash: r.key_hash,
+    key_name: keys.get(r.key_hash)?.name ?? "(deleted key)",
+    key_label: keys.get(r.key_hash)?.label ?? "",
+    assigned_by: r.assigned_by,
+    created_at: r.created_at.toISOString(),
+  }));
+  return { data, total_count: count?.n ?? 0 };
+}
+
+/** Every guardrail that applies to a key: the ones assigned to it. */
+export async function guardrailsForKey(db: Queryable, keyHash: string): Promise<GuardrailRow[]> {
+  return db.query<GuardrailRow>(
+    `SELECT ${guardrailColumns} FROM catalog.guardrails
+     WHERE id IN (SELECT guardrail_id FROM catalog.guardrail_keys WHERE key_hash = $1)`,
+    [keyHash],
+  );
+}

@@ -1,0 +1,46 @@
+import {
+  createCallerVerifier,
+  createInternalClient,
+  createLogger,
+  createServiceSigner,
+  createServiceVerifier,
+  openBackends,
+  serveProcess,
+} from "@switchyard/runtime";
+import { loadCatalogConfig } from "./config.js";
+import { httpIdentitySource } from "./policy/identity-lookup.js";
+import { startCatalog } from "./start.js";
+
+/** The catalog service as its own process. */
+const config = loadCatalogConfig();
+const logger = createLogger({ service: "catalog", level: config.LOG_LEVEL });
+const secret = config.SWITCHYARD_INTERNAL_SECRET;
+if (!secret) {
+  logger.fatal("SWITCHYARD_INTERNAL_SECRET is required when catalog runs as its own process");
+  process.exit(1);
+}
+const { db, bus } = await openBackends(config, logger, "catalog");
+const health = { draining: false };
+const catalog = await startCatalog({
+  db,
+  bus,
+  logger,
+  identity: httpIdentitySource(createInternalClient(config.IDENTITY_URL, createServiceSigner(secret, "catalog"))),
+  config,
+  verifyCaller: createCallerVerifier(secret),
+  verifyService: createServiceVerifier(secret),
+  health,
+});
+process.on("SIGHUP", () => {
+  catalog.reload().catch((error: unknown) => logger.error({ err: error }, "catalog reload failed; the previous catalog stays in place"));
+});
+await serveProcess("catalog", config, {
+  handler: catalog.app,
+  logger,
+  health,
+  onClosed: async () => {
+    await catalog.stop();
+    await bus.close();
+    await db.close();
+  },
+});

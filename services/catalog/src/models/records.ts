@@ -1,0 +1,102 @@
+import type { Model, ModelEndpoint, Provider } from "@switchyard/contracts";
+import type { EndpointEntry, ModelEntry, ProviderEntry } from "./snapshot.js";
+
+const optionalPrices = ["input_cache_read", "input_cache_write", "internal_reasoning", "audio", "web_search"] as const;
+
+const totalPrice = (e: EndpointEntry) => Number(e.pricing.prompt) + Number(e.pricing.completion);
+
+/** The endpoint whose figures a model record shows: the cheapest of those given, first on ties. */
+export function topEndpoint(endpoints: readonly EndpointEntry[]): EndpointEntry | undefined {
+  let best: EndpointEntry | undefined;
+  for (const e of endpoints) if (!best || totalPrice(e) < totalPrice(best)) best = e;
+  return best;
+}
+
+/** The spec's model record, priced and described from the endpoints the caller may use. */
+export function toModelRecord(model: ModelEntry, endpoints: readonly EndpointEntry[] = model.endpointEntries): Model {
+  const top = topEndpoint(endpoints) ?? model.endpointEntries[0]!;
+  const pricing: Model["pricing"] = {
+    prompt: top.pricing.prompt,
+    completion: top.pricing.completion,
+    image: top.pricing.image,
+    request: top.pricing.request,
+  };
+  for (const name of optionalPrices) {
+    const value = top.pricing[name];
+    if (value !== undefined) pricing[name] = value;
+  }
+  const parameters = new Set<string>();
+  for (const e of endpoints.length ? endpoints : model.endpointEntries) for (const p of e.supported_parameters) parameters.add(p);
+  return {
+    id: model.id,
+    canonical_slug: model.id,
+    name: model.name,
+    created: model.createdAt,
+    description: model.description,
+    context_length: model.context_length,
+    architecture: {
+      input_modalities: model.input_modalities,
+      output_modalities: model.output_modalities,
+      modality: `${model.input_modalities.join("+")}->${model.output_modalities.join("+")}`,
+      tokenizer: model.tokenizer,
+      instruct_type: model.instruct_type,
+    },
+    pricing,
+    top_provider: {
+      context_length: top.contextLength,
+      is_moderated: top.is_moderated,
+      max_completion_tokens: top.max_completion_tokens ?? null,
+    },
+    supported_parameters: [...parameters].sort(),
+    links: { details: `/api/v1/models/${model.id}/endpoints` },
+    default_parameters: null,
+    expiration_date: null,
+    knowledge_cutoff: model.knowledge_cutoff,
+    per_request_limits: null,
+    supported_voices: null,
+  };
+}
+
+export function toEndpointRecord(e: EndpointEntry): ModelEndpoint {
+  const toolChoice = e.supported_parameters.includes("tool_choice");
+  return {
+    name: `${e.providerEntry.name} | ${e.model.id}`,
+    model_id: e.model.id,
+    model_name: e.model.name,
+    provider_name: e.providerEntry.name,
+    tag: e.providerEntry.slug,
+    context_length: e.contextLength,
+    max_completion_tokens: e.max_completion_tokens ?? null,
+    max_prompt_tokens: null,
+    pricing: {
+      prompt: e.pricing.prompt,
+      completion: e.pricing.completion,
+      image: e.pricing.image,
+      request: e.pricing.request,
+      ...(e.pricing.input_cache_read !== undefined ? { input_cache_read: e.pricing.input_cache_read } : {}),
+      ...(e.pricing.input_cache_write !== undefined ? { input_cache_write: e.pricing.input_cache_write } : {}),
+    },
+    quantization: e.quantization ?? null,
+    status: 0,
+    supported_parameters: e.supported_parameters,
+    supports_implicit_caching: e.pricing.input_cache_read !== undefined,
+    supports_tool_choice: { auto: toolChoice, function: toolChoice, none: toolChoice, required: toolChoice },
+    latency_last_30m: null,
+    throughput_last_30m: null,
+    uptime_last_5m: null,
+    uptime_last_30m: null,
+    uptime_last_1d: null,
+  };
+}
+
+export function toProviderRecord(p: ProviderEntry): Provider {
+  return {
+    name: p.name,
+    slug: p.slug,
+    privacy_policy_url: p.privacy_policy_url ?? null,
+    terms_of_service_url: p.terms_of_service_url ?? null,
+    status_page_url: p.status_page_url ?? null,
+    headquarters: p.headquarters ?? null,
+    datacenters: null,
+  };
+}

@@ -1,0 +1,111 @@
+import { z } from "zod";
+
+/**
+ * The operator's catalog file (`SWITCHYARD_CONFIG`, YAML or JSON): which providers exist, how to reach
+ * them, and which models they serve at which prices. Secrets never live in the file: `api_key_env`
+ * names the variable that holds a provider's key.
+ */
+const slug = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must be a lower-case provider slug");
+/** USD per unit as a decimal string, e.g. "0.00000015" per token. */
+const price = z.string().regex(/^\d+(\.\d+)?$/, "must be a non-negative decimal string such as \"0.0000006\"");
+const modality = z.enum(["text", "image", "file", "audio", "video", "embeddings", "rerank", "speech", "transcription"]);
+/**
+ * Where an endpoint processes data; requests on a regional hostname stay in that region. `us`, `europe` and
+ * `global` are the regions guardrails can name in `allowed_data_regions`.
+ */
+const region = z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, "must be a lower-case region name such as eu or us");
+
+export const providerConfig = z.strictObject({
+  slug,
+  name: z.string().min(1),
+  adapter: z.enum(["openai", "openai-compatible", "anthropic", "google"]),
+  base_url: z.url(),
+  /** Environment variable holding the key; `<SLUG>_API_KEY` is also read. */
+  api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
+  /** A local server (Ollama, vLLM) may need no key; others are unusable without one. */
+  requires_api_key: z.boolean().default(true),
+  data_policy: z
+    .strictObject({
+      training: z.boolean().default(false),
+      retains_prompts: z.boolean().default(false),
+      zdr: z.boolean().default(false),
+    })
+    .default({ training: false, retains_prompts: false, zdr: false }),
+  region: region.default("global"),
+  privacy_policy_url: z.url().optional(),
+  terms_of_service_url: z.url().optional(),
+  status_page_url: z.url().optional(),
+  headquarters: z.string().length(2).optional(),
+});
+export type ProviderConfig = z.infer<typeof providerConfig>;
+
+export const endpointConfig = z.strictObject({
+  provider: slug,
+  /** The model's name at the provider, e.g. `gpt-4o-mini`. */
+  upstream_model: z.string().min(1),
+  pricing: z.strictObject({
+    prompt: price,
+    completion: price,
+    request: price.default("0"),
+    image: price.default("0"),
+    input_cache_read: price.optional(),
+    input_cache_write: price.optional(),
+    internal_reasoning: price.optional(),
+    audio: price.optional(),
+    web_search: price.optional(),
+  }),
+  context_length: z.number().int().positive().optional(),
+  max_completion_tokens: z.number().int().positive().optional(),
+  supported_parameters: z.array(z.string().min(1)).default([]),
+  quantization: z.string().optional(),
+  /** Overrides the provider's region for this endpoint. */
+  region: region.optional(),
+  /** Overrides the provider's zero-data-retention policy for this endpoint. */
+  zdr: z.boolean().optional(),
+  is_moderated: z.boolean().default(false),
+});
+export type EndpointConfig = z.infer<typeof endpointConfig>;
+
+export const modelConfig = z.strictObject({
+  /** `<vendor>/<model>`, optionally with a `:free` suffix for a free variant listed as its own model. */
+  id: z.string().regex(/^[a-z0-9][a-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:-]*$/, "must be <vendor>/<model>"),
+  name: z.string().min(1),
+  description: z.string().default(""),
+  /** When the model was released, as a date (YYYY-MM-DD). */
+  created: z.iso.date().optional(),
+  context_length: z.number().int().positive(),
+  input_modalities: z.array(modality).min(1).default(["text"]),
+  output_modalities: z.array(modality).min(1).default(["text"]),
+  tokenizer: z.string().default("Other"),
+  instruct_type: z.string().nullable().default(null),
+  knowledge_cutoff: z.string().nullable().default(null),
+  endpoints: z.array(endpointConfig).min(1),
+});
+export type ModelConfig = z.infer<typeof modelConfig>;
+
+export const catalogConfig = z
+  .strictObject({
+    providers: z.array(providerConfig).min(1),
+    models: z.array(modelConfig),
+    /** Regional hostnames: a request on one of them sees only endpoints in that region. */
+    regions: z.array(z.strictObject({ region, hosts: z.array(z.string().min(1)).min(1) })).default([]),
+  })
+  .superRefine((config, ctx) => {
+    const slugs = new Set<string>();
+    config.providers.forEach((p, i) => {
+      if (slugs.has(p.slug)) ctx.addIssue({ code: "custom", path: ["providers", i, "slug"], message: `duplicate provider ${p.slug}` });
+      slugs.add(p.slug);
+    });
+    const ids = new Set<string>();
+    config.models.forEach((m, i) => {
+      if (ids.has(m.id)) ctx.addIssue({ code: "custom", path: ["models", i, "id"], message: `duplicate model ${m.id}` });
+      ids.add(m.id);
+      m.endpoints.forEach((e, j) => {
+        if (!slugs.has(e.provider)) {
+          ctx.addIssue({ code: "custom", path: ["models", i, "endpoints", j, "provider"], message: `unknown provider ${e.provider}` });
+        }
+      });
+    });
+  });
+export type CatalogConfigInput = z.input<typeof catalogConfig>;
+export type CatalogConfig = z.output<typeof catalogConfig>;

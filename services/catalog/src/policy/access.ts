@@ -1,0 +1,65 @@
+import type { WorkspacePolicy } from "@switchyard/contracts";
+import type { GuardrailRow } from "../guardrails/records.js";
+import type { EndpointEntry } from "../models/snapshot.js";
+
+/** Everything that narrows what a request may use: workspace, guardrails of the key, regional hostname. */
+export interface AccessPolicy {
+  workspace: Pick<WorkspacePolicy, "allowed_providers" | "ignored_providers" | "data_collection" | "zdr">;
+  guardrails: readonly GuardrailRow[];
+  /** Set when the request came in on a regional hostname. */
+  region?: string | undefined;
+}
+
+const zdrVendor: Record<string, "anthropic" | "openai" | "google" | "xai"> = {
+  anthropic: "anthropic",
+  openai: "openai",
+  google: "google",
+  "x-ai": "xai",
+  xai: "xai",
+};
+
+const baseId = (id: string) => id.split(":", 1)[0]!;
+const modelListed = (list: readonly string[], id: string) => list.includes(id) || list.includes(baseId(id));
+const isFree = (e: EndpointEntry) => Number(e.pricing.prompt) === 0 && Number(e.pricing.completion) === 0 && Number(e.pricing.request) === 0;
+
+/**
+ * Why an endpoint may not serve this request, or undefined when it may. The reason names the constraint
+ * so a caller told "no endpoint" can see what to change.
+ */
+export function exclusionOf(e: EndpointEntry, policy: AccessPolicy): string | undefined {
+  const provider = e.providerEntry;
+  if (!provider.usable) return `provider ${provider.slug} has no API key configured`;
+  if (policy.region && e.region !== policy.region) return `endpoint is in region ${e.region}, not ${policy.region}`;
+  const ws = policy.workspace;
+  if (ws.allowed_providers && !ws.allowed_providers.includes(provider.slug)) return `workspace allows only providers ${ws.allowed_providers.join(", ")}`;
+  if (ws.ignored_providers?.includes(provider.slug)) return `workspace ignores provider ${provider.slug}`;
+  if (ws.data_collection === "deny" && provider.data_policy.training) return `workspace denies data collection and ${provider.slug} trains on data`;
+  if (ws.zdr && !e.zdr) return `workspace requires zero data retention`;
+  for (const g of policy.guardrails) {
+    const reason = guardrailExclusion(e, g);
+    if (reason) return `guardrail "${g.name}": ${reason}`;
+  }
+  return undefined;
+}
+
+function guardrailExclusion(e: EndpointEntry, g: GuardrailRow): string | undefined {
+  const slug = e.providerEntry.slug;
+  if (g.allowed_providers && !g.allowed_providers.includes(slug)) return `allows only providers ${g.allowed_providers.join(", ")}`;
+  if (g.ignored_providers?.includes(slug)) return `ignores provider ${slug}`;
+  if (g.allowed_models && !modelListed(g.allowed_models, e.model.id)) return `does not allow model ${e.model.id}`;
+  if (g.ignored_models && modelListed(g.ignored_models, e.model.id)) return `ignores model ${e.model.id}`;
+  if (g.allowed_data_regions && !g.allowed_data_regions.some((r) => r === e.region)) {
+    return `allows only data regions ${g.allowed_data_regions.join(", ")}`;
+  }
+  const vendor = zdrVendor[e.model.id.split("/", 1)[0]!] ?? "other";
+  const zdrRequired = g.settings[`enforce_zdr_${vendor}`] ?? g.enforce_zdr ?? false;
+  if (zdrRequired && !e.zdr) return `requires zero data retention for ${vendor} models`;
+  if (e.providerEntry.data_policy.training) {
+    const allowed = isFree(e) ? g.settings.enable_free_model_training : g.settings.enable_paid_model_training;
+    if (!allowed) return `does not allow providers that train on prompts (${slug})`;
+  }
+  return undefined;
+}
+
+export const allowedEndpoints = (endpoints: readonly EndpointEntry[], policy: AccessPolicy) =>
+  endpoints.filter((e) => exclusionOf(e, policy) === undefined);

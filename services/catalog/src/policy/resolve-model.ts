@@ -1,0 +1,74 @@
+import type { ResolvedEndpoint, ResolvedModel } from "@switchyard/contracts";
+import { badRequest, notFound } from "@switchyard/runtime";
+import type { CatalogDeps } from "../deps.js";
+import { guardrailsForKey } from "../guardrails/service.js";
+import type { EndpointEntry } from "../models/snapshot.js";
+import { getPreset } from "../presets/service.js";
+import { exclusionOf } from "./access.js";
+
+export interface ResolveRequest {
+  model: string;
+  keyHash: string;
+  workspaceId: string;
+  organizationId: string;
+  host?: string | undefined;
+}
+
+const variants = { free: null, floor: "price", nitro: "throughput" } as const;
+const isFree = (e: EndpointEntry) => [e.pricing.prompt, e.pricing.completion, e.pricing.request].every((p) => Number(p) === 0);
+
+function toResolved(e: EndpointEntry): ResolvedEndpoint {
+  const pricing = Object.fromEntries(Object.entries(e.pricing).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  return {
+    provider: e.providerEntry.slug,
+    adapter: e.providerEntry.adapter,
+    base_url: e.providerEntry.base_url,
+    upstream_model: e.upstream_model,
+    pricing,
+    context_length: e.contextLength,
+    max_completion_tokens: e.max_completion_tokens ?? null,
+    supported_parameters: e.supported_parameters,
+    region: e.region,
+    zdr: e.zdr,
+    data_policy: e.providerEntry.data_policy,
+    quantization: e.quantization ?? null,
+  };
+}
+
+/**
+ * `<vendor>/<model>[:variant]` or `@preset/<slug>` → the endpoints this key may use, and why the others
+ * may not. A preset contributes its designated version's model, system prompt and parameters.
+ */
+export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): Promise<ResolvedModel> {
+  let preset: ResolvedModel["preset"] = null;
+  let id = request.model;
+  if (id.startsWith("@preset/")) {
+    const found = await getPreset(deps.db, { organizationId: request.organizationId, workspaceId: request.workspaceId }, id.slice(8));
+    const model = found.designated_version.config.model;
+    if (typeof model !== "string") throw badRequest(`Preset ${found.slug} does not name a model`);
+    preset = { slug: found.slug, version: found.designated_version.version, system_prompt: found.designated_version.system_prompt, config: found.designated_version.config };
+    id = model;
+  }
+  const snapshot = deps.catalog.current();
+  let model = snapshot.modelsById.get(id);
+  let variant: string | null = null;
+  if (!model && id.includes(":")) {
+    const [base, suffix] = [id.slice(0, id.lastIndexOf(":")), id.slice(id.lastIndexOf(":") + 1)];
+    if (!(suffix in variants)) throw badRequest(`Unknown model variant :${suffix}; use :free, :floor or :nitro`);
+    model = snapshot.modelsById.get(base);
+    variant = suffix;
+  }
+  if (!model) throw notFound(`Model ${id} not found`);
+  const [workspace, guardrails] = await Promise.all([deps.identity.workspacePolicy(request.workspaceId), guardrailsForKey(deps.db, request.keyHash)]);
+  if (!workspace) throw notFound("Workspace not found");
+  const policy = { workspace, guardrails, region: request.host ? snapshot.regionsByHost.get(request.host.toLowerCase()) : undefined };
+  const endpoints: ResolvedEndpoint[] = [];
+  const excluded: ResolvedModel["excluded"] = [];
+  for (const e of model.endpointEntries) {
+    const reason = variant === "free" && !isFree(e) ? "not free" : exclusionOf(e, policy);
+    if (reason) excluded.push({ provider: e.providerEntry.slug, reason });
+    else endpoints.push(toResolved(e));
+  }
+  const sort = variant ? variants[variant as keyof typeof variants] : null;
+  return { requested: request.model, model: model.id, variant, sort, preset, endpoints, excluded };
+}

@@ -1,0 +1,20 @@
+import { resolveModelBody } from "@switchyard/contracts";
+import { parseInput } from "@switchyard/runtime";
+import type { RequestHandler } from "express";
+import type { CatalogDeps } from "../deps.js";
+import { resolveModel } from "../policy/resolve-model.js";
+
+/** `POST /internal/models/resolve`, for inference and media. */
+export const resolveModelRoute =
+  (deps: CatalogDeps): RequestHandler =>
+  async (req, res) => {
+    const body = parseInput(resolveModelBody, req.body, "body");
+    const data = await resolveModel(deps, {
+      model: body.model,
+      keyHash: body.key_hash,
+      workspaceId: body.workspace_id,
+      organizationId: body.organization_id,
+      host: body.host,
+    });
+    res.json({ data });
+  };

@@ -1,0 +1,90 @@
+import { listModelsQuery, listUserModelsQuery, modelEndpointsParams, type Model, type OutputModalityFilter } from "@switchyard/contracts";
+import { callerOf, notFound, parseInput } from "@switchyard/runtime";
+import type { Request, RequestHandler } from "express";
+import type { CatalogDeps } from "../deps.js";
+import { toEndpointRecord, toModelRecord, toProviderRecord } from "../models/records.js";
+import type { ModelEntry } from "../models/snapshot.js";
+import { accessPolicyFor } from "../policy/resolve.js";
+import { allowedEndpoints } from "../policy/access.js";
+
+const outputs = (m: ModelEntry, filter: OutputModalityFilter) =>
+  filter === "all" || m.output_modalities.some((o) => (filter as string[]).includes(o));
+
+/** Offset pagination; with neither offset nor limit the whole list, as the spec says. */
+function page(req: Request, all: Model[], offset: number | undefined, limit: number | undefined) {
+  if (offset === undefined && limit === undefined) return { data: all, total_count: all.length, links: { next: null } };
+  const start = offset ?? 0;
+  const size = limit ?? 100;
+  const data = all.slice(start, start + size);
+  let next: string | null = null;
+  if (start + size < all.length) {
+    const url = new URL(req.originalUrl, "http://gateway");
+    url.searchParams.set("offset", String(start + size));
+    url.searchParams.set("limit", String(size));
+    next = `${url.pathname}${url.search}`;
+  }
+  return { data, total_count: all.length, links: { next } };
+}
+
+/** `GET /models`: everything the catalog holds. */
+export const listModelsRoute =
+  (deps: CatalogDeps): RequestHandler =>
+  (req, res) => {
+    callerOf(res);
+    const query = parseInput(listModelsQuery, req.query, "query");
+    const models = deps.catalog
+      .current()
+      .models.filter((m) => outputs(m, query.output_modalities))
+      .filter((m) => !query.input_modalities?.length || query.input_modalities.every((i) => (m.input_modalities as string[]).includes(i)))
+      .filter((m) => {
+        const wanted = query.supported_parameters;
+        if (!wanted?.length) return true;
+        return m.endpointEntries.some((e) => wanted.every((p) => e.supported_parameters.includes(p)));
+      })
+      .map((m) => toModelRecord(m));
+    res.json(page(req, models, query.offset, query.limit));
+  };
+
+/** `GET /models/user`: only what this key may use, given its workspace, guardrails and hostname. */
+export const listUserModelsRoute =
+  (deps: CatalogDeps): RequestHandler =>
+  async (req, res) => {
+    const caller = callerOf(res);
+    const query = parseInput(listUserModelsQuery, req.query, "query");
+    const policy = await accessPolicyFor(deps, caller, req);
+    const models: Model[] = [];
+    for (const m of deps.catalog.current().models) {
+      if (!outputs(m, query.output_modalities)) continue;
+      const endpoints = allowedEndpoints(m.endpointEntries, policy);
+      if (endpoints.length) models.push(toModelRecord(m, endpoints));
+    }
+    res.json(page(req, models, query.offset, query.limit));
+  };
+
+/** `GET /models/{author}/{slug}/endpoints`: the endpoints that can be called now. */
+export const modelEndpointsRoute =
+  (deps: CatalogDeps): RequestHandler =>
+  (req, res) => {
+    callerOf(res);
+    const { author, slug } = parseInput(modelEndpointsParams, req.params, "path");
+    const model = deps.catalog.current().modelsById.get(`${author}/${slug}`);
+    if (!model) throw notFound(`Model ${author}/${slug} not found`);
+    const record = toModelRecord(model);
+    res.json({
+      data: {
+        id: model.id,
+        name: model.name,
+        created: model.createdAt,
+        description: model.description,
+        architecture: record.architecture,
+        endpoints: model.endpointEntries.filter((e) => e.providerEntry.usable).map(toEndpointRecord),
+      },
+    });
+  };
+
+export const listProvidersRoute =
+  (deps: CatalogDeps): RequestHandler =>
+  (_req, res) => {
+    callerOf(res);
+    res.json({ data: deps.catalog.current().providers.map(toProviderRecord) });
+  };

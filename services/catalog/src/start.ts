@@ -1,0 +1,81 @@
+import {
+  migrate,
+  outboxSink,
+  startOutboxRelay,
+  type Bus,
+  type CallerVerifier,
+  type Db,
+  type HealthState,
+  type Logger,
+  type ServiceVerifier,
+} from "@switchyard/runtime";
+import type { Express } from "express";
+import { createApp } from "./app.js";
+import type { CatalogConfig } from "./config.js";
+import type { CatalogDeps } from "./deps.js";
+import { migrations, schema } from "./migrations.js";
+import { openCatalogState } from "./models/state.js";
+import { identityLookup, type IdentitySource } from "./policy/identity-lookup.js";
+import { resolveModel, type ResolveRequest } from "./policy/resolve-model.js";
+
+export interface CatalogStartDeps {
+  db: Db;
+  bus: Bus;
+  logger: Logger;
+  identity: IdentitySource;
+  config: Pick<CatalogConfig, "SWITCHYARD_CONFIG" | "providerEnv" | "MAX_BODY_BYTES">;
+  verifyCaller: CallerVerifier;
+  verifyService: ServiceVerifier;
+  health: HealthState;
+}
+
+export interface RunningCatalog {
+  app: Express;
+  /** Model resolution without an HTTP hop, for the one-process deployment. */
+  resolveModel(request: ResolveRequest): ReturnType<typeof resolveModel>;
+  /** Re-reads the operator file (SIGHUP, `POST /catalog/reload`) and tells the other services. */
+  reload(): Promise<{ models: number; providers: number }>;
+  stop(): Promise<void>;
+}
+
+export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatalog> {
+  const { db, bus, logger } = deps;
+  const catalog = await openCatalogState(deps.config.SWITCHYARD_CONFIG, deps.config.providerEnv, logger);
+  const applied = await migrate(db, schema, migrations);
+  if (applied.length) logger.info({ applied }, "catalog migrations applied");
+  const relay = startOutboxRelay({ db, schema, bus, logger });
+  const events = outboxSink(schema, relay);
+  const identity = identityLookup(deps.identity);
+  // Workspace preferences change rarely; every catalog replica drops its cached copy when one does.
+  const workspaceEvents = await bus.listen(["identity.workspace.>"], async (event) => {
+    if ("id" in event.data) identity.forget(event.data.id);
+  });
+  const full: CatalogDeps = {
+    db,
+    events,
+    identity,
+    catalog,
+    logger,
+    verifyCaller: deps.verifyCaller,
+    verifyService: deps.verifyService,
+    maxBodyBytes: deps.config.MAX_BODY_BYTES,
+    health: deps.health,
+    readiness: { database: () => db.ping() },
+  };
+  const reload = async () => {
+    const snapshot = await catalog.reload();
+    const counts = { models: snapshot.models.length, providers: snapshot.providers.length };
+    await db.transaction((tx) => events.enqueue(tx, "catalog.models.reloaded.v1", counts));
+    events.committed();
+    return counts;
+  };
+  return {
+    app: createApp(full, reload),
+    resolveModel: (request) => resolveModel(full, request),
+    reload,
+    async stop() {
+      await workspaceEvents.stop();
+      await relay.stop();
+    },
+  };
+}
