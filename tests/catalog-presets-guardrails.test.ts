@@ -1,0 +1,170 @@
+import { OpenRouter } from "@openrouter/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { catalogEnv } from "./support/catalog-fixture.js";
+import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
+
+let gw: TestGateway;
+let inference: string;
+let admin: OpenRouter;
+beforeAll(async () => {
+  gw = await startTestGateway(await catalogEnv());
+  inference = String((await gw.call("POST", "/keys", { body: { name: "inference" } })).body.key);
+  admin = new OpenRouter({ apiKey: bootstrapKey, serverURL: gw.apiUrl });
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const save = (slug: string, body: Record<string, unknown>, key?: string) =>
+  gw.call("POST", `/presets/${slug}/chat/completions`, { body: { messages: [{ role: "user", content: "hi" }], ...body }, ...(key ? { key } : {}) });
+
+describe("presets", () => {
+  it("creates versions from chat requests, designates one, and serves it inline", async () => {
+    const first = await save("support-bot", {
+      model: "vendor/a",
+      temperature: 0.2,
+      messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }],
+      name: "Support bot",
+    });
+    expect(first.status).toBe(200);
+    expect(first.body.data).toMatchObject({
+      slug: "support-bot",
+      name: "Support bot",
+      status: "active",
+      designated_version: { version: 1, system_prompt: "Be brief.", config: { model: "vendor/a", temperature: 0.2 } },
+    });
+    expect(first.body.data?.designated_version).not.toHaveProperty("config.messages");
+    const second = await save("support-bot", { model: "vendor/b", temperature: 1 });
+    expect(second.body.data).toMatchObject({ name: "Support bot", designated_version: { version: 2, config: { model: "vendor/b" } } });
+
+    // Any key of the workspace may read it; the designated version is inline.
+    const read = await gw.call("GET", "/presets/support-bot", { key: inference });
+    expect(read.status).toBe(200);
+    expect(read.body.data).toMatchObject({ designated_version: { version: 2 } });
+    const versions = await gw.call("GET", "/presets/support-bot/versions");
+    expect((versions.body.data as Array<{ version: number }>).map((v) => v.version)).toEqual([1, 2]);
+    expect((await gw.call("GET", "/presets/support-bot/versions/1")).body.data).toMatchObject({ version: 1, system_prompt: "Be brief." });
+    expect((await gw.call("GET", "/presets/support-bot/versions/9")).status).toBe(404);
+
+    const back = await gw.call("POST", "/presets/support-bot/designated-version", { body: { version: 1 } });
+    expect(back.body.data).toMatchObject({ designated_version: { version: 1 }, designated_version_id: first.body.data?.designated_version_id });
+
+    // The official client reads it and validates the shape.
+    const viaSdk = await admin.presets.get({ slug: "support-bot" });
+    expect(viaSdk.data.designatedVersion.version).toBe(1);
+    const listed = await admin.presets.list();
+    expect(listed.result.data.map((p) => p.slug)).toContain("support-bot");
+
+    // A preset reference resolves to its designated version's model and parameters.
+    const me = await gw.call("GET", "/key", { key: inference });
+    const workspaces = await gw.call("GET", "/workspaces");
+    const ws = (workspaces.body.data as Array<{ id: string; is_default: boolean }>).find((w) => w.is_default)!;
+    const resolved = await gw.standalone.catalog.resolveModel({
+      model: "@preset/support-bot",
+      keyHash: String(me.body.data?.hash),
+      workspaceId: ws.id,
+      organizationId: String(me.body.data?.organization_id),
+    });
+    expect(resolved).toMatchObject({ model: "vendor/a", preset: { slug: "support-bot", version: 1, system_prompt: "Be brief." } });
+    expect(resolved.endpoints.map((e) => e.provider)).toEqual(["alpha", "beta"]);
+
+    expect((await gw.call("DELETE", "/presets/support-bot")).body).toEqual({ deleted: true });
+    expect((await gw.call("GET", "/presets/support-bot")).status).toBe(404);
+  });
+
+  it("validates slugs, bodies and who may write", async () => {
+    expect((await gw.call("GET", "/presets/bad%20slug")).status).toBe(400);
+    expect((await gw.call("GET", "/presets/missing")).status).toBe(404);
+    expect((await save("ok", { model: "vendor/a", temperature: 7 })).status).toBe(400);
+    expect((await save("ok", { model: "vendor/a" }, inference)).status).toBe(403);
+    expect((await gw.call("POST", "/presets/ok/designated-version", { body: { version: 0 } })).status).toBe(400);
+    const other = await gw.standalone.identity.createOrganization("Elsewhere");
+    await save("mine", { model: "vendor/a" });
+    expect((await gw.call("GET", "/presets/mine", { key: other.managementKey })).status).toBe(404);
+  });
+});
+
+describe("guardrails", () => {
+  it("creates, reads, updates, lists and deletes with every field of the record", async () => {
+    const created = await admin.guardrails.create({
+      createGuardrailRequest: {
+        name: "Budget",
+        description: "team budget",
+        limitUsd: 25,
+        resetInterval: "monthly",
+        allowedProviders: ["alpha"],
+        enforceZdr: true,
+      },
+    });
+    const id = created.data.id;
+    expect(created.data).toMatchObject({ name: "Budget", limitUsd: 25, resetInterval: "monthly", allowedProviders: ["alpha"] });
+    const raw = await gw.call("GET", `/guardrails/${id}`);
+    expect(raw.body.data).toMatchObject({
+      enforce_zdr: true,
+      enforce_zdr_openai: true,
+      enforce_zdr_anthropic: true,
+      enforce_zdr_google: true,
+      enforce_zdr_xai: true,
+      enforce_zdr_other: true,
+      enable_free_model_publication: false,
+      content_filter_builtins: [],
+      content_filters: null,
+      allowed_data_regions: null,
+      include_byok_in_budgets: false,
+    });
+    const got = await admin.guardrails.get({ id });
+    expect(got.data.name).toBe("Budget");
+    const updated = await gw.call("PATCH", `/guardrails/${id}`, { body: { name: "Renamed", enforce_zdr_openai: false, allowed_data_regions: ["europe"] } });
+    expect(updated.body.data).toMatchObject({ name: "Renamed", enforce_zdr_openai: false, enforce_zdr_google: true, allowed_data_regions: ["europe"] });
+    const list = await admin.guardrails.list();
+    expect(list.result.data.map((g) => g.id)).toContain(id);
+    expect((await gw.call("DELETE", `/guardrails/${id}`)).body).toEqual({ deleted: true });
+    expect((await gw.call("GET", `/guardrails/${id}`)).status).toBe(404);
+  });
+
+  it("rejects invalid input, non-management keys and other organizations", async () => {
+    const cases: [string, string, unknown, number][] = [
+      ["GET", "/guardrails/not-a-uuid", undefined, 400],
+      ["GET", "/guardrails/6f1d7d8e-1b2c-4c3d-9e4f-5a6b7c8d9e0f", undefined, 404],
+      ["POST", "/guardrails", { name: "" }, 400],
+      ["POST", "/guardrails", { name: "x", limit_usd: 5 }, 400],
+      ["POST", "/guardrails", { name: "x", limit_usd: -1, reset_interval: "daily" }, 400],
+      ["POST", "/guardrails", { name: "x", reset_interval: "hourly", limit_usd: 1 }, 400],
+      ["POST", "/guardrails", { name: "x", allowed_data_regions: ["mars"] }, 400],
+      ["POST", "/guardrails", { name: "x", surprise: true }, 400],
+      ["GET", "/guardrails?limit=0", undefined, 400],
+    ];
+    for (const [method, path, body, status] of cases) {
+      const res = await gw.call(method, path, body === undefined ? {} : { body });
+      expect(res.status, `${method} ${path} ${JSON.stringify(body)}`).toBe(status);
+      expect(res.body.error?.code).toBe(status);
+    }
+    const g = await gw.call("POST", "/guardrails", { body: { name: "mine" } });
+    const id = String(g.body.data?.id);
+    const forbidden = await gw.call("GET", `/guardrails/${id}`, { key: inference });
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body.error?.message).toBe("Only management keys can perform this operation");
+    const other = await gw.standalone.identity.createOrganization("Other");
+    expect((await gw.call("GET", `/guardrails/${id}`, { key: other.managementKey })).status).toBe(404);
+    expect((await gw.call("PATCH", `/guardrails/${id}`, { key: other.managementKey, body: { name: "x" } })).status).toBe(404);
+    // Keys of another organization cannot be assigned.
+    const theirKey = await gw.call("POST", "/keys", { key: other.managementKey, body: { name: "theirs" } });
+    const assign = await gw.call("POST", `/guardrails/${id}/assignments/keys`, { body: { key_hashes: [String(theirKey.body.data?.hash)] } });
+    expect(assign.status).toBe(400);
+  });
+
+  it("lists key assignments with the keys' names", async () => {
+    const g = await gw.call("POST", "/guardrails", { body: { name: "assigned" } });
+    const id = String(g.body.data?.id);
+    const key = await gw.call("POST", "/keys", { body: { name: "worker key" } });
+    const hash = String(key.body.data?.hash);
+    expect((await gw.call("POST", `/guardrails/${id}/assignments/keys`, { body: { key_hashes: [hash, hash] } })).body).toEqual({ assigned_count: 1 });
+    expect((await gw.call("POST", `/guardrails/${id}/assignments/keys`, { body: { key_hashes: [hash] } })).body).toEqual({ assigned_count: 0 });
+    const listed = await gw.call("GET", `/guardrails/${id}/assignments/keys`);
+    expect(listed.body).toMatchObject({ total_count: 1, data: [{ guardrail_id: id, key_hash: hash, key_name: "worker key" }] });
+    const all = await gw.call("GET", "/guardrails/assignments/keys");
+    expect((all.body.data as Array<{ key_hash: string }>).map((a) => a.key_hash)).toContain(hash);
+    expect((await gw.call("POST", `/guardrails/${id}/assignments/keys/remove`, { body: { key_hashes: [hash] } })).body).toEqual({ unassigned_count: 1 });
+    expect((await gw.call("POST", `/guardrails/${id}/assignments/keys`, { body: { key_hashes: ["zz"] } })).status).toBe(400);
+  });
+});
