@@ -1,3 +1,4 @@
+import { writeFile } from "node:fs/promises";
 import { OpenRouter } from "@openrouter/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
@@ -52,6 +53,30 @@ describe("GET /models, /providers, /models/{author}/{slug}/endpoints", () => {
     const c = await gw.call("GET", "/models/vendor/c/endpoints", { key });
     expect((c.body.data as { endpoints: unknown[] }).endpoints).toEqual([]);
     expect((await gw.call("GET", "/models/vendor/nope/endpoints", { key })).status).toBe(404);
+  });
+});
+
+describe("catalog reload", () => {
+  it("re-reads the operator file on a management call and keeps the old catalog when the new one is invalid", async () => {
+    const env = await catalogEnv();
+    const other = await startTestGateway(env);
+    try {
+      const path = env.SWITCHYARD_CONFIG!;
+      const { fixtureCatalog } = await import("./support/catalog-fixture.js");
+      await writeFile(path, JSON.stringify({ ...fixtureCatalog, models: fixtureCatalog.models.slice(0, 1) }));
+      const inference = String((await other.call("POST", "/keys", { body: { name: "r" } })).body.key);
+      expect((await other.call("POST", "/catalog/reload", { key: inference })).status).toBe(403);
+      const reloaded = await other.call("POST", "/catalog/reload");
+      expect(reloaded.body).toEqual({ data: { models: 1, providers: 4 } });
+      expect(ids((await other.call("GET", "/models?output_modalities=all")).body)).toEqual(["vendor/a"]);
+      await writeFile(path, "providers: [");
+      const refused = await other.call("POST", "/catalog/reload");
+      expect(refused.status).toBe(500);
+      expect(refused.body.error?.message).toMatch(/not valid YAML or JSON[\s\S]*previous catalog stays in place/);
+      expect(ids((await other.call("GET", "/models?output_modalities=all")).body)).toEqual(["vendor/a"]);
+    } finally {
+      await other.stop();
+    }
   });
 });
 

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OpenRouter } from "@openrouter/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { catalogEnv } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
 import { startTestNats } from "./support/nats.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
@@ -15,6 +16,7 @@ let nats: Awaited<ReturnType<typeof startTestNats>>;
 let database: TestDatabase;
 let dataDir: string;
 let identity: TestProcess;
+let catalog: TestProcess;
 let router: TestProcess;
 let apiUrl: string;
 
@@ -22,7 +24,7 @@ beforeAll(async () => {
   nats = await startTestNats();
   database = await createTestDatabase();
   dataDir = await mkdtemp(join(tmpdir(), "switchyard-mp-"));
-  const [identityPort, routerPort] = [await freePort(), await freePort()];
+  const [identityPort, catalogPort, routerPort] = [await freePort(), await freePort(), await freePort()];
   const common = {
     SWITCHYARD_INTERNAL_SECRET: randomBytes(32).toString("hex"),
     NATS_URL: nats.url,
@@ -33,14 +35,22 @@ beforeAll(async () => {
   };
   identity = startProcess("services/identity/dist/main.js", { ...common, PORT: String(identityPort), SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey });
   await identity.waitFor(/identity listening/);
-  router = startProcess("services/router/dist/main.js", { ...common, PORT: String(routerPort), IDENTITY_URL: `http://127.0.0.1:${identityPort}` });
+  const identityUrl = `http://127.0.0.1:${identityPort}`;
+  catalog = startProcess("services/catalog/dist/main.js", { ...common, ...(await catalogEnv()), PORT: String(catalogPort), IDENTITY_URL: identityUrl });
+  await catalog.waitFor(/catalog listening/);
+  router = startProcess("services/router/dist/main.js", {
+    ...common,
+    PORT: String(routerPort),
+    IDENTITY_URL: identityUrl,
+    CATALOG_URL: `http://127.0.0.1:${catalogPort}`,
+  });
   await router.waitFor(/router listening/);
   apiUrl = `http://127.0.0.1:${routerPort}/api/v1`;
 }, 60_000);
 
 afterAll(async () => {
-  const codes = await Promise.all([router?.stop(), identity?.stop()]);
-  expect(codes).toEqual([0, 0]); // both drained cleanly on SIGTERM
+  const codes = await Promise.all([router?.stop(), catalog?.stop(), identity?.stop()]);
+  expect(codes).toEqual([0, 0, 0]); // every process drained cleanly on SIGTERM
   await nats?.stop();
   await database?.drop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -58,6 +68,33 @@ describe("router and identity as separate processes", () => {
     await admin.apiKeys.update({ hash: created.data.hash, requestBody: { disabled: true } });
     const took = await eventually(async () => (await fetch(`${apiUrl}/key`, { headers: { authorization: `Bearer ${created.key}` } })).status === 401);
     expect(took).toBeLessThan(1000);
+  });
+
+  it("shows a guardrail change in /models/user within a second, and a workspace change too", async () => {
+    const admin = new OpenRouter({ apiKey: bootstrapKey, serverURL: apiUrl });
+    const created = await admin.apiKeys.create({ requestBody: { name: "catalog user" } });
+    const modelsOf = async () => {
+      const res = await fetch(`${apiUrl}/models/user`, { headers: { authorization: `Bearer ${created.key}` } });
+      return ((await res.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id).sort().join(",");
+    };
+    expect(await modelsOf()).toBe("openai/x,vendor/a,vendor/b");
+    const guardrail = await admin.guardrails.create({ createGuardrailRequest: { name: "only x", allowedModels: ["openai/x"] } });
+    await admin.guardrails.bulkAssignKeys({ id: guardrail.data.id, bulkAssignKeysRequest: { keyHashes: [created.data.hash] } });
+    expect(await eventually(async () => (await modelsOf()) === "openai/x")).toBeLessThan(1000);
+    await admin.guardrails.delete({ id: guardrail.data.id });
+    expect(await eventually(async () => (await modelsOf()) === "openai/x,vendor/a,vendor/b")).toBeLessThan(1000);
+    // Workspace preferences live in identity; catalog's cached copy is dropped by the event.
+    const ws = (await admin.workspaces.list()).result.data.find((w) => w.slug === "default")!;
+    const patch = (body: object) =>
+      fetch(`${apiUrl}/workspaces/${ws.id}`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${bootstrapKey}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    await patch({ data_collection: "deny" }); // beta trains on data: vendor/b, served only by beta, goes
+    expect(await eventually(async () => (await modelsOf()) === "openai/x,vendor/a")).toBeLessThan(1000);
+    await patch({ data_collection: "allow" });
+    expect(await eventually(async () => (await modelsOf()) === "openai/x,vendor/a,vendor/b")).toBeLessThan(1000);
   });
 
   it("keeps services closed to callers that bypass the router", async () => {

@@ -24,6 +24,10 @@ describe("router", () => {
     const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
     expect(doc.openapi).toMatch(/^3\.1/);
     expect(doc.paths).toHaveProperty("/keys/{hash}");
+    expect(doc.paths).toHaveProperty("/models/user");
+    expect(doc.paths).toHaveProperty("/guardrails/{id}");
+    // Only what this gateway serves is described.
+    expect(doc.paths).not.toHaveProperty("/chat/completions");
   });
 
   it("gives every response a request id, echoing a sane one", async () => {

@@ -12,7 +12,7 @@ export const workspace = z.object({
   created_at: isoTimestamp,
   updated_at: isoTimestamp.nullable(),
   created_by: z.string().nullable(),
-  default_guardrail_id: uuid.describe("Id of the workspace's default guardrail (materialised by the catalog)"),
+  default_guardrail_id: uuid.describe("Id reserved for the workspace's default guardrail"),
   default_image_model: z.string().nullable(),
   default_text_model: z.string().nullable(),
   default_provider_sort: z.string().nullable(),

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { connectNatsBus, createMemoryBus } from "./bus/index.js";
 import type { Bus } from "./bus/types.js";
 import { openDatabase } from "./db/index.js";
@@ -13,7 +14,9 @@ export interface BackendConfig {
 
 /** Real Postgres and NATS when configured, else the embedded PGlite and the in-process bus. */
 export async function openBackends(config: BackendConfig, logger: Logger, name: string): Promise<{ db: Db; bus: Bus }> {
-  const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.SWITCHYARD_DATA_DIR, applicationName: name });
+  // A service run as its own process keeps embedded data in its own folder: PGlite is one process's alone.
+  const dataDir = name === "standalone" ? config.SWITCHYARD_DATA_DIR : join(config.SWITCHYARD_DATA_DIR, name);
+  const db = await openDatabase({ url: config.DATABASE_URL, dataDir, applicationName: name });
   const bus = config.NATS_URL
     ? await connectNatsBus({ url: config.NATS_URL, namespace: config.NATS_NAMESPACE, logger, name })
     : createMemoryBus({ logger });

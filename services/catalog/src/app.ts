@@ -1,4 +1,13 @@
-import { createHttpApp, finishHttpApp, managementCallerOf, mountHealth, requireCaller, requireService } from "@switchyard/runtime";
+import {
+  ConfigError,
+  createHttpApp,
+  finishHttpApp,
+  HttpError,
+  managementCallerOf,
+  mountHealth,
+  requireCaller,
+  requireService,
+} from "@switchyard/runtime";
 import type { Express, RequestHandler } from "express";
 import type { CatalogDeps } from "./deps.js";
 import {
@@ -57,7 +66,13 @@ export function createApp(deps: CatalogDeps, reload: () => Promise<{ models: num
 
   const reloadRoute: RequestHandler = async (_req, res) => {
     managementCallerOf(res);
-    res.json({ data: await reload() });
+    try {
+      res.json({ data: await reload() });
+    } catch (error) {
+      // The operator's file is wrong: say how, and keep serving the catalog already loaded.
+      if (error instanceof ConfigError) throw new HttpError("internal", `${error.message}\nThe previous catalog stays in place.`);
+      throw error;
+    }
   };
   app.post(v1("/catalog/reload"), caller, reloadRoute);
   return finishHttpApp(app, deps.logger);
