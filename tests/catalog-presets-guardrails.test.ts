@@ -68,6 +68,9 @@ describe("presets", () => {
     expect(resolved).toMatchObject({ model: "vendor/a", preset: { slug: "support-bot", version: 1, system_prompt: "Be brief." } });
     expect(resolved.endpoints.map((e) => e.provider)).toEqual(["alpha", "beta"]);
 
+    const viaPost = await gw.call("POST", "/presets", { body: { slug: "support-bot", model: "vendor/b", system_prompt: "Be kind." } });
+    expect(viaPost.body.data).toMatchObject({ slug: "support-bot", designated_version: { version: 3, system_prompt: "Be kind.", config: { model: "vendor/b" } } });
+    expect((await gw.call("POST", "/presets", { body: { model: "vendor/b" } })).status).toBe(400);
     expect((await gw.call("DELETE", "/presets/support-bot")).body).toEqual({ deleted: true });
     expect((await gw.call("GET", "/presets/support-bot")).status).toBe(404);
   });

@@ -55,7 +55,7 @@ describe("OpenAPI document", () => {
       "get /files", "get /containers/{container_id}/files", "get /containers/{container_id}/files/{file_id}",
       "get /models", "get /models/user", "get /models/{author}/{slug}/endpoints", "get /providers",
       "get /presets", "get /presets/{slug}", "get /presets/{slug}/versions", "get /presets/{slug}/versions/{version}",
-      "post /presets/{slug}/chat/completions",
+      "post /presets/{slug}/chat/completions", "post /presets", "post /presets/{slug}/designated-version", "delete /presets/{slug}",
       "get /guardrails", "post /guardrails", "get /guardrails/{id}", "patch /guardrails/{id}", "delete /guardrails/{id}",
       "get /guardrails/assignments/keys", "get /guardrails/{id}/assignments/keys", "post /guardrails/{id}/assignments/keys",
       "post /guardrails/{id}/assignments/keys/remove", "get /openapi.json",

@@ -72,3 +72,10 @@ export const createPresetBody = chatCompletionParams
   })
   .superRefine(checkReasoningEffort);
 export type CreatePresetBody = z.infer<typeof createPresetBody>;
+
+/** `POST /presets`: the same as saving through `/presets/{slug}/chat/completions`, with the slug in the body. */
+export const createNamedPresetBody = createPresetBody.and(z.object({ slug: presetSlug }));
+export type CreateNamedPresetBody = z.infer<typeof createNamedPresetBody>;
+
+/** `POST /presets/{slug}/designated-version`: which version `@preset/<slug>` runs. */
+export const designatePresetBody = z.strictObject({ version: z.number().int().min(1) });

@@ -1,7 +1,9 @@
 import { modelEndpointsParams, modelEndpointsResponse } from "./model-endpoints.js";
 import { listModelsQuery, listModelsResponse, listUserModelsQuery } from "./models.js";
 import {
+  createNamedPresetBody,
   createPresetBody,
+  designatePresetBody,
   listPresetsQuery,
   listPresetsResponse,
   listPresetVersionsResponse,
@@ -11,6 +13,7 @@ import {
   presetVersionResponse,
 } from "./presets.js";
 import { listProvidersResponse } from "./providers.js";
+import { deletedResponse } from "./shared.js";
 import { defineRoute, type RouteContract } from "./route.js";
 
 /** Models, providers and presets. Operation ids follow OpenRouter's. */
@@ -114,5 +117,39 @@ export const catalogRoutes = [
     body: createPresetBody,
     responses: { 200: presetResponse },
     errors: [400, 401, 403, 404, 409, 500],
+  }),
+  defineRoute({
+    operationId: "createPreset",
+    method: "post",
+    path: "/presets",
+    summary: "Create a preset, or a new version of it, with the slug in the body",
+    tag: "Presets",
+    auth: "management",
+    body: createNamedPresetBody,
+    responses: { 200: presetResponse },
+    errors: [400, 401, 403, 500],
+  }),
+  defineRoute({
+    operationId: "designatePresetVersion",
+    method: "post",
+    path: "/presets/{slug}/designated-version",
+    summary: "Choose which version of a preset `@preset/<slug>` runs",
+    tag: "Presets",
+    auth: "management",
+    params: presetSlugParams,
+    body: designatePresetBody,
+    responses: { 200: presetResponse },
+    errors: [400, 401, 403, 404, 500],
+  }),
+  defineRoute({
+    operationId: "deletePreset",
+    method: "delete",
+    path: "/presets/{slug}",
+    summary: "Delete a preset and all its versions",
+    tag: "Presets",
+    auth: "management",
+    params: presetSlugParams,
+    responses: { 200: deletedResponse },
+    errors: [400, 401, 403, 404, 500],
   }),
 ] as const satisfies readonly RouteContract[];

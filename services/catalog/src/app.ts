@@ -24,6 +24,7 @@ import {
 import { resolveModelRoute } from "./routes/internal.js";
 import { listModelsRoute, listProvidersRoute, listUserModelsRoute, modelEndpointsRoute } from "./routes/models.js";
 import {
+  createPresetRoute,
   deletePresetRoute,
   designatePresetRoute,
   getPresetRoute,
@@ -47,6 +48,7 @@ export function createApp(deps: CatalogDeps, reload: () => Promise<{ models: num
   app.get(v1("/providers"), caller, listProvidersRoute(deps));
 
   app.get(v1("/presets"), caller, listPresetsRoute(deps));
+  app.post(v1("/presets"), caller, createPresetRoute(deps));
   app.get(v1("/presets/:slug"), caller, getPresetRoute(deps));
   app.delete(v1("/presets/:slug"), caller, deletePresetRoute(deps));
   app.post(v1("/presets/:slug/chat/completions"), caller, savePresetRoute(deps));

@@ -1,7 +1,13 @@
-import { createPresetBody, listPresetsQuery, presetSlugParams, presetVersionParams } from "@switchyard/contracts";
+import {
+  createNamedPresetBody,
+  createPresetBody,
+  designatePresetBody,
+  listPresetsQuery,
+  presetSlugParams,
+  presetVersionParams,
+} from "@switchyard/contracts";
 import { callerOf, managementCallerOf, parseInput, type Caller } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
-import { z } from "zod";
 import type { CatalogDeps } from "../deps.js";
 import {
   deletePreset,
@@ -41,6 +47,15 @@ export const savePresetRoute =
     res.json({ data: await savePresetVersion(deps.db, scopeOf(caller), slug, body, caller.keyHash) });
   };
 
+/** `POST /presets`: the same save, with the slug in the body. */
+export const createPresetRoute =
+  (deps: CatalogDeps): RequestHandler =>
+  async (req, res) => {
+    const caller = managementCallerOf(res);
+    const { slug, ...body } = parseInput(createNamedPresetBody, req.body, "body");
+    res.json({ data: await savePresetVersion(deps.db, scopeOf(caller), slug, body, caller.keyHash) });
+  };
+
 export const listPresetVersionsRoute =
   (deps: CatalogDeps): RequestHandler =>
   async (req, res) => {
@@ -56,7 +71,6 @@ export const getPresetVersionRoute =
     res.json({ data: await getPresetVersion(deps.db, scopeOf(callerOf(res)), slug, version) });
   };
 
-const designateBody = z.strictObject({ version: z.number().int().min(1) });
 
 /** `POST /presets/{slug}/designated-version`: choose which version `@preset/<slug>` runs. */
 export const designatePresetRoute =
@@ -64,7 +78,7 @@ export const designatePresetRoute =
   async (req, res) => {
     const caller = managementCallerOf(res);
     const { slug } = parseInput(presetSlugParams, req.params, "path");
-    const { version } = parseInput(designateBody, req.body, "body");
+    const { version } = parseInput(designatePresetBody, req.body, "body");
     res.json({ data: await designateVersion(deps.db, scopeOf(caller), slug, version) });
   };
 
