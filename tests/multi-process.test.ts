@@ -3,6 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OpenRouter } from "@openrouter/sdk";
+import { resolveModelResponse } from "@switchyard/contracts";
+import { createServiceSigner } from "@switchyard/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
@@ -12,6 +14,7 @@ import { freePort, startProcess, type TestProcess } from "./support/process.js";
 
 /** Router and identity as separate processes, talking over HTTP and NATS, as in a cluster. */
 const bootstrapKey = `multi-process-bootstrap-${randomBytes(16).toString("hex")}`;
+const internalSecret = randomBytes(32).toString("hex");
 let nats: Awaited<ReturnType<typeof startTestNats>>;
 let database: TestDatabase;
 let dataDir: string;
@@ -26,7 +29,7 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "switchyard-mp-"));
   const [identityPort, catalogPort, routerPort] = [await freePort(), await freePort(), await freePort()];
   const common = {
-    SWITCHYARD_INTERNAL_SECRET: randomBytes(32).toString("hex"),
+    SWITCHYARD_INTERNAL_SECRET: internalSecret,
     NATS_URL: nats.url,
     NATS_NAMESPACE: `mp${randomBytes(4).toString("hex")}`,
     SWITCHYARD_DATA_DIR: dataDir,
@@ -95,6 +98,21 @@ describe("router and identity as separate processes", () => {
     expect(await eventually(async () => (await modelsOf()) === "openai/x,vendor/a")).toBeLessThan(1000);
     await patch({ data_collection: "allow" });
     expect(await eventually(async () => (await modelsOf()) === "openai/x,vendor/a,vendor/b")).toBeLessThan(1000);
+  });
+
+  it("resolves models for other services over catalog's internal route, and only for them", async () => {
+    const port = /"port":(\d+)[^\n]*catalog listening/.exec(catalog.output())?.[1];
+    const me = await fetch(`${apiUrl}/key`, { headers: { authorization: `Bearer ${bootstrapKey}` } }).then((r) => r.json() as Promise<{ data: Record<string, string> }>);
+    const body = JSON.stringify({ model: "vendor/a:floor", key_hash: me.data.hash, workspace_id: me.data.workspace_id, organization_id: me.data.organization_id });
+    const call = (headers: Record<string, string>) =>
+      fetch(`http://127.0.0.1:${port}/internal/models/resolve`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+    expect((await call({})).status).toBe(401);
+    const token = await createServiceSigner(internalSecret, "inference")();
+    const res = await call({ "x-switchyard-service": token });
+    expect(res.status).toBe(200);
+    const resolved = resolveModelResponse.parse(await res.json()).data;
+    expect(resolved).toMatchObject({ model: "vendor/a", variant: "floor", sort: "price" });
+    expect(resolved.endpoints.map((e) => e.provider)).toEqual(["alpha", "beta"]);
   });
 
   it("keeps services closed to callers that bypass the router", async () => {
