@@ -25,7 +25,7 @@ describe("GET /models, /providers, /models/{author}/{slug}/endpoints", () => {
     const res = await gw.call("GET", "/models?output_modalities=all", { key });
     expect(res.status).toBe(200);
     expect(ids(res.body)).toEqual(["openai/x", "vendor/a", "vendor/b", "vendor/c", "vendor/img"]);
-    const a = (res.body.data as Array<Record<string, unknown>>).find((m) => m.id === "vendor/a");
+    const a = (res.body.data as unknown as Array<Record<string, unknown>>).find((m) => m.id === "vendor/a");
     expect(a).toMatchObject({
       canonical_slug: "vendor/a",
       name: "A",
@@ -45,13 +45,13 @@ describe("GET /models, /providers, /models/{author}/{slug}/endpoints", () => {
 
   it("lists providers (with or without keys) and a model's usable endpoints", async () => {
     const providers = await gw.call("GET", "/providers", { key });
-    expect((providers.body.data as Array<{ slug: string }>).map((p) => p.slug)).toEqual(["alpha", "beta", "gamma", "local"]);
+    expect((providers.body.data as unknown as Array<{ slug: string }>).map((p) => p.slug)).toEqual(["alpha", "beta", "gamma", "local"]);
     const endpoints = await gw.call("GET", "/models/vendor/a/endpoints", { key });
     expect(endpoints.status).toBe(200);
-    const list = (endpoints.body.data as { endpoints: Array<{ tag: string; pricing: { prompt: string } }> }).endpoints;
+    const list = (endpoints.body.data as unknown as { endpoints: Array<{ tag: string; pricing: { prompt: string } }> }).endpoints;
     expect(list.map((e) => e.tag)).toEqual(["alpha", "beta"]);
     const c = await gw.call("GET", "/models/vendor/c/endpoints", { key });
-    expect((c.body.data as { endpoints: unknown[] }).endpoints).toEqual([]);
+    expect((c.body.data as unknown as { endpoints: unknown[] }).endpoints).toEqual([]);
     expect((await gw.call("GET", "/models/vendor/nope/endpoints", { key })).status).toBe(404);
   });
 });
@@ -113,7 +113,7 @@ describe("GET /models/user", () => {
 
   it("honours the workspace's provider preferences and privacy settings", async () => {
     const workspaces = await gw.call("GET", "/workspaces");
-    const ws = (workspaces.body.data as Array<{ id: string; is_default: boolean }>).find((w) => w.is_default)!;
+    const ws = (workspaces.body.data as unknown as Array<{ id: string; is_default: boolean }>).find((w) => w.is_default)!;
     await gw.call("PATCH", `/workspaces/${ws.id}`, { body: { data_collection: "deny" } });
     // beta trains on data: vendor/b (beta only) goes, vendor/a stays through alpha.
     await eventually(async () => !ids((await gw.call("GET", "/models/user", { key })).body).includes("vendor/b"));
@@ -121,7 +121,7 @@ describe("GET /models/user", () => {
     await eventually(async () => JSON.stringify(ids((await gw.call("GET", "/models/user", { key })).body)) === JSON.stringify(["openai/x"]));
     await gw.call("PATCH", `/workspaces/${ws.id}`, { body: { zdr: false, ignored_providers: ["alpha"] } });
     await eventually(async () => JSON.stringify(ids((await gw.call("GET", "/models/user", { key })).body)) === JSON.stringify(["openai/x", "vendor/a", "vendor/b"]));
-    const x = ((await gw.call("GET", "/models/user", { key })).body.data as Array<{ id: string; pricing: { prompt: string } }>).find((m) => m.id === "openai/x");
+    const x = ((await gw.call("GET", "/models/user", { key })).body.data as unknown as Array<{ id: string; pricing: { prompt: string } }>).find((m) => m.id === "openai/x");
     expect(x?.pricing.prompt).toBe("0"); // priced from the endpoint it may use (local), not alpha
     await gw.call("PATCH", `/workspaces/${ws.id}`, { body: { ignored_providers: null } });
     await eventually(async () => ids((await gw.call("GET", "/models/user", { key })).body).length === 3);

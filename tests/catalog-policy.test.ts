@@ -31,7 +31,7 @@ describe("GET /models/user under guardrails (property)", () => {
           const g = await gw.call("POST", "/guardrails", { body: { name: "random", enable_paid_model_training: true, ...rules } });
           const id = String(g.body.data?.id);
           await gw.call("POST", `/guardrails/${id}/assignments/keys`, { body: { key_hashes: [caller.keyHash] } });
-          const listed = ((await gw.call("GET", "/models/user", { key })).body.data as Array<{ id: string }>).map((m) => m.id).sort();
+          const listed = ((await gw.call("GET", "/models/user", { key })).body.data as unknown as Array<{ id: string }>).map((m) => m.id).sort();
           await gw.call("DELETE", `/guardrails/${id}`);
           const expected = fixtureCatalog.models
             .filter((m) => m.output_modalities === undefined)

@@ -1,13 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
+import { issuePaths } from "../../../tests/support/schema-checks.js";
 import { createAuthCodeBody, exchangeAuthCodeBody } from "./auth-code.js";
 import { tokenExchangeBody, tokenExchangeResponse } from "./oauth-token.js";
 
 /** The dotted paths of every issue; empty when the value is valid. */
-const issuePaths = (schema: z.ZodType, value: unknown): string[] => {
-  const result = schema.safeParse(value);
-  return result.success ? [] : result.error.issues.map((issue) => issue.path.join("."));
-};
 
 const challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 const workspaceId = "3f1c2a9e-5b7d-4c1e-9a2b-6d8e0f1a2b3c";

@@ -1,14 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
+import { issuePaths } from "../../../tests/support/schema-checks.js";
 import { generationQuery } from "./generation.js";
 import { modelEndpointsParams } from "./model-endpoints.js";
 import { listModelsQuery, listUserModelsQuery } from "./models.js";
 import { createPresetBody, listPresetsQuery, presetSlugParams, presetVersionParams } from "./presets.js";
-
-const issuePaths = (schema: z.ZodType, value: unknown): string[] => {
-  const result = schema.safeParse(value);
-  return result.success ? [] : result.error.issues.map((issue) => issue.path.join("."));
-};
 
 describe("GET /models/user and /models query", () => {
   it("defaults output_modalities to text and parses lists and all", () => {

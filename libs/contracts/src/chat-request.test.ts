@@ -1,12 +1,7 @@
 import { ChatRequest$outboundSchema } from "@openrouter/sdk/models";
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
+import { issuePaths } from "../../../tests/support/schema-checks.js";
 import { chatCompletionRequest, metadataHeaderValue, type ChatCompletionRequestInput } from "./chat-request.js";
-
-const issuePaths = (schema: z.ZodType, value: unknown): string[] => {
-  const result = schema.safeParse(value);
-  return result.success ? [] : result.error.issues.map((issue) => issue.path.join("."));
-};
 
 const minimal = { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] };
 

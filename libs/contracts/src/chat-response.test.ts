@@ -1,6 +1,6 @@
 import { ChatResult$inboundSchema, ChatStreamChunk$inboundSchema } from "@openrouter/sdk/models";
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
+import { issuePaths, wire } from "../../../tests/support/schema-checks.js";
 import {
   chatCompletion,
   chatCompletionChunk,
@@ -10,13 +10,7 @@ import {
   type OpenRouterMetadata,
 } from "./chat-response.js";
 
-const issuePaths = (schema: z.ZodType, value: unknown): string[] => {
-  const result = schema.safeParse(value);
-  return result.success ? [] : result.error.issues.map((issue) => issue.path.join("."));
-};
-
 /** What the SDK sees: our object after a JSON round trip. */
-const wire = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
 const usage: ChatUsage = {
   prompt_tokens: 12,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
+import { issuePaths } from "../../../tests/support/schema-checks.js";
 import {
   assignKeysBody,
   createGuardrailBody,
@@ -8,11 +8,6 @@ import {
   updateGuardrailBody,
   zdrVendors,
 } from "./guardrails.js";
-
-const issuePaths = (schema: z.ZodType, value: unknown): string[] => {
-  const result = schema.safeParse(value);
-  return result.success ? [] : result.error.issues.map((issue) => issue.path.join("."));
-};
 
 const hash = "a".repeat(64);
 

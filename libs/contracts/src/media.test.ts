@@ -8,6 +8,7 @@ import {
   STTResponse$inboundSchema,
 } from "@openrouter/sdk/models";
 import { describe, expect, it } from "vitest";
+import { issuePaths, wire } from "../../../tests/support/schema-checks.js";
 import type { z } from "zod";
 import {
   imageGenerationRequest,
@@ -23,12 +24,6 @@ import {
   transcriptionResponse,
   type TranscriptionResponse,
 } from "./transcription.js";
-
-const issuePaths = (schema: z.ZodType, value: unknown): string[] => {
-  const result = schema.safeParse(value);
-  return result.success ? [] : result.error.issues.map((issue) => issue.path.join("."));
-};
-const wire = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
 describe("POST /audio/transcriptions", () => {
   const body = { model: "openai/whisper-1", input_audio: { data: "UklGRiQAAABXQVZF", format: "wav" } };

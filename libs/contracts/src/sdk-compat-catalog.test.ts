@@ -15,7 +15,7 @@ import {
 } from "@openrouter/sdk/models";
 import { ListEndpointsResponse$inboundSchema, ListProvidersResponse$inboundSchema } from "@openrouter/sdk/models/operations";
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
+import { issuePaths, expectBothAccept } from "../../../tests/support/schema-checks.js";
 import { generationResponse, type Generation } from "./generation.js";
 import {
   assignKeysResponse,
@@ -30,19 +30,6 @@ import { modelEndpointsResponse, type ModelEndpoints } from "./model-endpoints.j
 import { listModelsResponse, type ListModelsResponse, type Model } from "./models.js";
 import { listPresetsResponse, listPresetVersionsResponse, presetResponse, presetVersionResponse, type PresetWithVersion } from "./presets.js";
 import { listProvidersResponse, type ListProvidersResponse } from "./providers.js";
-
-const issuePaths = (schema: z.ZodType, value: unknown): string[] => {
-  const result = schema.safeParse(value);
-  return result.success ? [] : result.error.issues.map((issue) => issue.path.join("."));
-};
-const wire = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
-
-function expectBothAccept(ours: z.ZodType, sdk: z.ZodType, value: unknown): unknown {
-  expect(issuePaths(ours, value)).toEqual([]);
-  const result = sdk.safeParse(wire(value));
-  expect(result.error).toBeUndefined();
-  return result.data;
-}
 
 const at = "2026-01-01T00:00:00.000Z";
 const workspaceId = "3f1c2a9e-5b7d-4c1e-9a2b-6d8e0f1a2b3c";

@@ -18,7 +18,7 @@ import {
   ListModelsUserRequest$outboundSchema,
 } from "@openrouter/sdk/models/operations";
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
+import { issuePaths, wire, expectBothAccept } from "../../../tests/support/schema-checks.js";
 import {
   createAuthCodeBody,
   createAuthCodeResponse,
@@ -31,20 +31,6 @@ import { listFilesQuery, listFilesResponse, type ListFilesResponse, type Workspa
 import { assignKeysBody, createGuardrailBody, updateGuardrailBody } from "./guardrails.js";
 import { listUserModelsQuery } from "./models.js";
 import { tokenExchangeBody, tokenExchangeResponse, type TokenExchangeResponse } from "./oauth-token.js";
-
-const issuePaths = (schema: z.ZodType, value: unknown): string[] => {
-  const result = schema.safeParse(value);
-  return result.success ? [] : result.error.issues.map((issue) => issue.path.join("."));
-};
-const wire = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
-
-/** Our schema accepts the sample, and so does the SDK after a JSON round trip. */
-function expectBothAccept(ours: z.ZodType, sdk: z.ZodType, value: unknown): unknown {
-  expect(issuePaths(ours, value)).toEqual([]);
-  const result = sdk.safeParse(wire(value));
-  expect(result.error).toBeUndefined();
-  return result.data;
-}
 
 /** Query values travel as strings; the SDK's query encoder stringifies what its schema outputs. */
 const asQuery = (value: unknown, keys: string[]): Record<string, string> =>

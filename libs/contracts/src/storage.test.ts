@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
+import { issuePaths } from "../../../tests/support/schema-checks.js";
 import {
   containerFile,
   containerFileParams,
@@ -9,11 +9,6 @@ import {
   type ContainerFile,
 } from "./containers.js";
 import { listFilesQuery, listFilesResponse, workspaceFile, type WorkspaceFile } from "./files.js";
-
-const issuePaths = (schema: z.ZodType, value: unknown): string[] => {
-  const result = schema.safeParse(value);
-  return result.success ? [] : result.error.issues.map((issue) => issue.path.join("."));
-};
 
 const file: WorkspaceFile = {
   _shape: "openrouter",

@@ -30,7 +30,7 @@ describe("http app", () => {
     const invalid = await post('{"n":9}');
     expect(invalid.status).toBe(400);
     expect(await invalid.json()).toEqual({ error: { code: 400, message: expect.stringMatching(/^Invalid body: n: /) } });
-    const unknown = await (await post('{"n":1,"m":2}')).json();
+    const unknown = (await (await post('{"n":1,"m":2}')).json()) as { error: { message: string } };
     expect(unknown.error.message).toMatch(/unknown field m/);
     expect((await post("{oops")).status).toBe(400);
     const big = await post(JSON.stringify({ n: "x".repeat(200) }));
