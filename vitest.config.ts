@@ -14,6 +14,7 @@ export default defineConfig({
       "@switchyard/identity": service("identity"),
       "@switchyard/router": service("router"),
       "@switchyard/catalog": service("catalog"),
+      "@switchyard/inference": service("inference"),
       "@switchyard/standalone": service("standalone"),
     },
   },

@@ -18,6 +18,24 @@ const workspaceChanged = z.object({
 const guardrailChanged = z.object({ id: z.uuid(), organization_id: z.uuid() });
 const catalogReloaded = z.object({ models: z.number().int(), providers: z.number().int() });
 
+/** One finished generation: what it cost and whom to charge. `cost_usd` is an exact decimal string. */
+const generationCompleted = z.object({
+  generation_id: z.string(),
+  key_hash: z.string(),
+  organization_id: z.uuid(),
+  workspace_id: z.uuid(),
+  guardrail_ids: z.array(z.string()),
+  model: z.string(),
+  provider: z.string().nullable(),
+  status: z.enum(["completed", "error", "cancelled"]),
+  streamed: z.boolean(),
+  prompt_tokens: z.number().int().min(0),
+  completion_tokens: z.number().int().min(0),
+  usage_estimated: z.boolean(),
+  cost_usd: z.string().regex(/^\d+(\.\d+)?$/),
+  is_byok: z.boolean(),
+});
+
 export const eventRegistry = {
   "identity.api_key.created.v1": apiKeyChanged,
   "identity.api_key.updated.v1": apiKeyChanged,
@@ -29,6 +47,7 @@ export const eventRegistry = {
   "catalog.guardrail.updated.v1": guardrailChanged,
   "catalog.guardrail.deleted.v1": guardrailChanged,
   "catalog.models.reloaded.v1": catalogReloaded,
+  "inference.generation.completed.v1": generationCompleted,
 } as const;
 
 export type EventSubject = keyof typeof eventRegistry;

@@ -62,6 +62,9 @@ export const resolvedEndpoint = z.object({
   zdr: z.boolean(),
   data_policy: z.object({ training: z.boolean(), retains_prompts: z.boolean(), zdr: z.boolean() }),
   quantization: z.string().nullable(),
+  /** Variables that may hold the provider's key; the caller reads its own environment, secrets never travel. */
+  api_key_env: z.array(z.string()),
+  requires_api_key: z.boolean(),
 });
 export type ResolvedEndpoint = z.infer<typeof resolvedEndpoint>;
 export const resolvedModel = z.object({
@@ -75,6 +78,8 @@ export const resolvedModel = z.object({
     .nullable(),
   endpoints: z.array(resolvedEndpoint),
   excluded: z.array(z.object({ provider: z.string(), reason: z.string() })),
+  /** Guardrails that applied to the key; spend is charged against their budgets too. */
+  guardrail_ids: z.array(z.string()),
 });
 export type ResolvedModel = z.infer<typeof resolvedModel>;
 export const resolveModelResponse = z.object({ data: resolvedModel });

@@ -27,7 +27,11 @@ const router = await startRouter({
   ...(db ? { db } : {}),
   identity: httpIdentityClient(config.IDENTITY_URL, createServiceSigner(secret, "router")),
   signCaller: createCallerSigner(secret),
-  targets: { identity: { kind: "url", url: config.IDENTITY_URL }, catalog: { kind: "url", url: config.CATALOG_URL } },
+  targets: {
+    identity: { kind: "url", url: config.IDENTITY_URL },
+    catalog: { kind: "url", url: config.CATALOG_URL },
+    inference: { kind: "url", url: config.INFERENCE_URL },
+  },
   health,
   config,
 });

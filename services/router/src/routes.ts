@@ -1,5 +1,5 @@
 /** The services behind the router. */
-export type ServiceName = "identity" | "catalog";
+export type ServiceName = "identity" | "catalog" | "inference";
 
 interface ServiceRoute {
   /** Path prefix under `/api/v1`; matches the prefix itself and anything below it. */
@@ -19,6 +19,8 @@ export const serviceRoutes: readonly ServiceRoute[] = [
   { prefix: "/api/v1/presets", service: "catalog" },
   { prefix: "/api/v1/guardrails", service: "catalog" },
   { prefix: "/api/v1/catalog", service: "catalog" },
+  { prefix: "/api/v1/chat/completions", service: "inference" },
+  { prefix: "/api/v1/generation", service: "inference" },
 ];
 
 export function routeFor(path: string): ServiceRoute | undefined {

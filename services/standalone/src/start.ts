@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { startCatalog, type RunningCatalog } from "@switchyard/catalog";
 import { startIdentity, type RunningIdentity } from "@switchyard/identity";
+import { startInference } from "@switchyard/inference";
 import {
   createCallerSigner,
   createCallerVerifier,
@@ -51,13 +52,26 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     verifyService: createServiceVerifier(secret),
     health,
   });
+  const inference = await startInference({
+    db,
+    bus,
+    logger: logger.child({ service: "inference" }),
+    resolve: (request) => catalog.resolveModel(request),
+    config,
+    verifyCaller: createCallerVerifier(secret),
+    health,
+  });
   const router = await startRouter({
     logger: logger.child({ service: "router" }),
     bus,
     db,
     identity: { authenticate: identity.authenticate },
     signCaller: createCallerSigner(secret),
-    targets: { identity: { kind: "handler", handler: identity.app }, catalog: { kind: "handler", handler: catalog.app } },
+    targets: {
+      identity: { kind: "handler", handler: identity.app },
+      catalog: { kind: "handler", handler: catalog.app },
+      inference: { kind: "handler", handler: inference.app },
+    },
     health,
     config,
   });
@@ -70,6 +84,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
     onClosed: async () => {
       await router.stop();
+      await inference.stop();
       await catalog.stop();
       await identity.stop();
       await bus.close();

@@ -1,6 +1,16 @@
 import http from "node:http";
 import type { z } from "zod";
+import { HttpError } from "./errors.js";
 import { serviceHeader } from "./internal-auth.js";
+
+const messageOf = (text: string): string => {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } };
+    return typeof body.error?.message === "string" ? body.error.message : "Request refused";
+  } catch {
+    return "Request refused";
+  }
+};
 
 /** Another service could not be asked (down, slow, or answering with an error). */
 export class ServiceUnavailableError extends Error {
@@ -40,6 +50,8 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
         req.end(payload);
       });
       if (status === 404) return undefined;
+      // A refusal the other service explained (bad input, conflict) reaches our caller as it was said.
+      if (status === 400 || status === 403 || status === 409) throw new HttpError(status === 400 ? "bad_request" : status === 403 ? "forbidden" : "conflict", messageOf(text));
       if (status !== 200) throw new ServiceUnavailableError(`${path} answered ${status}`);
       return schema.parse(JSON.parse(text));
     },

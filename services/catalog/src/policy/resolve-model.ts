@@ -2,7 +2,7 @@ import type { ResolvedEndpoint, ResolvedModel } from "@switchyard/contracts";
 import { badRequest, notFound } from "@switchyard/runtime";
 import type { CatalogDeps } from "../deps.js";
 import { guardrailsForKey } from "../guardrails/service.js";
-import type { EndpointEntry } from "../models/snapshot.js";
+import { envName, type EndpointEntry } from "../models/snapshot.js";
 import { getPreset } from "../presets/service.js";
 import { exclusionOf } from "./access.js";
 
@@ -32,6 +32,8 @@ function toResolved(e: EndpointEntry): ResolvedEndpoint {
     zdr: e.zdr,
     data_policy: e.providerEntry.data_policy,
     quantization: e.quantization ?? null,
+    api_key_env: [...(e.providerEntry.api_key_env ? [e.providerEntry.api_key_env] : []), envName(e.providerEntry.slug, "API_KEY")],
+    requires_api_key: e.providerEntry.requires_api_key,
   };
 }
 
@@ -70,5 +72,5 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
     else endpoints.push(toResolved(e));
   }
   const sort = variant ? variants[variant as keyof typeof variants] : null;
-  return { requested: request.model, model: model.id, variant, sort, preset, endpoints, excluded };
+  return { requested: request.model, model: model.id, variant, sort, preset, endpoints, excluded, guardrail_ids: guardrails.map((g) => g.id) };
 }

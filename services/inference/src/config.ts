@@ -1,0 +1,17 @@
+import { commonEnv, parseEnv, port } from "@switchyard/runtime";
+import { z } from "zod";
+
+export const inferenceEnv = z.object({
+  ...commonEnv,
+  /** Port of the inference service when it runs as its own process. */
+  PORT: port(8083),
+  /** Base URL of the catalog service when inference runs as its own process. */
+  CATALOG_URL: z.url().default("http://127.0.0.1:8082"),
+  /** One deadline for every attempt of a request, first byte to last. */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
+});
+export type InferenceConfig = z.infer<typeof inferenceEnv> & { providerEnv: Record<string, string | undefined> };
+
+export function loadInferenceConfig(env: Record<string, string | undefined> = process.env): InferenceConfig {
+  return { ...parseEnv(inferenceEnv, env), providerEnv: env };
+}

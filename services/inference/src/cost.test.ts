@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { costOf, estimateTokens, picoToDecimal, picoToUsd, toPico } from "./cost.js";
+
+describe("cost", () => {
+  it("parses decimal prices exactly", () => {
+    expect(toPico("0.00000015")).toBe(150_000n);
+    expect(toPico("1")).toBe(1_000_000_000_000n);
+    expect(toPico(undefined)).toBe(0n);
+    expect(() => toPico("abc")).toThrow();
+    expect(() => toPico("0.0000000000001")).toThrow();
+  });
+
+  it("sums token costs without floating-point drift", () => {
+    const pricing = { prompt: "0.0000001", completion: "0.0000002", request: "0.001" };
+    const cost = costOf(pricing, { prompt: 3, completion: 7 });
+    expect(picoToDecimal(cost.total)).toBe("0.0010017");
+    expect(picoToUsd(cost.prompt)).toBe(0.0000003);
+    // 0.1 + 0.2 style sums stay exact over many requests.
+    let total = 0n;
+    for (let i = 0; i < 1000; i++) total += costOf({ prompt: "0.0000001", completion: "0.0000002" }, { prompt: 1, completion: 1 }).total;
+    expect(picoToDecimal(total)).toBe("0.0003");
+  });
+
+  it("charges cached and reasoning tokens at their own prices when the endpoint has them", () => {
+    const cost = costOf(
+      { prompt: "0.000001", completion: "0.000002", input_cache_read: "0.0000001", internal_reasoning: "0.000003" },
+      { prompt: 100, completion: 10, cachedPrompt: 60, reasoning: 4 },
+    );
+    expect(picoToDecimal(cost.prompt)).toBe("0.000046"); // 40 × 1e-6 + 60 × 1e-7
+    expect(picoToDecimal(cost.completion)).toBe("0.000024"); // 6 × 2e-6 + 4 × 3e-6
+  });
+
+  it("estimates tokens when a provider sends no usage, never zero for real text", () => {
+    expect(estimateTokens("")).toBe(0);
+    expect(estimateTokens("hi")).toBe(1);
+    expect(estimateTokens("x".repeat(41))).toBe(11);
+  });
+});

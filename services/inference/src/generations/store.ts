@@ -1,0 +1,160 @@
+import type { Generation } from "@switchyard/contracts";
+import { notFound, type Db, type EventSink, type Queryable } from "@switchyard/runtime";
+import { picoToDecimal, picoToUsd, toPico } from "../cost.js";
+
+export interface Attempt {
+  provider: string;
+  model: string;
+  status: number | null;
+  latencyMs: number;
+  error?: string;
+}
+
+export interface FinishedGeneration {
+  id: string;
+  keyHash: string;
+  organizationId: string;
+  workspaceId: string;
+  guardrailIds: string[];
+  requestId: string | null;
+  sessionId: string | null;
+  model: string;
+  requestedModel: string;
+  provider: string | null;
+  upstreamId: string | null;
+  status: "completed" | "error" | "cancelled";
+  streamed: boolean;
+  finishReason: string | null;
+  nativeFinishReason: string | null;
+  promptTokens: number;
+  completionTokens: number;
+  reasoningTokens: number;
+  cachedTokens: number;
+  usageEstimated: boolean;
+  costPico: bigint;
+  latencyMs: number | null;
+  generationTimeMs: number;
+  serviceTier: string | null;
+  dataRegion: string;
+  attempts: Attempt[];
+}
+
+/** The generation row and its completed event commit together: spend is never recorded without its event. */
+export async function recordGeneration(db: Db, events: EventSink, g: FinishedGeneration): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO inference.generations (id, key_hash, organization_id, workspace_id, request_id, session_id, model, requested_model,
+         provider, upstream_id, status, streamed, finish_reason, native_finish_reason, prompt_tokens, completion_tokens,
+         reasoning_tokens, cached_tokens, usage_estimated, cost_usd, upstream_cost_usd, latency_ms, generation_time_ms,
+         service_tier, data_region, attempts)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20, $21, $22, $23, $24, $25)`,
+      [
+        g.id, g.keyHash, g.organizationId, g.workspaceId, g.requestId, g.sessionId, g.model, g.requestedModel,
+        g.provider, g.upstreamId, g.status, g.streamed, g.finishReason, g.nativeFinishReason, g.promptTokens, g.completionTokens,
+        g.reasoningTokens, g.cachedTokens, g.usageEstimated, picoToDecimal(g.costPico), g.latencyMs, g.generationTimeMs,
+        g.serviceTier, g.dataRegion, JSON.stringify(g.attempts),
+      ],
+    );
+    await events.enqueue(tx, "inference.generation.completed.v1", {
+      generation_id: g.id,
+      key_hash: g.keyHash,
+      organization_id: g.organizationId,
+      workspace_id: g.workspaceId,
+      guardrail_ids: g.guardrailIds,
+      model: g.model,
+      provider: g.provider,
+      status: g.status,
+      streamed: g.streamed,
+      prompt_tokens: g.promptTokens,
+      completion_tokens: g.completionTokens,
+      usage_estimated: g.usageEstimated,
+      cost_usd: picoToDecimal(g.costPico),
+      is_byok: false,
+    });
+  });
+  events.committed();
+}
+
+interface GenerationRow {
+  id: string;
+  request_id: string | null;
+  session_id: string | null;
+  workspace_id: string;
+  model: string;
+  provider: string | null;
+  upstream_id: string | null;
+  status: string;
+  streamed: boolean;
+  finish_reason: string | null;
+  native_finish_reason: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  reasoning_tokens: number;
+  cached_tokens: number;
+  cost_usd: string;
+  latency_ms: number | null;
+  generation_time_ms: number;
+  service_tier: string | null;
+  data_region: "global" | "europe" | "us";
+  attempts: Attempt[];
+  created_at: Date;
+}
+
+/** `GET /generation?id=`: only the organization that made it may read it. */
+export async function getGeneration(db: Queryable, organizationId: string, id: string): Promise<Generation> {
+  const [r] = await db.query<GenerationRow>(
+    `SELECT id, request_id, session_id, workspace_id::text, model, provider, upstream_id, status, streamed, finish_reason,
+       native_finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cost_usd::text, latency_ms,
+       generation_time_ms, service_tier, data_region, attempts, created_at
+     FROM inference.generations WHERE id = $1 AND organization_id = $2`,
+    [id, organizationId],
+  );
+  if (!r) throw notFound("Generation not found");
+  const cost = picoToUsd(toPico(r.cost_usd));
+  return {
+    id: r.id,
+    upstream_id: r.upstream_id,
+    request_id: r.request_id,
+    session_id: r.session_id,
+    created_at: r.created_at.toISOString(),
+    model: r.model,
+    api_type: "completions",
+    app_id: null,
+    workspace_id: r.workspace_id,
+    preset_id: null,
+    origin: "",
+    http_referer: null,
+    user_agent: null,
+    external_user: null,
+    data_region: ["global", "europe", "us"].includes(r.data_region) ? r.data_region : "global",
+    router: null,
+    provider_name: r.provider,
+    provider_responses: r.attempts.map((a) => ({ status: a.status, provider_name: a.provider, model_permaslug: a.model, latency: a.latencyMs })),
+    service_tier: r.service_tier,
+    streamed: r.streamed,
+    cancelled: r.status === "cancelled",
+    finish_reason: r.finish_reason,
+    native_finish_reason: r.native_finish_reason,
+    is_byok: false,
+    latency: r.latency_ms,
+    generation_time: r.generation_time_ms,
+    moderation_latency: null,
+    tokens_prompt: r.prompt_tokens,
+    tokens_completion: r.completion_tokens,
+    native_tokens_prompt: r.prompt_tokens,
+    native_tokens_completion: r.completion_tokens,
+    native_tokens_completion_images: null,
+    native_tokens_reasoning: r.reasoning_tokens,
+    native_tokens_cached: r.cached_tokens,
+    num_media_prompt: null,
+    num_media_completion: null,
+    num_input_audio_prompt: null,
+    num_search_results: null,
+    num_fetches: null,
+    web_search_engine: null,
+    usage: cost,
+    total_cost: cost,
+    cache_discount: null,
+    upstream_inference_cost: cost,
+  };
+}

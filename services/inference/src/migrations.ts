@@ -1,0 +1,42 @@
+import { outboxMigration, type Migration } from "@switchyard/runtime";
+
+export const schema = "inference";
+
+export const migrations: Migration[] = [
+  outboxMigration(schema),
+  {
+    id: "001_generations",
+    sql: `
+CREATE TABLE inference.generations (
+  id text PRIMARY KEY,
+  key_hash text NOT NULL,
+  organization_id uuid NOT NULL,
+  workspace_id uuid NOT NULL,
+  request_id text,
+  session_id text,
+  model text NOT NULL,
+  requested_model text NOT NULL,
+  provider text,
+  upstream_id text,
+  status text NOT NULL,
+  streamed boolean NOT NULL,
+  finish_reason text,
+  native_finish_reason text,
+  prompt_tokens integer NOT NULL,
+  completion_tokens integer NOT NULL,
+  reasoning_tokens integer NOT NULL DEFAULT 0,
+  cached_tokens integer NOT NULL DEFAULT 0,
+  usage_estimated boolean NOT NULL,
+  cost_usd numeric(30, 12) NOT NULL,
+  upstream_cost_usd numeric(30, 12),
+  latency_ms integer,
+  generation_time_ms integer NOT NULL,
+  service_tier text,
+  data_region text NOT NULL DEFAULT 'global',
+  attempts jsonb NOT NULL DEFAULT '[]'::jsonb,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX generations_by_key ON inference.generations (key_hash, created_at);
+`,
+  },
+];

@@ -1,0 +1,114 @@
+import { z } from "zod";
+import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
+
+const usage = z
+  .looseObject({
+    prompt_tokens: z.number().int().min(0).default(0),
+    completion_tokens: z.number().int().min(0).default(0),
+    prompt_tokens_details: z.looseObject({ cached_tokens: z.number().int().nullish() }).nullish(),
+    completion_tokens_details: z.looseObject({ reasoning_tokens: z.number().int().nullish() }).nullish(),
+  })
+  .nullish();
+
+const completion = z.looseObject({
+  id: z.string().nullish(),
+  choices: z.array(z.looseObject({})).default([]),
+  usage,
+  system_fingerprint: z.string().nullish(),
+  service_tier: z.string().nullish(),
+});
+
+const toUsage = (u: z.infer<typeof usage>): UpstreamUsage | undefined =>
+  u
+    ? {
+        promptTokens: u.prompt_tokens,
+        completionTokens: u.completion_tokens,
+        cachedTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+        reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0,
+      }
+    : undefined;
+
+const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
+
+function retryAfterMs(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+async function post(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(`${target.baseUrl.replace(/\/$/, "")}/chat/completions`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {}),
+      },
+      body: JSON.stringify({ ...body, model: target.upstreamModel }),
+      signal,
+    });
+  } catch (error) {
+    if (signal.aborted) throw error;
+    throw new UpstreamError(`${target.provider} unreachable: ${(error as Error).message}`, null, true);
+  }
+  if (!res.ok) {
+    const text = (await res.text().catch(() => "")).slice(0, 500);
+    throw new UpstreamError(`${target.provider} answered ${res.status}: ${text}`, res.status, retryableStatus(res.status), retryAfterMs(res.headers.get("retry-after")));
+  }
+  return res;
+}
+
+/** Server-sent events: `data:` lines grouped into events, until `[DONE]` or the end of the body. */
+async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const bytes of body) {
+    buffer += decoder.decode(bytes, { stream: true });
+    let cut: number;
+    while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
+      const event = buffer.slice(0, cut);
+      buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, "");
+      const data = event
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(5).replace(/^ /, ""))
+        .join("\n");
+      if (!data) continue;
+      if (data === "[DONE]") return;
+      yield data;
+    }
+  }
+}
+
+/** OpenAI's Chat Completions wire format, spoken by OpenAI and most other servers. */
+export const openAiCompatible: ChatProvider = {
+  async complete(body, target, signal) {
+    const res = await post({ ...body, stream: false }, target, signal);
+    const parsed = completion.safeParse(await res.json().catch(() => undefined));
+    if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a chat completion`, 502, true);
+    const c = parsed.data;
+    return {
+      id: c.id ?? null,
+      choices: c.choices,
+      usage: toUsage(c.usage),
+      systemFingerprint: c.system_fingerprint ?? null,
+      serviceTier: c.service_tier ?? null,
+    };
+  },
+  async stream(body, target, signal) {
+    const res = await post({ ...body, stream: true, stream_options: { include_usage: true } }, target, signal);
+    if (!res.body) throw new UpstreamError(`${target.provider} sent no stream`, 502, true);
+    const stream = res.body;
+    return (async function* (): AsyncGenerator<UpstreamChunk> {
+      for await (const data of sseData(stream)) {
+        const parsed = completion.safeParse(JSON.parse(data));
+        if (!parsed.success) throw new UpstreamError(`${target.provider} sent a chunk that does not parse`, 502, false);
+        const c = parsed.data;
+        yield { choices: c.choices, usage: toUsage(c.usage), systemFingerprint: c.system_fingerprint ?? null, serviceTier: c.service_tier ?? null };
+      }
+    })();
+  },
+};

@@ -1,0 +1,53 @@
+/** Where and how to call one upstream endpoint. */
+export interface UpstreamTarget {
+  provider: string;
+  baseUrl: string;
+  apiKey: string | undefined;
+  upstreamModel: string;
+}
+
+export interface UpstreamUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+}
+
+/** A buffered completion as the provider answered it, in OpenAI's shape. */
+export interface UpstreamCompletion {
+  id: string | null;
+  choices: Array<Record<string, unknown>>;
+  usage: UpstreamUsage | undefined;
+  systemFingerprint: string | null;
+  serviceTier: string | null;
+}
+
+/** One streamed chunk in OpenAI's shape, with its usage split off. */
+export interface UpstreamChunk {
+  choices: Array<Record<string, unknown>>;
+  usage: UpstreamUsage | undefined;
+  systemFingerprint: string | null;
+  serviceTier: string | null;
+}
+
+/**
+ * A provider failure. `retryable` says whether another endpoint may be tried (timeouts, rate limits,
+ * server errors, connection failures); `retryAfterMs` comes from the provider's Retry-After.
+ */
+export class UpstreamError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly retryable: boolean,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** One file per wire format; OpenAI-compatible servers share one implementation. */
+export interface ChatProvider {
+  complete(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamCompletion>;
+  /** Resolves once the provider has accepted the request (its headers arrived); throws before that. */
+  stream(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal): Promise<AsyncIterable<UpstreamChunk>>;
+}

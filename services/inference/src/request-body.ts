@@ -1,0 +1,51 @@
+import { createHash } from "node:crypto";
+import type { ChatCompletionRequest } from "@switchyard/contracts";
+
+/** Fields that steer the gateway itself and mean nothing (or something else) to a provider. */
+const gatewayOnly = new Set([
+  "model",
+  "models",
+  "provider",
+  "route",
+  "plugins",
+  "preset",
+  "session_id",
+  "usage",
+  "transforms",
+  "trace",
+  "debug",
+  "stop_when",
+  "stream",
+  "stream_options",
+  "metadata",
+  "user",
+  "max_tool_calls",
+  "image_config",
+  "cache_control",
+  "prompt_cache",
+]);
+
+/**
+ * The body sent upstream: the caller's parameters, unknown ones included, without the gateway's own.
+ * The end-user id never leaves raw: providers see a per-workspace hash of it.
+ */
+export function upstreamBody(request: ChatCompletionRequest, workspaceId: string, preset?: { system_prompt: string; config: Record<string, unknown> }) {
+  const body: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries({ ...(preset?.config ?? {}), ...request })) {
+    if (!gatewayOnly.has(name) && value !== undefined) body[name] = value;
+  }
+  if (typeof request.user === "string") body.user = createHash("sha256").update(`${workspaceId}:${request.user}`).digest("hex").slice(0, 32);
+  if (typeof body.reasoning_effort !== "string" && typeof request.reasoning?.effort === "string") body.reasoning_effort = request.reasoning.effort;
+  if (preset?.system_prompt && Array.isArray(body.messages) && !body.messages.some((m) => (m as { role?: string }).role === "system")) {
+    body.messages = [{ role: "system", content: preset.system_prompt }, ...body.messages];
+  }
+  return body;
+}
+
+/** The request's parameters that an endpoint must support under `provider.require_parameters`. */
+export function requestedParameters(request: ChatCompletionRequest): string[] {
+  return Object.keys(request).filter((name) => !gatewayOnly.has(name) && name !== "messages" && request[name] !== undefined);
+}
+
+/** Text of the prompt, for counting tokens when a provider reports none. */
+export const promptText = (request: ChatCompletionRequest): string => JSON.stringify(request.messages);

@@ -1,0 +1,82 @@
+import type { ChatUsage, FinishReason, OpenRouterMetadata } from "@switchyard/contracts";
+import { costOf, estimateTokens, picoToUsd, type Cost } from "./cost.js";
+import type { UpstreamUsage } from "./providers/types.js";
+import type { Candidate } from "./routing/candidates.js";
+
+const finishReasons = new Set<FinishReason>(["stop", "length", "tool_calls", "content_filter", "error"]);
+
+/** Providers say `end_turn`, `max_tokens`, `function_call`…; clients get the spec's set, and the native one too. */
+export function normalizeFinishReason(native: unknown): FinishReason | null {
+  if (native === null || native === undefined) return null;
+  const value = String(native);
+  if (finishReasons.has(value as FinishReason)) return value as FinishReason;
+  if (value === "max_tokens" || value === "length_limit") return "length";
+  if (value === "function_call" || value === "tool_use") return "tool_calls";
+  return "stop";
+}
+
+export interface Accounted {
+  usage: UpstreamUsage;
+  estimated: boolean;
+  cost: Cost;
+}
+
+/** Counts what the provider reported, or estimates it from the text, then prices it with the one function. */
+export function account(candidate: Candidate, reported: UpstreamUsage | undefined, promptText: string, completionText: string): Accounted {
+  const usage = reported ?? { promptTokens: estimateTokens(promptText), completionTokens: estimateTokens(completionText), cachedTokens: 0, reasoningTokens: 0 };
+  const p = candidate.endpoint.pricing;
+  const cost = costOf(
+    {
+      prompt: p.prompt ?? "0",
+      completion: p.completion ?? "0",
+      ...(p.request !== undefined ? { request: p.request } : {}),
+      ...(p.input_cache_read !== undefined ? { input_cache_read: p.input_cache_read } : {}),
+      ...(p.internal_reasoning !== undefined ? { internal_reasoning: p.internal_reasoning } : {}),
+    },
+    { prompt: usage.promptTokens, completion: usage.completionTokens, cachedPrompt: usage.cachedTokens, reasoning: usage.reasoningTokens },
+  );
+  return { usage, estimated: reported === undefined, cost };
+}
+
+export function usageBody(a: Accounted): ChatUsage {
+  return {
+    prompt_tokens: a.usage.promptTokens,
+    completion_tokens: a.usage.completionTokens,
+    total_tokens: a.usage.promptTokens + a.usage.completionTokens,
+    prompt_tokens_details: { cached_tokens: a.usage.cachedTokens },
+    completion_tokens_details: { reasoning_tokens: a.usage.reasoningTokens },
+    cost: picoToUsd(a.cost.total),
+    cost_details: {
+      upstream_inference_prompt_cost: picoToUsd(a.cost.prompt),
+      upstream_inference_completions_cost: picoToUsd(a.cost.completion),
+      upstream_inference_cost: picoToUsd(a.cost.total),
+    },
+    is_byok: false,
+    server_tool_use_details: { tool_calls_requested: 0, tool_calls_executed: 0 },
+  };
+}
+
+export interface MetadataInput {
+  requested: string;
+  candidates: Candidate[];
+  selected: Candidate;
+  attempt: number;
+  generationTimeMs: number;
+  region: string | null;
+}
+
+export function metadataBody(m: MetadataInput): OpenRouterMetadata {
+  return {
+    attempt: m.attempt,
+    endpoints: {
+      total: m.candidates.length,
+      available: m.candidates.map((c) => ({ model: c.model, provider: c.endpoint.provider, selected: c === m.selected })),
+    },
+    generation_time: m.generationTimeMs,
+    is_byok: false,
+    region: m.region,
+    requested: m.requested,
+    strategy: m.attempt > 1 ? "fallback" : "direct",
+    summary: `${m.selected.model} via ${m.selected.endpoint.provider}${m.attempt > 1 ? ` after ${m.attempt - 1} failed attempt(s)` : ""}`,
+  };
+}

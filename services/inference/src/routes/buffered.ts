@@ -1,0 +1,46 @@
+import type { Response } from "express";
+import { normalizeFinishReason, usageBody } from "../responses.js";
+import { accepted, type ChatContext } from "./chat-completions.js";
+import { finish, metadataFor } from "./finish.js";
+
+const textOf = (choice: Record<string, unknown>) => {
+  const content = (choice.message as { content?: unknown } | undefined)?.content;
+  return typeof content === "string" ? content : "";
+};
+
+/** A non-streaming completion: the upstream answer with our id, the serving model and priced usage. */
+export async function bufferedCompletion(context: ChatContext, res: Response): Promise<void> {
+  const { result, candidate } = await accepted(context, (provider, target) => provider.complete(context.body, target, context.signal));
+  const first = result.choices[0];
+  const accounted = await finish(context, {
+    candidate,
+    status: "completed",
+    usage: result.usage,
+    completionText: result.choices.map(textOf).join(""),
+    upstreamId: result.id,
+    finishReason: normalizeFinishReason(first?.finish_reason),
+    nativeFinishReason: first?.finish_reason === undefined || first.finish_reason === null ? null : String(first.finish_reason),
+    serviceTier: result.serviceTier,
+    firstTokenMs: null,
+  });
+  res.json({
+    id: context.generationId,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: candidate.model,
+    system_fingerprint: result.systemFingerprint,
+    service_tier: result.serviceTier,
+    choices: result.choices.map((choice, i) => {
+      const message = (choice.message ?? {}) as Record<string, unknown>;
+      return {
+        ...choice,
+        index: typeof choice.index === "number" ? choice.index : i,
+        finish_reason: normalizeFinishReason(choice.finish_reason) ?? "stop",
+        native_finish_reason: choice.finish_reason ?? null,
+        message: { ...message, role: "assistant", content: typeof message.content === "string" ? message.content : null },
+      };
+    }),
+    usage: usageBody(accounted),
+    ...metadataFor(context, candidate),
+  });
+}

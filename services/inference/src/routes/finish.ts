@@ -1,0 +1,66 @@
+import { recordGeneration } from "../generations/store.js";
+import { account, metadataBody, type Accounted } from "../responses.js";
+import type { UpstreamUsage } from "../providers/types.js";
+import { promptText } from "../request-body.js";
+import type { Candidate } from "../routing/candidates.js";
+import type { ChatContext } from "./chat-completions.js";
+
+export interface Outcome {
+  candidate: Candidate;
+  status: "completed" | "error" | "cancelled";
+  usage: UpstreamUsage | undefined;
+  completionText: string;
+  upstreamId: string | null;
+  finishReason: string | null;
+  nativeFinishReason: string | null;
+  serviceTier: string | null;
+  firstTokenMs: number | null;
+}
+
+/** Prices the outcome with the one cost function and records it with its event; returns the figures. */
+export async function finish(context: ChatContext, outcome: Outcome): Promise<Accounted> {
+  const accounted = account(outcome.candidate, outcome.usage, promptText(context.request), outcome.completionText);
+  await recordGeneration(context.deps.db, context.deps.events, {
+    id: context.generationId,
+    keyHash: context.caller.keyHash,
+    organizationId: context.caller.organizationId,
+    workspaceId: context.caller.workspaceId,
+    guardrailIds: context.guardrailIds,
+    requestId: context.requestId,
+    sessionId: context.sessionId ?? null,
+    model: outcome.candidate.model,
+    requestedModel: context.requested,
+    provider: outcome.candidate.endpoint.provider,
+    upstreamId: outcome.upstreamId,
+    status: outcome.status,
+    streamed: context.request.stream === true,
+    finishReason: outcome.finishReason,
+    nativeFinishReason: outcome.nativeFinishReason,
+    promptTokens: accounted.usage.promptTokens,
+    completionTokens: accounted.usage.completionTokens,
+    reasoningTokens: accounted.usage.reasoningTokens,
+    cachedTokens: accounted.usage.cachedTokens,
+    usageEstimated: accounted.estimated,
+    costPico: accounted.cost.total,
+    latencyMs: outcome.firstTokenMs,
+    generationTimeMs: Math.round(performance.now() - context.started),
+    serviceTier: outcome.serviceTier,
+    dataRegion: outcome.candidate.endpoint.region,
+    attempts: context.attempts,
+  });
+  return accounted;
+}
+
+export function metadataFor(context: ChatContext, candidate: Candidate) {
+  if (!context.wantsMetadata) return {};
+  return {
+    openrouter_metadata: metadataBody({
+      requested: context.requested,
+      candidates: context.candidates,
+      selected: candidate,
+      attempt: context.attempts.length,
+      generationTimeMs: Math.round(performance.now() - context.started),
+      region: candidate.endpoint.region,
+    }),
+  };
+}

@@ -1,0 +1,14 @@
+import { generationQuery } from "@switchyard/contracts";
+import { callerOf, parseInput } from "@switchyard/runtime";
+import type { RequestHandler } from "express";
+import type { InferenceDeps } from "../deps.js";
+import { getGeneration } from "../generations/store.js";
+
+/** `GET /generation?id=`: the stored record of one generation of the caller's organization. */
+export const generationRoute =
+  (deps: InferenceDeps): RequestHandler =>
+  async (req, res) => {
+    const caller = callerOf(res);
+    const { id } = parseInput(generationQuery, req.query, "query");
+    res.json({ data: await getGeneration(deps.db, caller.organizationId, id) });
+  };

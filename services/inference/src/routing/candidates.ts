@@ -1,0 +1,83 @@
+import { createHash } from "node:crypto";
+import type { ProviderPreferences, ResolvedEndpoint, ResolvedModel } from "@switchyard/contracts";
+import { toPico } from "../cost.js";
+
+export interface Candidate {
+  model: string;
+  endpoint: ResolvedEndpoint;
+}
+
+const unitPrice = (e: ResolvedEndpoint) => Number(toPico(e.pricing.prompt ?? "0") + toPico(e.pricing.completion ?? "0"));
+
+/** A small deterministic generator, so one session id always yields the same order (sticky routing). */
+function seeded(seed: string): () => number {
+  let state = createHash("sha256").update(seed).digest().readUInt32LE(0) || 1;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+}
+
+/**
+ * Price-weighted order: each endpoint's chance to go first is proportional to the inverse square of its
+ * price, so cheap endpoints take most traffic while dearer ones stay warm as fallbacks.
+ */
+function weightedOrder(endpoints: ResolvedEndpoint[], random: () => number): ResolvedEndpoint[] {
+  const pool = endpoints.map((e) => ({ e, w: 1 / (1 + unitPrice(e) / 1e6) ** 2 }));
+  const order: ResolvedEndpoint[] = [];
+  while (pool.length) {
+    let pick = random() * pool.reduce((sum, p) => sum + p.w, 0);
+    const index = pool.findIndex((p) => (pick -= p.w) <= 0);
+    order.push(pool.splice(index === -1 ? pool.length - 1 : index, 1)[0]!.e);
+  }
+  return order;
+}
+
+export interface OrderOptions {
+  preferences: ProviderPreferences | undefined;
+  sessionId: string | undefined;
+  /** Request parameters the endpoint must support when `provider.require_parameters` is set. */
+  requestedParameters: string[];
+  /** Endpoints resting after a Retry-After; tried last. */
+  coolingDown: (endpoint: ResolvedEndpoint) => boolean;
+}
+
+/** The endpoints of one resolved model in the order to try them, and why any were dropped. */
+export function orderCandidates(resolved: ResolvedModel, options: OrderOptions): { candidates: Candidate[]; dropped: string[] } {
+  const prefs = options.preferences;
+  const dropped: string[] = [];
+  let endpoints = resolved.endpoints.filter((e) => {
+    if (prefs?.only && !prefs.only.includes(e.provider)) return void dropped.push(`${e.provider}: not in provider.only`);
+    if (prefs?.ignore?.includes(e.provider)) return void dropped.push(`${e.provider}: in provider.ignore`);
+    if (prefs?.quantizations && e.quantization && !prefs.quantizations.includes(e.quantization)) {
+      return void dropped.push(`${e.provider}: quantization ${e.quantization} not allowed`);
+    }
+    for (const kind of ["prompt", "completion", "request", "image"] as const) {
+      const max = prefs?.max_price?.[kind];
+      if (max !== undefined && toPico(e.pricing[kind] ?? "0") > toPico(max)) return void dropped.push(`${e.provider}: ${kind} price above provider.max_price`);
+    }
+    if (prefs?.data_collection === "deny" && e.data_policy.training) return void dropped.push(`${e.provider}: collects data (provider.data_collection)`);
+    if (prefs?.zdr && !e.zdr) return void dropped.push(`${e.provider}: no zero data retention (provider.zdr)`);
+    if (prefs?.require_parameters) {
+      const missing = options.requestedParameters.filter((p) => !e.supported_parameters.includes(p));
+      if (missing.length) return void dropped.push(`${e.provider}: does not support ${missing.join(", ")} (provider.require_parameters)`);
+    }
+    return true;
+  });
+  const sort = (typeof prefs?.sort === "string" ? prefs.sort : prefs?.sort?.by) ?? resolved.sort;
+  if (sort === "price") endpoints = [...endpoints].sort((a, b) => unitPrice(a) - unitPrice(b));
+  else endpoints = weightedOrder(endpoints, options.sessionId ? seeded(`${options.sessionId}|${resolved.model}`) : Math.random);
+  if (prefs?.order?.length) {
+    const rank = (e: ResolvedEndpoint) => {
+      const i = prefs.order!.indexOf(e.provider);
+      return i === -1 ? prefs.order!.length : i;
+    };
+    endpoints = [...endpoints].sort((a, b) => rank(a) - rank(b));
+    if (prefs.allow_fallbacks === false) endpoints = endpoints.filter((e) => prefs.order!.includes(e.provider));
+  }
+  const ready = endpoints.filter((e) => !options.coolingDown(e));
+  const cooling = endpoints.filter((e) => options.coolingDown(e));
+  return { candidates: [...ready, ...cooling].map((endpoint) => ({ model: resolved.model, endpoint })), dropped };
+}

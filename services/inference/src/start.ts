@@ -1,0 +1,42 @@
+import { migrate, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
+import type { Express } from "express";
+import { createApp } from "./app.js";
+import type { InferenceConfig } from "./config.js";
+import type { InferenceDeps } from "./deps.js";
+import { migrations, schema } from "./migrations.js";
+import { createCooldowns } from "./routing/attempts.js";
+
+export interface InferenceStartDeps {
+  db: Db;
+  bus: Bus;
+  logger: Logger;
+  resolve: InferenceDeps["resolve"];
+  config: Pick<InferenceConfig, "providerEnv" | "MAX_BODY_BYTES" | "REQUEST_TIMEOUT_MS">;
+  verifyCaller: CallerVerifier;
+  health: HealthState;
+}
+
+export interface RunningInference {
+  app: Express;
+  stop(): Promise<void>;
+}
+
+export async function startInference(deps: InferenceStartDeps): Promise<RunningInference> {
+  const applied = await migrate(deps.db, schema, migrations);
+  if (applied.length) deps.logger.info({ applied }, "inference migrations applied");
+  const relay = startOutboxRelay({ db: deps.db, schema, bus: deps.bus, logger: deps.logger });
+  const app = createApp({
+    db: deps.db,
+    events: outboxSink(schema, relay),
+    logger: deps.logger,
+    resolve: deps.resolve,
+    env: deps.config.providerEnv,
+    cooldowns: createCooldowns(),
+    verifyCaller: deps.verifyCaller,
+    maxBodyBytes: deps.config.MAX_BODY_BYTES,
+    requestTimeoutMs: deps.config.REQUEST_TIMEOUT_MS,
+    health: deps.health,
+    readiness: { database: () => deps.db.ping() },
+  });
+  return { app, stop: () => relay.stop() };
+}

@@ -1,0 +1,203 @@
+import { OpenRouter } from "@openrouter/sdk";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { catalogEnv } from "./support/catalog-fixture.js";
+import { eventually } from "./support/eventually.js";
+import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
+import { startTestGateway, type TestGateway } from "./support/gateway.js";
+
+let gw: TestGateway;
+let alpha: FakeProvider;
+let beta: FakeProvider;
+let key: string;
+let openai: OpenAI;
+
+const cheap = { prompt: "0.000001", completion: "0.000002" };
+const dear = { prompt: "0.000002", completion: "0.000004" };
+const model = (id: string, endpoints: Array<[string, string, typeof cheap]>) => ({
+  id,
+  name: id,
+  context_length: 8000,
+  endpoints: endpoints.map(([provider, upstream, pricing]) => ({ provider, upstream_model: upstream, pricing, supported_parameters: ["temperature"] })),
+});
+
+beforeAll(async () => {
+  alpha = await startFakeProvider("alpha");
+  beta = await startFakeProvider("beta");
+  const catalog = {
+    providers: [
+      { slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: alpha.baseUrl, api_key_env: "ALPHA_KEY" },
+      { slug: "beta", name: "Beta", adapter: "openai-compatible", base_url: beta.baseUrl },
+    ],
+    models: [
+      model("chat/ok", [["alpha", "ok", cheap], ["beta", "ok", dear]]),
+      model("chat/fallback", [["alpha", "fail-500", cheap], ["beta", "ok", dear]]),
+      model("chat/limited", [["alpha", "rate-limited", cheap], ["beta", "ok", dear]]),
+      model("chat/bad", [["alpha", "bad-request", cheap], ["beta", "bad-request", dear]]),
+      model("chat/nousage", [["alpha", "no-usage", cheap]]),
+      model("chat/cut", [["alpha", "cut", cheap]]),
+      model("chat/stall", [["alpha", "stall", cheap]]),
+      model("chat/other", [["beta", "ok", dear]]),
+    ],
+  };
+  gw = await startTestGateway(await catalogEnv(catalog));
+  key = String((await gw.call("POST", "/keys", { body: { name: "chat" } })).body.key);
+  openai = new OpenAI({ apiKey: key, baseURL: gw.apiUrl });
+});
+afterAll(async () => {
+  await gw?.stop();
+  await alpha?.stop();
+  await beta?.stop();
+});
+
+const messages = [{ role: "user" as const, content: "Say hello" }];
+const generation = async (id: string) => (await gw.call("GET", `/generation?id=${id}`, { key })).body.data as Record<string, unknown>;
+
+describe("POST /chat/completions, buffered", () => {
+  it("answers through the openai client with priced usage, a generation id and a stored generation", async () => {
+    const { data, response } = await openai.chat.completions
+      .create({ model: "chat/ok:floor", messages, temperature: 0.3, user: "end-user-7" })
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBe("Hello from alpha");
+    expect(data.model).toBe("chat/ok");
+    const usage = data.usage as unknown as { cost: number; is_byok: boolean; prompt_tokens: number };
+    expect(usage.prompt_tokens).toBe(12);
+    // 12 prompt tokens × $0.000001 + 5 completion tokens × $0.000002
+    expect(usage.cost).toBeCloseTo(0.000022, 12);
+    const id = response.headers.get("x-generation-id");
+    expect(id).toBe(data.id);
+    const upstream = alpha.requests.at(-1)!;
+    expect(upstream.authorization).toBe("Bearer alpha-secret");
+    expect(upstream.body).toMatchObject({ model: "ok", temperature: 0.3, messages });
+    expect(upstream.body.user).toMatch(/^[0-9a-f]{32}$/); // never the raw end-user id
+    const stored = await generation(id!);
+    expect(stored).toMatchObject({ model: "chat/ok", provider_name: "alpha", tokens_prompt: 12, tokens_completion: 5, streamed: false, finish_reason: "stop" });
+    expect(stored.total_cost).toBeCloseTo(0.000022, 12);
+  });
+
+  it("passes the @openrouter/sdk's response validation, with routing metadata when asked", async () => {
+    const client = new OpenRouter({ apiKey: key, serverURL: gw.apiUrl });
+    const alphaFirst = { order: ["alpha", "beta"] };
+    const result = await client.chat.send({ chatRequest: { model: "chat/fallback", messages, provider: alphaFirst } }, { headers: { "X-OpenRouter-Metadata": "enabled" } });
+    if (Symbol.asyncIterator in result) throw new Error("expected a buffered completion");
+    expect(result.choices[0]?.message.content).toBe("Hello from beta");
+    const raw = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/fallback", messages, provider: alphaFirst }, headers: { "x-openrouter-metadata": "enabled" } });
+    expect(raw.body.openrouter_metadata).toMatchObject({ attempt: 2, strategy: "fallback", requested: "chat/fallback", endpoints: { total: 2 } });
+    expect(raw.body.system_fingerprint).toBe("fp_fake");
+  });
+
+  it("falls back past a 429 and rests that provider for its Retry-After", async () => {
+    const before = alpha.requests.length;
+    const first = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/limited", messages, provider: { sort: "price" } } });
+    expect(first.status).toBe(200);
+    expect(first.body.choices).toMatchObject([{ message: { content: "Hello from beta" } }]);
+    const tried = alpha.requests.length - before;
+    expect(tried).toBe(1);
+    const second = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/limited", messages, provider: { sort: "price" } } });
+    expect(second.status).toBe(200);
+    // alpha's endpoint is cheaper but resting: the second request goes to beta without asking it again.
+    expect(alpha.requests.length - before).toBe(tried);
+  });
+
+  it("moves to the next model of `models` on any error, and reports a provider's refusal when none remain", async () => {
+    const res = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/bad", models: ["chat/other"], messages } });
+    expect(res.status).toBe(200);
+    expect(res.body.model).toBe("chat/other");
+    const refused = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/bad", messages } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error?.message).toBe("Provider rejected the request");
+  });
+
+  it("estimates usage when the provider sends none, so the work is never free", async () => {
+    const res = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/nousage", messages } });
+    expect(res.status).toBe(200);
+    const usage = res.body.usage as { prompt_tokens: number; completion_tokens: number; cost: number };
+    expect(usage.prompt_tokens).toBeGreaterThan(0);
+    expect(usage.completion_tokens).toBeGreaterThan(0);
+    expect(usage.cost).toBeGreaterThan(0);
+  });
+
+  it("aborts the upstream request when the client goes away", async () => {
+    const before = alpha.aborted;
+    const controller = new AbortController();
+    const pending = fetch(`${gw.apiUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat/stall", messages }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    await eventually(async () => alpha.requests.some((r) => r.body.model === "stall"), 2000);
+    controller.abort();
+    await pending;
+    expect(await eventually(async () => alpha.aborted > before, 1000)).toBeLessThan(1000);
+  });
+
+  it("rejects invalid requests, management keys and unknown models", async () => {
+    const cases: [unknown, number, RegExp][] = [
+      [{ model: "chat/ok", messages: [] }, 400, /messages/],
+      [{ model: "chat/ok", messages, temperature: 3 }, 400, /temperature/],
+      [{ model: "chat/ok", messages, stop: ["a", "b", "c", "d", "e"] }, 400, /stop/],
+      [{ messages }, 400, /model/],
+      [{ model: "chat/missing", messages }, 404, /not found/],
+      [{ model: "chat/ok:turbo", messages }, 400, /variant/],
+      [{ model: "chat/ok", messages, provider: { only: ["nobody"] } }, 404, /provider\.only/],
+    ];
+    for (const [body, status, message] of cases) {
+      const res = await gw.call("POST", "/chat/completions", { key, body });
+      expect(res.status, JSON.stringify(body)).toBe(status);
+      expect(res.body.error?.message).toMatch(message);
+    }
+    const management = await gw.call("POST", "/chat/completions", { body: { model: "chat/ok", messages } });
+    expect(management.status).toBe(403);
+  });
+});
+
+describe("POST /chat/completions, streamed", () => {
+  it("streams deltas, a finish chunk, a final usage chunk and [DONE] to the openai client", async () => {
+    const stream = await openai.chat.completions.create({ model: "chat/ok:floor", messages, stream: true });
+    let text = "";
+    let finish: string | null = null;
+    let cost = 0;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      if (chunk.usage) cost = (chunk.usage as unknown as { cost: number }).cost;
+    }
+    expect(text).toBe("Hello from alpha");
+    expect(finish).toBe("stop");
+    expect(cost).toBeCloseTo(0.000022, 12);
+  });
+
+  it("passes the @openrouter/sdk's stream validation", async () => {
+    const client = new OpenRouter({ apiKey: key, serverURL: gw.apiUrl });
+    const stream = await client.chat.send({ chatRequest: { model: "chat/fallback", messages, stream: true } });
+    if (!(Symbol.asyncIterator in stream)) throw new Error("expected a stream");
+    let text = "";
+    let usageSeen = false;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? "";
+      if (chunk.usage) usageSeen = true;
+    }
+    expect(text).toBe("Hello from beta");
+    expect(usageSeen).toBe(true);
+  });
+
+  it("ends a stream cut mid-way with one in-band error frame and still accounts the spend", async () => {
+    const res = await fetch(`${gw.apiUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat/cut", messages, stream: true }),
+    });
+    expect(res.status).toBe(200);
+    const id = res.headers.get("x-generation-id")!;
+    const text = await res.text();
+    const frames = text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6));
+    expect(frames.at(-1)).not.toBe("[DONE]");
+    const last = JSON.parse(frames.at(-1)!) as { error: { code: number }; choices: Array<{ finish_reason: string }> };
+    expect(last.error.code).toBe(502);
+    expect(last.choices[0]?.finish_reason).toBe("error");
+    const stored = await generation(id);
+    expect(stored).toMatchObject({ finish_reason: "error", streamed: true });
+    expect(stored.total_cost as number).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,75 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** How the fake answers a request for one upstream model name. */
+export type Behavior = "ok" | "no-usage" | "fail-500" | "rate-limited" | "bad-request" | "cut" | "stall";
+
+export interface FakeProvider {
+  baseUrl: string;
+  /** Bodies and headers of every request received, in order. */
+  requests: Array<{ body: Record<string, unknown>; authorization: string | undefined }>;
+  /** Requests whose client went away before the answer ended (aborts reaching upstream). */
+  aborted: number;
+  stop(): Promise<void>;
+}
+
+const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17, prompt_tokens_details: { cached_tokens: 2 } };
+
+/**
+ * An OpenAI-compatible provider on 127.0.0.1: the upstream model name picks the behaviour, so one fake can
+ * succeed, fail with 500 or 429 + Retry-After, cut a stream after two chunks, or stall until the caller aborts.
+ */
+export async function startFakeProvider(name: string, behaviorOf: (model: string) => Behavior = (m) => m as Behavior): Promise<FakeProvider> {
+  const fake: FakeProvider = { baseUrl: "", requests: [], aborted: 0, stop: async () => {} };
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
+    fake.requests.push({ body, authorization: req.headers.authorization });
+    res.on("close", () => {
+      if (!res.writableFinished) fake.aborted++;
+    });
+    const behavior = behaviorOf(String(body.model));
+    if (behavior === "fail-500") return void res.writeHead(500).end(JSON.stringify({ error: { message: "upstream exploded" } }));
+    if (behavior === "rate-limited") return void res.writeHead(429, { "retry-after": "30" }).end(JSON.stringify({ error: { message: "slow down" } }));
+    if (behavior === "bad-request") return void res.writeHead(400).end(JSON.stringify({ error: { message: "context too long" } }));
+    if (behavior === "stall") return; // answers nothing until the caller gives up
+    const content = `Hello from ${name}`;
+    if (!body.stream) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          id: `up-${fake.requests.length}`,
+          object: "chat.completion",
+          created: 1,
+          model: body.model,
+          system_fingerprint: "fp_fake",
+          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }],
+          ...(behavior === "no-usage" ? {} : { usage }),
+        }),
+      );
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const frame = (choices: unknown[], extra: object = {}) =>
+      `data: ${JSON.stringify({ id: "up-stream", object: "chat.completion.chunk", created: 1, model: body.model, choices, ...extra })}\n\n`;
+    res.write(frame([{ index: 0, delta: { role: "assistant", content: "Hello " } }]));
+    res.write(frame([{ index: 0, delta: { content: `from ${name}` } }]));
+    if (behavior === "cut") {
+      setTimeout(() => res.socket?.destroy(), 20);
+      return;
+    }
+    res.write(frame([{ index: 0, delta: {}, finish_reason: "stop" }]));
+    const wantsUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage;
+    if (wantsUsage && behavior !== "no-usage") res.write(frame([], { usage }));
+    res.end("data: [DONE]\n\n");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  fake.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  fake.stop = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return fake;
+}
