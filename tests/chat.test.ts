@@ -38,6 +38,8 @@ beforeAll(async () => {
       model("chat/cut", [["alpha", "cut", cheap]]),
       model("chat/stall", [["alpha", "stall", cheap]]),
       model("chat/other", [["beta", "ok", dear]]),
+      model("chat/json", [["alpha", "malformed-json", cheap]]),
+      { ...model("chat/small", [["alpha", "ok", cheap]]), context_length: 300 },
     ],
   };
   gw = await startTestGateway(await catalogEnv(catalog));
@@ -149,6 +151,69 @@ describe("POST /chat/completions, buffered", () => {
     }
     const management = await gw.call("POST", "/chat/completions", { body: { model: "chat/ok", messages } });
     expect(management.status).toBe(403);
+  });
+});
+
+describe("plugins, parameters and presets", () => {
+  it("heals malformed JSON when response-healing is on and a JSON format was asked for", async () => {
+    const body = { model: "chat/json", messages, response_format: { type: "json_object" } };
+    const raw = await gw.call("POST", "/chat/completions", { key, body });
+    const rawContent = (raw.body.choices as Array<{ message: { content: string } }>)[0]!.message.content;
+    expect(() => JSON.parse(rawContent)).toThrow();
+    const healed = await gw.call("POST", "/chat/completions", { key, body: { ...body, plugins: [{ id: "response-healing" }] } });
+    expect(JSON.parse((healed.body.choices as Array<{ message: { content: string } }>)[0]!.message.content)).toEqual({ answer: 42, items: [1, 2] });
+    const unknown = await gw.call("POST", "/chat/completions", { key, body: { ...body, plugins: [{ id: "telepathy" }] } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error?.message).toMatch(/unknown plugin id telepathy/);
+  });
+
+  it("trims the middle of a conversation that does not fit when context-compression is on", async () => {
+    const long = [
+      { role: "system", content: "rules" },
+      { role: "user", content: "first" },
+      ...Array.from({ length: 12 }, (_, i) => ({ role: i % 2 ? "user" : "assistant", content: "x".repeat(200) })),
+      { role: "user", content: "latest" },
+    ];
+    const res = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/small", messages: long, plugins: [{ id: "context-compression" }] } });
+    expect(res.status).toBe(200);
+    const sent = alpha.requests.at(-1)!.body.messages as Array<{ content: string }>;
+    expect(sent.length).toBeLessThan(long.length);
+    expect(sent.map((m) => m.content).slice(0, 2)).toEqual(["rules", "first"]);
+    expect(sent.at(-1)?.content).toBe("latest");
+  });
+
+  it("drops parameters the endpoint does not support and says so in the metadata", async () => {
+    const res = await gw.call("POST", "/chat/completions", {
+      key,
+      body: { model: "chat/ok:floor", messages, top_k: 3, temperature: 0.5 },
+      headers: { "x-openrouter-metadata": "enabled" },
+    });
+    expect(alpha.requests.at(-1)!.body).not.toHaveProperty("top_k");
+    expect(alpha.requests.at(-1)!.body.temperature).toBe(0.5);
+    expect((res.body.openrouter_metadata as { summary: string }).summary).toMatch(/unsupported parameters dropped: top_k/);
+    const strict = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/ok", messages, top_k: 3, provider: { require_parameters: true } } });
+    expect(strict.status).toBe(404);
+    expect(strict.body.error?.message).toMatch(/does not support top_k/);
+  });
+
+  it("runs a preset's designated version: its model, system prompt and parameters, overridden by the request", async () => {
+    const saved = await gw.call("POST", "/presets/greeter/chat/completions", {
+      body: { model: "chat/ok:floor", temperature: 0.1, messages: [{ role: "system", content: "You greet people." }] },
+    });
+    expect(saved.status).toBe(200);
+    const res = await gw.call("POST", "/chat/completions", { key, body: { model: "@preset/greeter", messages, temperature: 0.7 } });
+    expect(res.status).toBe(200);
+    expect(res.body.model).toBe("chat/ok");
+    const sent = alpha.requests.at(-1)!.body;
+    expect(sent.temperature).toBe(0.7);
+    expect((sent.messages as Array<{ role: string; content: string }>)[0]).toEqual({ role: "system", content: "You greet people." });
+    // The `preset` field does the same; a model given beside it wins over the preset's model.
+    const viaField = await gw.call("POST", "/chat/completions", { key, body: { preset: "greeter", messages } });
+    expect(viaField.body.model).toBe("chat/ok");
+    const overridden = await gw.call("POST", "/chat/completions", { key, body: { preset: "greeter", model: "chat/other", messages } });
+    expect(overridden.body.model).toBe("chat/other");
+    expect((beta.requests.at(-1)!.body.messages as Array<{ content: string }>)[0]?.content).toBe("You greet people.");
+    expect(beta.requests.at(-1)!.body.temperature).toBe(0.1);
   });
 });
 

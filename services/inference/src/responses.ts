@@ -63,6 +63,8 @@ export interface MetadataInput {
   attempt: number;
   generationTimeMs: number;
   region: string | null;
+  /** Parameters the serving endpoint does not support, dropped from its request. */
+  dropped: string[];
 }
 
 export function metadataBody(m: MetadataInput): OpenRouterMetadata {
@@ -77,6 +79,9 @@ export function metadataBody(m: MetadataInput): OpenRouterMetadata {
     region: m.region,
     requested: m.requested,
     strategy: m.attempt > 1 ? "fallback" : "direct",
-    summary: `${m.selected.model} via ${m.selected.endpoint.provider}${m.attempt > 1 ? ` after ${m.attempt - 1} failed attempt(s)` : ""}`,
+    summary:
+      `${m.selected.model} via ${m.selected.endpoint.provider}` +
+      (m.attempt > 1 ? ` after ${m.attempt - 1} failed attempt(s)` : "") +
+      (m.dropped.length ? `; unsupported parameters dropped: ${m.dropped.join(", ")}` : ""),
   };
 }

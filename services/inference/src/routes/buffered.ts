@@ -1,7 +1,37 @@
 import type { Response } from "express";
+import { healJson } from "../plugins.js";
 import { normalizeFinishReason, usageBody } from "../responses.js";
 import { accepted, type ChatContext } from "./chat-completions.js";
 import { finish, metadataFor } from "./finish.js";
+
+const wantsJson = (context: ChatContext) => {
+  const format = context.request.response_format as { type?: string } | undefined;
+  return format?.type === "json_object" || format?.type === "json_schema";
+};
+
+/** Response healing: a JSON answer that does not parse is repaired in place when it can be. */
+function healChoices(choices: Array<Record<string, unknown>>) {
+  for (const choice of choices) {
+    const message = choice.message as { content?: unknown } | undefined;
+    if (message && typeof message.content === "string") message.content = healJson(message.content) ?? message.content;
+  }
+}
+
+/** A client that hung up mid-request still used the prompt the provider was reading: it is accounted. */
+async function accountAbandoned(context: ChatContext) {
+  if (!context.inFlight || !context.signal.aborted || context.timedOut()) return;
+  await finish(context, {
+    candidate: context.inFlight,
+    status: "cancelled",
+    usage: undefined,
+    completionText: "",
+    upstreamId: null,
+    finishReason: null,
+    nativeFinishReason: null,
+    serviceTier: null,
+    firstTokenMs: null,
+  });
+}
 
 const textOf = (choice: Record<string, unknown>) => {
   const content = (choice.message as { content?: unknown } | undefined)?.content;
@@ -10,7 +40,15 @@ const textOf = (choice: Record<string, unknown>) => {
 
 /** A non-streaming completion: the upstream answer with our id, the serving model and priced usage. */
 export async function bufferedCompletion(context: ChatContext, res: Response): Promise<void> {
-  const { result, candidate } = await accepted(context, (provider, target) => provider.complete(context.body, target, context.signal));
+  let attempt;
+  try {
+    attempt = await accepted(context, (provider, target, body) => provider.complete(body, target, context.signal));
+  } catch (error) {
+    await accountAbandoned(context);
+    throw error;
+  }
+  const { result, candidate } = attempt;
+  if (context.plugins.responseHealing && wantsJson(context)) healChoices(result.choices);
   const first = result.choices[0];
   const accounted = await finish(context, {
     candidate,

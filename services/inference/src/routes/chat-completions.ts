@@ -10,8 +10,10 @@ import { badRequest, callerOf, forbidden, HttpError, parseInput, type Caller } f
 import type { Request, RequestHandler } from "express";
 import type { InferenceDeps } from "../deps.js";
 import type { Attempt } from "../generations/store.js";
-import { upstreamBody } from "../request-body.js";
-import { requestedParameters } from "../request-body.js";
+import { requestedParameters, upstreamBody } from "../request-body.js";
+import { dropUnsupported } from "../parameters.js";
+import { activePlugins, compressMessages, type ActivePlugins } from "../plugins.js";
+import type { ChatProvider, UpstreamTarget } from "../providers/types.js";
 import { firstAccepting } from "../routing/attempts.js";
 import { orderCandidates, type Candidate } from "../routing/candidates.js";
 import { upstreamFailure } from "../routing/failure.js";
@@ -27,6 +29,11 @@ export interface ChatContext {
   candidates: Candidate[];
   guardrailIds: string[];
   body: Record<string, unknown>;
+  plugins: ActivePlugins;
+  /** Parameters dropped for each tried endpoint because it does not support them. */
+  dropped: Map<Candidate, string[]>;
+  /** The candidate whose request is under way, for accounting a request the client abandons. */
+  inFlight: Candidate | undefined;
   attempts: Attempt[];
   signal: AbortSignal;
   timedOut: () => boolean;
@@ -48,7 +55,11 @@ export const chatCompletionsRoute =
     const caller = callerOf(res);
     if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
     const request = parseInput(chatCompletionRequest, req.body, "body");
-    const models = [...new Set([request.model, ...(request.models ?? [])].filter((m): m is string => typeof m === "string"))];
+    const plugins = activePlugins(request);
+    // The `preset` field runs a preset like `@preset/<slug>`; a `model` given beside it wins over the preset's.
+    const presetRef = typeof request.preset === "string" && request.preset ? `@preset/${request.preset}` : undefined;
+    const first = request.model ?? (request.models?.length ? undefined : presetRef);
+    const models = [...new Set([first, ...(request.models ?? [])].filter((m): m is string => typeof m === "string"))];
     if (models.length === 0) throw badRequest("Invalid body: model: a model or a models list is required");
     const sessionId = request.session_id ?? header(req, sessionIdHeader);
     const host = (header(req, "x-forwarded-host") ?? header(req, "host") ?? "").split(",")[0]!.trim().replace(/:\d+$/, "");
@@ -57,6 +68,10 @@ export const chatCompletionsRoute =
     const reasons: string[] = [];
     const guardrailIds = new Set<string>();
     let preset: { system_prompt: string; config: Record<string, unknown> } | undefined;
+    if (presetRef && !models.includes(presetRef)) {
+      const resolved = await deps.resolve({ model: presetRef, keyHash: caller.keyHash, workspaceId: caller.workspaceId, organizationId: caller.organizationId, host });
+      preset = resolved.preset ?? undefined;
+    }
     for (const model of models) {
       const resolved = await deps.resolve({ model, keyHash: caller.keyHash, workspaceId: caller.workspaceId, organizationId: caller.organizationId, host });
       if (resolved.preset && !preset) preset = resolved.preset;
@@ -90,6 +105,9 @@ export const chatCompletionsRoute =
       candidates,
       guardrailIds: [...guardrailIds],
       body: upstreamBody(request, caller.workspaceId, preset),
+      plugins,
+      dropped: new Map(),
+      inFlight: undefined,
       attempts: [],
       signal: AbortSignal.any([abort.signal, deadline]),
       timedOut: () => deadline.aborted,
@@ -102,10 +120,33 @@ export const chatCompletionsRoute =
     else await bufferedCompletion(context, res);
   };
 
+/**
+ * The body one endpoint gets: without the sampling parameters it does not support, and with the middle
+ * of the conversation trimmed to its context window when context compression is on.
+ */
+export function bodyFor(context: ChatContext, candidate: Candidate): Record<string, unknown> {
+  const { body, dropped } = dropUnsupported(context.body, candidate.endpoint.supported_parameters);
+  context.dropped.set(candidate, dropped);
+  if (!context.plugins.contextCompression || !Array.isArray(body.messages)) return body;
+  const reserve = Number(body.max_completion_tokens ?? body.max_tokens ?? candidate.endpoint.max_completion_tokens ?? 0);
+  return { ...body, messages: compressMessages(body.messages as Array<Record<string, unknown>>, candidate.endpoint.context_length - reserve) };
+}
+
 /** Tries the candidates; when none accepts, the caller gets the most telling failure. */
-export async function accepted<T>(context: ChatContext, call: Parameters<typeof firstAccepting<T>>[3]) {
+export async function accepted<T>(
+  context: ChatContext,
+  call: (provider: ChatProvider, target: UpstreamTarget, body: Record<string, unknown>) => Promise<T>,
+) {
   try {
-    return await firstAccepting(context.candidates, { env: context.deps.env, cooldowns: context.deps.cooldowns, logger: context.deps.logger, signal: context.signal }, context.attempts, call);
+    return await firstAccepting(
+      context.candidates,
+      { env: context.deps.env, cooldowns: context.deps.cooldowns, logger: context.deps.logger, signal: context.signal },
+      context.attempts,
+      (provider, target, candidate) => {
+        context.inFlight = candidate;
+        return call(provider, target, bodyFor(context, candidate));
+      },
+    );
   } catch (error) {
     throw upstreamFailure(error, context.timedOut());
   }

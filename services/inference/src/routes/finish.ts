@@ -61,6 +61,7 @@ export function metadataFor(context: ChatContext, candidate: Candidate) {
       attempt: context.attempts.length,
       generationTimeMs: Math.round(performance.now() - context.started),
       region: candidate.endpoint.region,
+      dropped: context.dropped.get(candidate) ?? [],
     }),
   };
 }

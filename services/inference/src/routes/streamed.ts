@@ -17,7 +17,7 @@ export async function streamedCompletion(context: ChatContext, res: Response): P
   const created = Math.floor(Date.now() / 1000);
   let attempt;
   try {
-    attempt = await accepted(context, (provider, target) => provider.stream(context.body, target, context.signal));
+    attempt = await accepted(context, (provider, target, body) => provider.stream(body, target, context.signal));
   } catch (error) {
     clearInterval(keepAlive);
     if (!sse.started) throw error;
