@@ -1,7 +1,7 @@
-import { fork, type ChildProcess } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { Pool } from "undici";
 import { benchConfig } from "./config.js";
+import { forkGateway, percentile } from "./measure.js";
 
 /**
  * What the router adds to an authenticated `GET /api/v1/key` (auth cached): the same request to identity's
@@ -18,24 +18,10 @@ interface Ready {
   bootstrapKey: string;
   callerHeader: string;
 }
-interface Usage {
-  cpu: NodeJS.CpuUsage;
-  rss: number;
-}
 
-const child: ChildProcess = fork(new URL("./gateway-child.js", import.meta.url), { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-const ready = await new Promise<Ready>((resolve) => child.on("message", (m: unknown) => (m as { ready?: boolean }).ready && resolve(m as Ready)));
-const usage = () =>
-  new Promise<Usage>((resolve) => {
-    const onMessage = (m: unknown) => {
-      if ((m as Partial<Usage>).cpu) {
-        child.off("message", onMessage);
-        resolve(m as Usage);
-      }
-    };
-    child.on("message", onMessage);
-    child.send("cpu");
-  });
+const gateway = forkGateway<Ready>({ ...benchConfig.gatewayEnv });
+const ready = await gateway.ready;
+const usage = gateway.usage;
 
 const targets = {
   direct: { pool: new Pool(`http://127.0.0.1:${ready.directPort}`, { connections: 64 }), headers: { "x-switchyard-caller": ready.callerHeader } },
@@ -66,7 +52,6 @@ async function run(name: TargetName, count: number, concurrency: number) {
   return { latencies, seconds, cpuMs, rss: after.rss };
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 const results = [];
 for (const concurrency of concurrencies) {
@@ -120,4 +105,4 @@ for (const row of results) {
 await mkdir(new URL("../results/", import.meta.url), { recursive: true });
 await writeFile(new URL("../results/router-overhead.json", import.meta.url), JSON.stringify({ date: new Date().toISOString(), results }, null, 2));
 await Promise.all(Object.values(targets).map((t) => t.pool.close()));
-child.send("stop");
+await gateway.stop();

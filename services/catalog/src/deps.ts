@@ -1,4 +1,5 @@
 import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck, ServiceVerifier } from "@switchyard/runtime";
+import type { GuardrailCache } from "./guardrails/service.js";
 import type { CatalogState } from "./models/state.js";
 import type { IdentityLookup } from "./policy/identity-lookup.js";
 
@@ -7,6 +8,7 @@ export interface CatalogDeps {
   events: EventSink;
   identity: IdentityLookup;
   catalog: CatalogState;
+  guardrails: GuardrailCache;
   logger: Logger;
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;

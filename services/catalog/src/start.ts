@@ -13,6 +13,7 @@ import type { Express } from "express";
 import { createApp } from "./app.js";
 import type { CatalogConfig } from "./config.js";
 import type { CatalogDeps } from "./deps.js";
+import { guardrailCache } from "./guardrails/service.js";
 import { migrations, schema } from "./migrations.js";
 import { openCatalogState } from "./models/state.js";
 import { identityLookup, type IdentitySource } from "./policy/identity-lookup.js";
@@ -50,11 +51,15 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
   const workspaceEvents = await bus.listen(["identity.workspace.>"], async (event) => {
     if ("id" in event.data) identity.forget(event.data.id);
   });
+  const guardrails = guardrailCache(db);
+  // Every replica drops its cached guardrails when any replica changes one.
+  const guardrailEvents = await bus.listen(["catalog.guardrail.>"], async () => guardrails.clear());
   const full: CatalogDeps = {
     db,
     events,
     identity,
     catalog,
+    guardrails,
     logger,
     verifyCaller: deps.verifyCaller,
     verifyService: deps.verifyService,
@@ -75,6 +80,7 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
     reload,
     async stop() {
       await workspaceEvents.stop();
+      await guardrailEvents.stop();
       await relay.stop();
     },
   };

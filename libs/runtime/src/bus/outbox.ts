@@ -100,6 +100,12 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       [batch],
     );
     rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+    // Published rows are marked together: one statement per batch, not per event.
+    const published: string[] = [];
+    const markPublished = async () => {
+      if (published.length === 0) return;
+      await db.query(`UPDATE ${schema}.outbox SET published_at = now(), attempts = attempts + 1 WHERE seq = ANY($1::bigint[])`, [published]);
+    };
     for (const [index, row] of rows.entries()) {
       let event: EventEnvelope;
       try {
@@ -113,6 +119,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       try {
         await bus.publish(event);
       } catch (error) {
+        await markPublished();
         // Release this row and the rest of the batch so the next attempt starts from them, in order.
         await db.query(
           `UPDATE ${schema}.outbox SET attempts = attempts + CASE WHEN seq = $1 THEN 1 ELSE 0 END,
@@ -122,8 +129,9 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         );
         throw new PublishFailed(error);
       }
-      await db.query(`UPDATE ${schema}.outbox SET published_at = now(), attempts = attempts + 1 WHERE seq = $1`, [row.seq]);
+      published.push(row.seq);
     }
+    await markPublished();
     return rows.length;
   }
 

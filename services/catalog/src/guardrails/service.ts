@@ -9,6 +9,8 @@ export interface GuardrailDeps {
   db: Db;
   events: EventSink;
   identity: IdentityLookup;
+  /** Cleared here on every write, so this replica sees its own change at once; events clear the others. */
+  guardrails: GuardrailCache;
 }
 
 const guardrailNotFound = () => notFound("Guardrail not found");
@@ -71,6 +73,7 @@ export async function createGuardrail(deps: GuardrailDeps, organizationId: strin
     return inserted!;
   });
   deps.events.committed();
+  deps.guardrails.clear();
   return toGuardrail(row);
 }
 
@@ -129,6 +132,7 @@ export async function updateGuardrail(deps: GuardrailDeps, organizationId: strin
     return updated!;
   });
   deps.events.committed();
+  deps.guardrails.clear();
   return toGuardrail(row);
 }
 
@@ -139,6 +143,7 @@ export async function deleteGuardrail(deps: GuardrailDeps, organizationId: strin
     await changed(deps, tx, row, "deleted");
   });
   deps.events.committed();
+  deps.guardrails.clear();
 }
 
 /** Assigns keys of the caller's organization; a hash of another organization's key is refused as unknown. */
@@ -161,6 +166,7 @@ export async function assignKeys(deps: GuardrailDeps, organizationId: string, id
     return n;
   });
   deps.events.committed();
+  deps.guardrails.clear();
   return { assigned_count: count };
 }
 
@@ -175,6 +181,7 @@ export async function unassignKeys(deps: GuardrailDeps, organizationId: string, 
     return removed.length;
   });
   deps.events.committed();
+  deps.guardrails.clear();
   return { unassigned_count: count };
 }
 
@@ -221,3 +228,34 @@ export async function guardrailsForKey(db: Queryable, keyHash: string): Promise<
     [keyHash],
   );
 }
+
+/**
+ * Guardrails by key, kept on the request path without a query. Any guardrail event clears the whole
+ * cache: changes are rare, and an assignment change does not say which keys it touched.
+ */
+export function guardrailCache(db: Queryable, ttlMs = 60_000) {
+  const entries = new Map<string, { rows: Promise<GuardrailRow[]>; until: number }>();
+  let generation = 0;
+  return {
+    forKey(keyHash: string): Promise<GuardrailRow[]> {
+      const hit = entries.get(keyHash);
+      if (hit && hit.until > Date.now()) return hit.rows;
+      const started = generation;
+      const rows = guardrailsForKey(db, keyHash);
+      rows.then(
+        () => {
+          if (started !== generation) entries.delete(keyHash);
+        },
+        () => entries.delete(keyHash),
+      );
+      if (entries.size > 100_000) entries.clear();
+      entries.set(keyHash, { rows, until: Date.now() + ttlMs });
+      return rows;
+    },
+    clear(): void {
+      generation++;
+      entries.clear();
+    },
+  };
+}
+export type GuardrailCache = ReturnType<typeof guardrailCache>;

@@ -1,7 +1,6 @@
 import type { ResolvedEndpoint, ResolvedModel } from "@switchyard/contracts";
 import { badRequest, notFound } from "@switchyard/runtime";
 import type { CatalogDeps } from "../deps.js";
-import { guardrailsForKey } from "../guardrails/service.js";
 import { envName, type EndpointEntry } from "../models/snapshot.js";
 import { getPreset } from "../presets/service.js";
 import { exclusionOf } from "./access.js";
@@ -61,7 +60,7 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
     variant = suffix;
   }
   if (!model) throw notFound(`Model ${id} not found`);
-  const [workspace, guardrails] = await Promise.all([deps.identity.workspacePolicy(request.workspaceId), guardrailsForKey(deps.db, request.keyHash)]);
+  const [workspace, guardrails] = await Promise.all([deps.identity.workspacePolicy(request.workspaceId), deps.guardrails.forKey(request.keyHash)]);
   if (!workspace) throw notFound("Workspace not found");
   const policy = { workspace, guardrails, region: request.host ? snapshot.regionsByHost.get(request.host.toLowerCase()) : undefined };
   const endpoints: ResolvedEndpoint[] = [];
