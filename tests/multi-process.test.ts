@@ -6,7 +6,9 @@ import { OpenRouter } from "@openrouter/sdk";
 import { resolveModelResponse } from "@switchyard/contracts";
 import { createServiceSigner } from "@switchyard/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogEnv } from "./support/catalog-fixture.js";
+import OpenAI from "openai";
+import { catalogEnv, fixtureCatalog } from "./support/catalog-fixture.js";
+import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { eventually } from "./support/eventually.js";
 import { startTestNats } from "./support/nats.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
@@ -20,6 +22,8 @@ let database: TestDatabase;
 let dataDir: string;
 let identity: TestProcess;
 let catalog: TestProcess;
+let inference: TestProcess;
+let upstream: FakeProvider;
 let router: TestProcess;
 let apiUrl: string;
 
@@ -27,7 +31,8 @@ beforeAll(async () => {
   nats = await startTestNats();
   database = await createTestDatabase();
   dataDir = await mkdtemp(join(tmpdir(), "switchyard-mp-"));
-  const [identityPort, catalogPort, routerPort] = [await freePort(), await freePort(), await freePort()];
+  const [identityPort, catalogPort, inferencePort, routerPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  upstream = await startFakeProvider("alpha", () => "ok");
   const common = {
     SWITCHYARD_INTERNAL_SECRET: internalSecret,
     NATS_URL: nats.url,
@@ -39,21 +44,27 @@ beforeAll(async () => {
   identity = startProcess("services/identity/dist/main.js", { ...common, PORT: String(identityPort), SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey });
   await identity.waitFor(/identity listening/);
   const identityUrl = `http://127.0.0.1:${identityPort}`;
-  catalog = startProcess("services/catalog/dist/main.js", { ...common, ...(await catalogEnv()), PORT: String(catalogPort), IDENTITY_URL: identityUrl });
+  const catalogFile = await catalogEnv({ ...fixtureCatalog, providers: fixtureCatalog.providers.map((p) => (p.slug === "alpha" ? { ...p, base_url: upstream.baseUrl } : p)) });
+  catalog = startProcess("services/catalog/dist/main.js", { ...common, ...catalogFile, PORT: String(catalogPort), IDENTITY_URL: identityUrl });
   await catalog.waitFor(/catalog listening/);
+  const catalogUrl = `http://127.0.0.1:${catalogPort}`;
+  inference = startProcess("services/inference/dist/main.js", { ...common, ...catalogFile, PORT: String(inferencePort), CATALOG_URL: catalogUrl });
+  await inference.waitFor(/inference listening/);
   router = startProcess("services/router/dist/main.js", {
     ...common,
     PORT: String(routerPort),
     IDENTITY_URL: identityUrl,
-    CATALOG_URL: `http://127.0.0.1:${catalogPort}`,
+    CATALOG_URL: catalogUrl,
+    INFERENCE_URL: `http://127.0.0.1:${inferencePort}`,
   });
   await router.waitFor(/router listening/);
   apiUrl = `http://127.0.0.1:${routerPort}/api/v1`;
 }, 60_000);
 
 afterAll(async () => {
-  const codes = await Promise.all([router?.stop(), catalog?.stop(), identity?.stop()]);
-  expect(codes).toEqual([0, 0, 0]); // every process drained cleanly on SIGTERM
+  const codes = await Promise.all([router?.stop(), inference?.stop(), catalog?.stop(), identity?.stop()]);
+  expect(codes).toEqual([0, 0, 0, 0]); // every process drained cleanly on SIGTERM
+  await upstream?.stop();
   await nats?.stop();
   await database?.drop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -113,6 +124,23 @@ describe("router and identity as separate processes", () => {
     const resolved = resolveModelResponse.parse(await res.json()).data;
     expect(resolved).toMatchObject({ model: "vendor/a", variant: "floor", sort: "price" });
     expect(resolved.endpoints.map((e) => e.provider)).toEqual(["alpha", "beta"]);
+  });
+
+  it("serves chat completions through router, inference and catalog processes, streamed and not", async () => {
+    const admin = new OpenRouter({ apiKey: bootstrapKey, serverURL: apiUrl });
+    const created = await admin.apiKeys.create({ requestBody: { name: "chatter" } });
+    const openai = new OpenAI({ apiKey: created.key, baseURL: apiUrl });
+    // beta's base URL answers nothing: whichever comes first, the request ends on alpha.
+    const completion = await openai.chat.completions.create({ model: "vendor/a", messages: [{ role: "user", content: "hi" }] });
+    expect(completion.choices[0]?.message.content).toBe("Hello from alpha");
+    expect(upstream.requests.at(-1)?.authorization).toBe("Bearer alpha-secret");
+    const stream = await openai.chat.completions.create({ model: "vendor/a", messages: [{ role: "user", content: "hi" }], stream: true });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    expect(text).toBe("Hello from alpha");
+    const generationId = completion.id;
+    const record = await fetch(`${apiUrl}/generation?id=${generationId}`, { headers: { authorization: `Bearer ${created.key}` } });
+    expect(((await record.json()) as { data: { provider_name: string } }).data.provider_name).toBe("alpha");
   });
 
   it("keeps services closed to callers that bypass the router", async () => {
