@@ -247,6 +247,19 @@ describe("POST /chat/completions, streamed", () => {
     expect(usageSeen).toBe(true);
   });
 
+  it("echoes the upstream body on request, maps service_tier fast to priority, and refuses echo without a stream", async () => {
+    const res = await fetch(`${gw.apiUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat/ok:floor", messages, stream: true, service_tier: "fast", debug: { echo_upstream_body: true } }),
+    });
+    const frames = (await res.text()).split("\n\n").filter((f) => f.startsWith("data: {")).map((f) => JSON.parse(f.slice(6)) as Record<string, unknown>);
+    expect(frames[0]).toMatchObject({ choices: [], debug: { echo_upstream_body: { model: "ok", service_tier: "priority", messages } } });
+    expect(alpha.requests.at(-1)!.body.service_tier).toBe("priority");
+    const refused = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/ok", messages, debug: { echo_upstream_body: true } } });
+    expect(refused.status).toBe(400);
+  });
+
   it("ends a stream cut mid-way with one in-band error frame and still accounts the spend", async () => {
     const res = await fetch(`${gw.apiUrl}/chat/completions`, {
       method: "POST",

@@ -34,6 +34,8 @@ export function upstreamBody(request: ChatCompletionRequest, workspaceId: string
   for (const [name, value] of Object.entries({ ...(preset?.config ?? {}), ...request })) {
     if (!gatewayOnly.has(name) && value !== undefined) body[name] = value;
   }
+  // `fast` is the spec's alias of `priority`; providers know only the latter.
+  if (body.service_tier === "fast") body.service_tier = "priority";
   if (typeof request.user === "string") body.user = createHash("sha256").update(`${workspaceId}:${request.user}`).digest("hex").slice(0, 32);
   if (typeof body.reasoning_effort !== "string" && typeof request.reasoning?.effort === "string") body.reasoning_effort = request.reasoning.effort;
   if (preset?.system_prompt && Array.isArray(body.messages) && !body.messages.some((m) => (m as { role?: string }).role === "system")) {

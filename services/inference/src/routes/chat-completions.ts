@@ -32,6 +32,8 @@ export interface ChatContext {
   plugins: ActivePlugins;
   /** Parameters dropped for each tried endpoint because it does not support them. */
   dropped: Map<Candidate, string[]>;
+  /** The exact body each tried endpoint was sent. */
+  sentBody: Map<Candidate, Record<string, unknown>>;
   /** The candidate whose request is under way, for accounting a request the client abandons. */
   inFlight: Candidate | undefined;
   attempts: Attempt[];
@@ -61,6 +63,7 @@ export const chatCompletionsRoute =
     const first = request.model ?? (request.models?.length ? undefined : presetRef);
     const models = [...new Set([first, ...(request.models ?? [])].filter((m): m is string => typeof m === "string"))];
     if (models.length === 0) throw badRequest("Invalid body: model: a model or a models list is required");
+    if (request.debug?.echo_upstream_body && !request.stream) throw badRequest("Invalid body: debug.echo_upstream_body: only available with stream: true");
     const sessionId = request.session_id ?? header(req, sessionIdHeader);
     const host = (header(req, "x-forwarded-host") ?? header(req, "host") ?? "").split(",")[0]!.trim().replace(/:\d+$/, "");
 
@@ -107,6 +110,7 @@ export const chatCompletionsRoute =
       body: upstreamBody(request, caller.workspaceId, preset),
       plugins,
       dropped: new Map(),
+      sentBody: new Map(),
       inFlight: undefined,
       attempts: [],
       signal: AbortSignal.any([abort.signal, deadline]),
@@ -127,9 +131,13 @@ export const chatCompletionsRoute =
 export function bodyFor(context: ChatContext, candidate: Candidate): Record<string, unknown> {
   const { body, dropped } = dropUnsupported(context.body, candidate.endpoint.supported_parameters);
   context.dropped.set(candidate, dropped);
-  if (!context.plugins.contextCompression || !Array.isArray(body.messages)) return body;
-  const reserve = Number(body.max_completion_tokens ?? body.max_tokens ?? candidate.endpoint.max_completion_tokens ?? 0);
-  return { ...body, messages: compressMessages(body.messages as Array<Record<string, unknown>>, candidate.endpoint.context_length - reserve) };
+  let sent = body;
+  if (context.plugins.contextCompression && Array.isArray(body.messages)) {
+    const reserve = Number(body.max_completion_tokens ?? body.max_tokens ?? candidate.endpoint.max_completion_tokens ?? 0);
+    sent = { ...body, messages: compressMessages(body.messages as Array<Record<string, unknown>>, candidate.endpoint.context_length - reserve) };
+  }
+  context.sentBody.set(candidate, { ...sent, model: candidate.endpoint.upstream_model });
+  return sent;
 }
 
 /** Tries the candidates; when none accepts, the caller gets the most telling failure. */

@@ -28,6 +28,8 @@ export async function streamedCompletion(context: ChatContext, res: Response): P
   }
   const { result: chunks, candidate } = attempt;
   const frame = { id: context.generationId, object: "chat.completion.chunk", created, model: candidate.model };
+  // Debugging aid: the exact body the serving endpoint received, before any of its output.
+  if (context.request.debug?.echo_upstream_body) sse.data({ ...frame, choices: [], debug: { echo_upstream_body: context.sentBody.get(candidate) } });
   let text = "";
   let usage: UpstreamUsage | undefined;
   let fingerprint: string | null = null;
