@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { Pool } from "undici";
 import { benchConfig } from "./config.js";
-import { forkGateway, percentile } from "./measure.js";
+import { cpuMs, forkGateway, percentile, runLoad } from "./measure.js";
 
 /**
  * What the router adds to an authenticated `GET /api/v1/key` (auth cached): the same request to identity's
@@ -31,27 +31,15 @@ type TargetName = keyof typeof targets;
 
 async function run(name: TargetName, count: number, concurrency: number) {
   const { pool, headers } = targets[name];
-  const latencies: number[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      next++;
-      const start = process.hrtime.bigint();
-      const res = await pool.request({ method: "GET", path: "/api/v1/key", headers });
-      await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`${name} answered ${res.statusCode}`);
-      latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
-    }
-  };
   const before = await usage();
-  const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const seconds = (performance.now() - started) / 1000;
+  const { latencies, seconds } = await runLoad(count, concurrency, async () => {
+    const res = await pool.request({ method: "GET", path: "/api/v1/key", headers });
+    await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`${name} answered ${res.statusCode}`);
+  });
   const after = await usage();
-  const cpuMs = (after.cpu.user - before.cpu.user + after.cpu.system - before.cpu.system) / 1000;
-  return { latencies, seconds, cpuMs, rss: after.rss };
+  return { latencies, seconds, cpuMs: cpuMs(before, after), rss: after.rss };
 }
-
 
 const results = [];
 for (const concurrency of concurrencies) {

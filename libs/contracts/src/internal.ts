@@ -83,3 +83,12 @@ export const resolvedModel = z.object({
 });
 export type ResolvedModel = z.infer<typeof resolvedModel>;
 export const resolveModelResponse = z.object({ data: resolvedModel });
+
+/** The same question asked in-process (standalone): catalog answers it for inference and media. */
+export interface ResolveRequest {
+  model: string;
+  keyHash: string;
+  workspaceId: string;
+  organizationId: string;
+  host?: string | undefined;
+}

@@ -17,7 +17,8 @@ import { guardrailCache } from "./guardrails/service.js";
 import { migrations, schema } from "./migrations.js";
 import { openCatalogState } from "./models/state.js";
 import { identityLookup, type IdentitySource } from "./policy/identity-lookup.js";
-import { resolveModel, type ResolveRequest } from "./policy/resolve-model.js";
+import type { ResolveRequest } from "@switchyard/contracts";
+import { resolveModel } from "./policy/resolve-model.js";
 
 export interface CatalogStartDeps {
   db: Db;

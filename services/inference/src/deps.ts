@@ -1,14 +1,7 @@
-import type { ResolvedModel } from "@switchyard/contracts";
+import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
 import type { Cooldowns } from "./routing/attempts.js";
 
-export interface ResolveRequest {
-  model: string;
-  keyHash: string;
-  workspaceId: string;
-  organizationId: string;
-  host?: string | undefined;
-}
 
 export interface InferenceDeps {
   db: Db;

@@ -1,17 +1,10 @@
-import type { ResolvedEndpoint, ResolvedModel } from "@switchyard/contracts";
+import type { ResolvedEndpoint, ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import { badRequest, notFound } from "@switchyard/runtime";
 import type { CatalogDeps } from "../deps.js";
 import { envName, type EndpointEntry } from "../models/snapshot.js";
 import { getPreset } from "../presets/service.js";
 import { exclusionOf } from "./access.js";
 
-export interface ResolveRequest {
-  model: string;
-  keyHash: string;
-  workspaceId: string;
-  organizationId: string;
-  host?: string | undefined;
-}
 
 const variants = { free: null, floor: "price", nitro: "throughput" } as const;
 const isFree = (e: EndpointEntry) => [e.pricing.prompt, e.pricing.completion, e.pricing.request].every((p) => Number(p) === 0);
