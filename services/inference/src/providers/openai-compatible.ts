@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { postJson } from "./http.js";
 import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
 const usage = z
@@ -28,41 +29,17 @@ const toUsage = (u: z.infer<typeof usage>): UpstreamUsage | undefined =>
       }
     : undefined;
 
-const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
-
-function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
-async function post(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal): Promise<Response> {
-  let res: Response;
-  try {
-    res = await fetch(`${target.baseUrl.replace(/\/$/, "")}/chat/completions`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        ...(target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {}),
-      },
-      body: JSON.stringify({ ...body, model: target.upstreamModel }),
-      signal,
-    });
-  } catch (error) {
-    if (signal.aborted) throw error;
-    throw new UpstreamError(`${target.provider} unreachable: ${(error as Error).message}`, null, true);
-  }
-  if (!res.ok) {
-    const text = (await res.text().catch(() => "")).slice(0, 500);
-    throw new UpstreamError(`${target.provider} answered ${res.status}: ${text}`, res.status, retryableStatus(res.status), retryAfterMs(res.headers.get("retry-after")));
-  }
-  return res;
-}
+const post = (body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal) =>
+  postJson(
+    target.provider,
+    `${target.baseUrl.replace(/\/$/, "")}/chat/completions`,
+    target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
+    { ...body, model: target.upstreamModel },
+    signal,
+  );
 
 /** Server-sent events: `data:` lines grouped into events, until `[DONE]` or the end of the body. */
-async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = "";
   for await (const bytes of body) {
@@ -87,7 +64,7 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
 export const openAiCompatible: ChatProvider = {
   async complete(body, target, signal) {
     const res = await post({ ...body, stream: false }, target, signal);
-    const parsed = completion.safeParse(await res.json().catch(() => undefined));
+    const parsed = completion.safeParse(await res.body.json().catch(() => undefined));
     if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a chat completion`, 502, true);
     const c = parsed.data;
     return {
@@ -100,7 +77,6 @@ export const openAiCompatible: ChatProvider = {
   },
   async stream(body, target, signal) {
     const res = await post({ ...body, stream: true, stream_options: { include_usage: true } }, target, signal);
-    if (!res.body) throw new UpstreamError(`${target.provider} sent no stream`, 502, true);
     const stream = res.body;
     return (async function* (): AsyncGenerator<UpstreamChunk> {
       for await (const data of sseData(stream)) {

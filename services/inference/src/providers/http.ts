@@ -1,0 +1,50 @@
+import { Agent, request } from "undici";
+import { UpstreamError } from "./types.js";
+
+/**
+ * One keep-alive pool per process for every upstream: connections are reused across requests, which
+ * the global `fetch` does far less cheaply. Bodies stay streams; nothing is buffered here.
+ */
+const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: AsyncIterable<Uint8Array> & { text(): Promise<string>; json(): Promise<unknown> };
+}
+
+const retryable = (status: number) => status === 408 || status === 429 || status >= 500;
+
+function retryAfterMs(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/**
+ * POSTs JSON upstream. A connection failure or an error status becomes an `UpstreamError` that says
+ * whether another endpoint may be tried; an abort by the caller is rethrown as it is.
+ */
+export async function postJson(provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<UpstreamResponse> {
+  let res;
+  try {
+    res = await request(url, {
+      method: "POST",
+      dispatcher: agent,
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+      signal,
+    });
+  } catch (error) {
+    if (signal.aborted) throw error;
+    throw new UpstreamError(`${provider} unreachable: ${(error as Error).message}`, null, true);
+  }
+  if (res.statusCode >= 400) {
+    const text = (await res.body.text().catch(() => "")).slice(0, 500);
+    throw new UpstreamError(`${provider} answered ${res.statusCode}: ${text}`, res.statusCode, retryable(res.statusCode), retryAfterMs(res.headers["retry-after"]));
+  }
+  return { status: res.statusCode, headers: res.headers, body: res.body };
+}
