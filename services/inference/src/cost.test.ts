@@ -30,6 +30,14 @@ describe("cost", () => {
     expect(picoToDecimal(cost.completion)).toBe("0.000024"); // 6 × 2e-6 + 4 × 3e-6
   });
 
+  it("charges cache writes at the write price, and at the prompt price when the endpoint has none", () => {
+    const tokens = { prompt: 100, completion: 0, cachedPrompt: 50, cacheWritePrompt: 30 };
+    const priced = costOf({ prompt: "0.000001", completion: "0", input_cache_read: "0.0000001", input_cache_write: "0.00000125" }, tokens);
+    expect(picoToDecimal(priced.prompt)).toBe("0.0000625"); // 20 × 1e-6 + 50 × 1e-7 + 30 × 1.25e-6
+    const plain = costOf({ prompt: "0.000001", completion: "0", input_cache_read: "0.0000001" }, tokens);
+    expect(picoToDecimal(plain.prompt)).toBe("0.000055"); // 50 × 1e-6 + 50 × 1e-7
+  });
+
   it("estimates tokens when a provider sends no usage, never zero for real text", () => {
     expect(estimateTokens("")).toBe(0);
     expect(estimateTokens("hi")).toBe(1);

@@ -28,6 +28,7 @@ export interface Pricing {
   completion: string;
   request?: string;
   input_cache_read?: string;
+  input_cache_write?: string;
   internal_reasoning?: string;
 }
 
@@ -35,6 +36,8 @@ export interface TokenCounts {
   prompt: number;
   completion: number;
   cachedPrompt?: number;
+  /** Prompt tokens written to the provider's cache (Anthropic charges a premium for them). */
+  cacheWritePrompt?: number;
   reasoning?: number;
 }
 
@@ -47,12 +50,16 @@ export interface Cost {
 
 /**
  * The one pricing function, for streamed and buffered responses alike. Cached prompt tokens are charged
- * at the cache-read price when the endpoint has one; reasoning tokens at the reasoning price when it has one.
+ * at the cache-read price and cache writes at the cache-write price when the endpoint has them; reasoning
+ * tokens at the reasoning price when it has one.
  */
 export function costOf(pricing: Pricing, tokens: TokenCounts): Cost {
   const cached = Math.min(tokens.cachedPrompt ?? 0, tokens.prompt);
-  const cacheRead = pricing.input_cache_read !== undefined ? toPico(pricing.input_cache_read) : toPico(pricing.prompt);
-  const prompt = BigInt(tokens.prompt - cached) * toPico(pricing.prompt) + BigInt(cached) * cacheRead;
+  const written = Math.min(tokens.cacheWritePrompt ?? 0, tokens.prompt - cached);
+  const promptPrice = toPico(pricing.prompt);
+  const cacheRead = pricing.input_cache_read !== undefined ? toPico(pricing.input_cache_read) : promptPrice;
+  const cacheWrite = pricing.input_cache_write !== undefined ? toPico(pricing.input_cache_write) : promptPrice;
+  const prompt = BigInt(tokens.prompt - cached - written) * promptPrice + BigInt(cached) * cacheRead + BigInt(written) * cacheWrite;
   const reasoning = Math.min(tokens.reasoning ?? 0, tokens.completion);
   const reasoningPrice = pricing.internal_reasoning !== undefined ? toPico(pricing.internal_reasoning) : toPico(pricing.completion);
   const completion = BigInt(tokens.completion - reasoning) * toPico(pricing.completion) + BigInt(reasoning) * reasoningPrice;

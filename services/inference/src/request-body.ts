@@ -21,8 +21,6 @@ const gatewayOnly = new Set([
   "user",
   "max_tool_calls",
   "image_config",
-  "cache_control",
-  "prompt_cache",
 ]);
 
 /**

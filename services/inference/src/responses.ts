@@ -5,14 +5,27 @@ import type { Candidate } from "./routing/candidates.js";
 
 const finishReasons = new Set<FinishReason>(["stop", "length", "tool_calls", "content_filter", "error"]);
 
-/** Providers say `end_turn`, `max_tokens`, `function_call`…; clients get the spec's set, and the native one too. */
+const nativeReasons: Record<string, FinishReason> = {
+  max_tokens: "length",
+  MAX_TOKENS: "length",
+  length_limit: "length",
+  function_call: "tool_calls",
+  tool_use: "tool_calls",
+  refusal: "content_filter",
+  SAFETY: "content_filter",
+  RECITATION: "content_filter",
+  BLOCKLIST: "content_filter",
+  PROHIBITED_CONTENT: "content_filter",
+  SPII: "content_filter",
+  IMAGE_SAFETY: "content_filter",
+};
+
+/** Providers say `end_turn`, `max_tokens`, `SAFETY`…; clients get the spec's set, and the native one too. */
 export function normalizeFinishReason(native: unknown): FinishReason | null {
   if (native === null || native === undefined) return null;
   const value = String(native);
   if (finishReasons.has(value as FinishReason)) return value as FinishReason;
-  if (value === "max_tokens" || value === "length_limit") return "length";
-  if (value === "function_call" || value === "tool_use") return "tool_calls";
-  return "stop";
+  return nativeReasons[value] ?? "stop";
 }
 
 export interface Accounted {
@@ -23,7 +36,7 @@ export interface Accounted {
 
 /** Counts what the provider reported, or estimates it from the text, then prices it with the one function. */
 export function account(candidate: Candidate, reported: UpstreamUsage | undefined, promptText: string, completionText: string): Accounted {
-  const usage = reported ?? { promptTokens: estimateTokens(promptText), completionTokens: estimateTokens(completionText), cachedTokens: 0, reasoningTokens: 0 };
+  const usage = reported ?? { promptTokens: estimateTokens(promptText), completionTokens: estimateTokens(completionText), cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
   const p = candidate.endpoint.pricing;
   const cost = costOf(
     {
@@ -31,9 +44,10 @@ export function account(candidate: Candidate, reported: UpstreamUsage | undefine
       completion: p.completion ?? "0",
       ...(p.request !== undefined ? { request: p.request } : {}),
       ...(p.input_cache_read !== undefined ? { input_cache_read: p.input_cache_read } : {}),
+      ...(p.input_cache_write !== undefined ? { input_cache_write: p.input_cache_write } : {}),
       ...(p.internal_reasoning !== undefined ? { internal_reasoning: p.internal_reasoning } : {}),
     },
-    { prompt: usage.promptTokens, completion: usage.completionTokens, cachedPrompt: usage.cachedTokens, reasoning: usage.reasoningTokens },
+    { prompt: usage.promptTokens, completion: usage.completionTokens, cachedPrompt: usage.cachedTokens, cacheWritePrompt: usage.cacheWriteTokens, reasoning: usage.reasoningTokens },
   );
   return { usage, estimated: reported === undefined, cost };
 }
@@ -43,7 +57,7 @@ export function usageBody(a: Accounted): ChatUsage {
     prompt_tokens: a.usage.promptTokens,
     completion_tokens: a.usage.completionTokens,
     total_tokens: a.usage.promptTokens + a.usage.completionTokens,
-    prompt_tokens_details: { cached_tokens: a.usage.cachedTokens },
+    prompt_tokens_details: { cached_tokens: a.usage.cachedTokens, ...(a.usage.cacheWriteTokens ? { cache_write_tokens: a.usage.cacheWriteTokens } : {}) },
     completion_tokens_details: { reasoning_tokens: a.usage.reasoningTokens },
     cost: picoToUsd(a.cost.total),
     cost_details: {

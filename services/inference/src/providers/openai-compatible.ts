@@ -6,7 +6,7 @@ const usage = z
   .looseObject({
     prompt_tokens: z.number().int().min(0).default(0),
     completion_tokens: z.number().int().min(0).default(0),
-    prompt_tokens_details: z.looseObject({ cached_tokens: z.number().int().nullish() }).nullish(),
+    prompt_tokens_details: z.looseObject({ cached_tokens: z.number().int().nullish(), cache_write_tokens: z.number().int().nullish() }).nullish(),
     completion_tokens_details: z.looseObject({ reasoning_tokens: z.number().int().nullish() }).nullish(),
   })
   .nullish();
@@ -25,18 +25,22 @@ const toUsage = (u: z.infer<typeof usage>): UpstreamUsage | undefined =>
         promptTokens: u.prompt_tokens,
         completionTokens: u.completion_tokens,
         cachedTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+        cacheWriteTokens: u.prompt_tokens_details?.cache_write_tokens ?? 0,
         reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0,
       }
     : undefined;
 
-const post = (body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal) =>
-  postJson(
+/** Prompt-cache markers at the top level are Anthropic's idea; this wire format caches on its own. */
+function post(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal) {
+  const { cache_control: _marker, prompt_cache_options: _options, ...rest } = body;
+  return postJson(
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}/chat/completions`,
     target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
-    { ...body, model: target.upstreamModel },
+    { ...rest, model: target.upstreamModel },
     signal,
   );
+}
 
 /** Server-sent events: `data:` lines grouped into events, until `[DONE]` or the end of the body. */
 export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {

@@ -4,12 +4,17 @@ export interface UpstreamTarget {
   baseUrl: string;
   apiKey: string | undefined;
   upstreamModel: string;
+  /** The endpoint's output limit, for wire formats that require one on every request. */
+  maxCompletionTokens: number | null;
 }
 
 export interface UpstreamUsage {
   promptTokens: number;
   completionTokens: number;
+  /** Prompt tokens read from the provider's cache; part of promptTokens. */
   cachedTokens: number;
+  /** Prompt tokens written to the provider's cache; part of promptTokens. */
+  cacheWriteTokens: number;
   reasoningTokens: number;
 }
 

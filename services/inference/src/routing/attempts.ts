@@ -1,12 +1,13 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
 import type { Logger } from "@switchyard/runtime";
 import type { Attempt } from "../generations/store.js";
+import { anthropic } from "../providers/anthropic.js";
 import { openAiCompatible } from "../providers/openai-compatible.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget } from "../providers/types.js";
 import type { Candidate } from "./candidates.js";
 
-/** Wire formats by the catalog's adapter name; Anthropic and Gemini adapters join here. */
-const providers: Record<string, ChatProvider> = { openai: openAiCompatible, "openai-compatible": openAiCompatible };
+/** Wire formats by the catalog's adapter name. */
+const providers: Record<string, ChatProvider> = { openai: openAiCompatible, "openai-compatible": openAiCompatible, anthropic };
 
 /** Endpoints that answered with Retry-After rest until then; shared by every request of this process. */
 const endpointKey = (e: ResolvedEndpoint) => `${e.provider}/${e.upstream_model}`;
@@ -31,7 +32,7 @@ export interface AttemptContext {
 
 export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string | undefined>): UpstreamTarget {
   const apiKey = endpoint.api_key_env.map((name) => env[name]).find((value) => value);
-  return { provider: endpoint.provider, baseUrl: endpoint.base_url, apiKey, upstreamModel: endpoint.upstream_model };
+  return { provider: endpoint.provider, baseUrl: endpoint.base_url, apiKey, upstreamModel: endpoint.upstream_model, maxCompletionTokens: endpoint.max_completion_tokens };
 }
 
 /**

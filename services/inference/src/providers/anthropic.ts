@@ -1,0 +1,175 @@
+import { z } from "zod";
+import { messagesRequest } from "./anthropic-messages.js";
+import { postJson } from "./http.js";
+import { sseData } from "./openai-compatible.js";
+import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
+
+const apiVersion = "2023-06-01";
+const reasoningFormat = "anthropic-claude-v1";
+
+const usage = z.looseObject({
+  input_tokens: z.number().int().min(0).nullish(),
+  output_tokens: z.number().int().min(0).nullish(),
+  cache_read_input_tokens: z.number().int().min(0).nullish(),
+  cache_creation_input_tokens: z.number().int().min(0).nullish(),
+});
+type Usage = z.infer<typeof usage>;
+
+const contentBlock = z.looseObject({
+  type: z.string(),
+  text: z.string().optional(),
+  id: z.string().optional(),
+  name: z.string().optional(),
+  input: z.unknown().optional(),
+  thinking: z.string().optional(),
+  signature: z.string().optional(),
+  data: z.string().optional(),
+});
+
+const message = z.looseObject({
+  id: z.string().nullish(),
+  content: z.array(contentBlock).default([]),
+  stop_reason: z.string().nullish(),
+  usage: usage.nullish(),
+});
+
+const event = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("message_start"), message: z.looseObject({ id: z.string().nullish(), usage: usage.nullish() }) }),
+  z.looseObject({ type: z.literal("content_block_start"), index: z.number().int(), content_block: contentBlock }),
+  z.looseObject({ type: z.literal("content_block_delta"), index: z.number().int(), delta: z.looseObject({ type: z.string() }) }),
+  z.looseObject({ type: z.literal("content_block_stop") }),
+  z.looseObject({ type: z.literal("message_delta"), delta: z.looseObject({ stop_reason: z.string().nullish() }), usage: usage.nullish() }),
+  z.looseObject({ type: z.literal("message_stop") }),
+  z.looseObject({ type: z.literal("ping") }),
+  z.looseObject({ type: z.literal("error"), error: z.looseObject({ type: z.string(), message: z.string() }) }),
+]);
+
+/**
+ * Anthropic counts cache reads and writes apart from `input_tokens`; the gateway's prompt count holds all
+ * three, as OpenAI's does, so that each is priced once at its own rate.
+ */
+const toUsage = (u: Usage): UpstreamUsage => {
+  const cached = u.cache_read_input_tokens ?? 0;
+  const written = u.cache_creation_input_tokens ?? 0;
+  return {
+    promptTokens: (u.input_tokens ?? 0) + cached + written,
+    completionTokens: u.output_tokens ?? 0,
+    cachedTokens: cached,
+    cacheWriteTokens: written,
+    reasoningTokens: 0,
+  };
+};
+
+const excludesReasoning = (body: Record<string, unknown>) => (body.reasoning as { exclude?: unknown } | undefined)?.exclude === true;
+
+function post(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal, stream: boolean) {
+  return postJson(
+    target.provider,
+    `${target.baseUrl.replace(/\/$/, "")}/messages`,
+    { "anthropic-version": apiVersion, ...(target.apiKey ? { "x-api-key": target.apiKey } : {}) },
+    { ...messagesRequest(body, target.upstreamModel, target.maxCompletionTokens), stream },
+    signal,
+  );
+}
+
+/** A whole Messages response as one Chat Completions choice; the stop reason stays native for the gateway to map. */
+function toChoice(m: z.infer<typeof message>, withReasoning: boolean): Record<string, unknown> {
+  let content = "";
+  let reasoning = "";
+  const details: Array<Record<string, unknown>> = [];
+  const toolCalls: Array<Record<string, unknown>> = [];
+  for (const b of m.content) {
+    if (b.type === "text") content += b.text ?? "";
+    else if (b.type === "tool_use") toolCalls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } });
+    else if (b.type === "thinking") {
+      reasoning += b.thinking ?? "";
+      details.push({ type: "reasoning.text", text: b.thinking ?? "", signature: b.signature ?? null, format: reasoningFormat, index: details.length });
+    } else if (b.type === "redacted_thinking") details.push({ type: "reasoning.encrypted", data: b.data ?? "", format: reasoningFormat, index: details.length });
+  }
+  return {
+    index: 0,
+    message: {
+      role: "assistant",
+      content: content || null,
+      ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+      ...(withReasoning && details.length ? { reasoning: reasoning || null, reasoning_details: details } : {}),
+    },
+    finish_reason: m.stop_reason ?? null,
+  };
+}
+
+/** Turns Anthropic's stream events into Chat Completions chunks, keeping the usage it reports at the start and the end. */
+async function* chunks(events: AsyncIterable<string>, withReasoning: boolean): AsyncGenerator<UpstreamChunk> {
+  let counted: Usage = {};
+  const toolIndex = new Map<number, number>();
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null): UpstreamChunk => ({
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    usage: undefined,
+    systemFingerprint: null,
+    serviceTier: null,
+  });
+  for await (const data of events) {
+    let parsed;
+    try {
+      parsed = event.safeParse(JSON.parse(data));
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed?.success) {
+      // Event types added after this adapter are skipped; a body that is not JSON is an error.
+      if (parsed && !parsed.success) continue;
+      throw new UpstreamError("anthropic sent an event that does not parse", 502, false);
+    }
+    const e = parsed.data;
+    if (e.type === "message_start") {
+      counted = { ...counted, ...(e.message.usage ?? {}) };
+      yield chunk({ role: "assistant", content: "" });
+    } else if (e.type === "content_block_start" && e.content_block.type === "tool_use") {
+      toolIndex.set(e.index, toolIndex.size);
+      const call = { index: toolIndex.get(e.index), id: e.content_block.id, type: "function", function: { name: e.content_block.name, arguments: "" } };
+      yield chunk({ tool_calls: [call] });
+    } else if (e.type === "content_block_start" && e.content_block.type === "text" && e.content_block.text) {
+      yield chunk({ content: e.content_block.text });
+    } else if (e.type === "content_block_start" && e.content_block.type === "redacted_thinking" && withReasoning) {
+      yield chunk({ reasoning_details: [{ type: "reasoning.encrypted", data: e.content_block.data ?? "", format: reasoningFormat, index: e.index }] });
+    } else if (e.type === "content_block_delta") {
+      const d = e.delta as { type: string; text?: string; partial_json?: string; thinking?: string; signature?: string };
+      if (d.type === "text_delta") yield chunk({ content: d.text ?? "" });
+      else if (d.type === "input_json_delta") yield chunk({ tool_calls: [{ index: toolIndex.get(e.index) ?? 0, function: { arguments: d.partial_json ?? "" } }] });
+      else if (d.type === "thinking_delta" && withReasoning) {
+        yield chunk({ reasoning: d.thinking ?? "", reasoning_details: [{ type: "reasoning.text", text: d.thinking ?? "", format: reasoningFormat, index: e.index }] });
+      } else if (d.type === "signature_delta" && withReasoning) {
+        yield chunk({ reasoning_details: [{ type: "reasoning.text", signature: d.signature ?? "", format: reasoningFormat, index: e.index }] });
+      }
+    } else if (e.type === "message_delta") {
+      counted = { ...counted, ...Object.fromEntries(Object.entries(e.usage ?? {}).filter(([, v]) => v !== null && v !== undefined)) };
+      if (e.delta.stop_reason) yield chunk({}, e.delta.stop_reason);
+    } else if (e.type === "message_stop") {
+      yield { choices: [], usage: toUsage(counted), systemFingerprint: null, serviceTier: null };
+      return;
+    } else if (e.type === "error") {
+      throw new UpstreamError(`anthropic: ${e.error.type}: ${e.error.message}`, e.error.type === "overloaded_error" ? 529 : 502, false);
+    }
+  }
+  throw new UpstreamError("anthropic's stream ended before message_stop", 502, false);
+}
+
+/** Anthropic's Messages API. */
+export const anthropic: ChatProvider = {
+  async complete(body, target, signal) {
+    const res = await post(body, target, signal, false);
+    const parsed = message.safeParse(await res.body.json().catch(() => undefined));
+    if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a message`, 502, true);
+    return {
+      id: parsed.data.id ?? null,
+      choices: [toChoice(parsed.data, !excludesReasoning(body))],
+      usage: parsed.data.usage ? toUsage(parsed.data.usage) : undefined,
+      systemFingerprint: null,
+      serviceTier: null,
+    };
+  },
+  async stream(body, target, signal) {
+    const res = await post(body, target, signal, true);
+    return chunks(sseData(res.body), !excludesReasoning(body));
+  },
+};
