@@ -2,12 +2,13 @@ import type { ResolvedEndpoint } from "@switchyard/contracts";
 import type { Logger } from "@switchyard/runtime";
 import type { Attempt } from "../generations/store.js";
 import { anthropic } from "../providers/anthropic.js";
+import { google } from "../providers/google.js";
 import { openAiCompatible } from "../providers/openai-compatible.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget } from "../providers/types.js";
 import type { Candidate } from "./candidates.js";
 
 /** Wire formats by the catalog's adapter name. */
-const providers: Record<string, ChatProvider> = { openai: openAiCompatible, "openai-compatible": openAiCompatible, anthropic };
+const providers: Record<string, ChatProvider> = { openai: openAiCompatible, "openai-compatible": openAiCompatible, anthropic, google };
 
 /** Endpoints that answered with Retry-After rest until then; shared by every request of this process. */
 const endpointKey = (e: ResolvedEndpoint) => `${e.provider}/${e.upstream_model}`;

@@ -1,0 +1,190 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { generateContentRequest, signatureFormat } from "./google-messages.js";
+import { postJson } from "./http.js";
+import { sseData } from "./openai-compatible.js";
+import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
+
+const count = z.number().int().min(0).nullish();
+const usageMetadata = z.looseObject({
+  promptTokenCount: count,
+  candidatesTokenCount: count,
+  thoughtsTokenCount: count,
+  cachedContentTokenCount: count,
+});
+type Usage = z.infer<typeof usageMetadata>;
+
+const part = z.looseObject({
+  text: z.string().nullish(),
+  thought: z.boolean().nullish(),
+  thoughtSignature: z.string().nullish(),
+  functionCall: z.looseObject({ name: z.string(), args: z.record(z.string(), z.unknown()).nullish() }).nullish(),
+});
+
+const candidate = z.looseObject({
+  index: z.number().int().nullish(),
+  content: z.looseObject({ parts: z.array(part).nullish() }).nullish(),
+  finishReason: z.string().nullish(),
+});
+type Candidate = z.infer<typeof candidate>;
+
+const response = z.looseObject({
+  responseId: z.string().nullish(),
+  candidates: z.array(candidate).nullish(),
+  promptFeedback: z.looseObject({ blockReason: z.string().nullish() }).nullish(),
+  usageMetadata: usageMetadata.nullish(),
+  error: z.looseObject({ code: z.number().int().nullish(), message: z.string().nullish() }).nullish(),
+});
+type Response = z.infer<typeof response>;
+
+/**
+ * Gemini's finish reason as it came, for the gateway to map and report as the native one; only a STOP
+ * after function calls is OpenAI's `tool_calls`, which the gateway cannot tell from STOP alone.
+ */
+function finishReason(native: string | null | undefined, calledTools: boolean): string | null {
+  if (!native) return null;
+  return native === "STOP" && calledTools ? "tool_calls" : native;
+}
+
+/** Thinking tokens are output Gemini counts apart; the gateway's completion count includes them. */
+const toUsage = (u: Usage): UpstreamUsage => ({
+  promptTokens: u.promptTokenCount ?? 0,
+  completionTokens: (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0),
+  cachedTokens: u.cachedContentTokenCount ?? 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: u.thoughtsTokenCount ?? 0,
+});
+
+const callId = () => `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
+const excludesReasoning = (body: Record<string, unknown>) => (body.reasoning as { exclude?: unknown } | undefined)?.exclude === true;
+
+interface Pieces {
+  content: string;
+  reasoning: string;
+  toolCalls: Array<Record<string, unknown>>;
+  /** Thought signatures of tool calls, which Gemini wants back with the calls on the next turn. */
+  signatures: Array<Record<string, unknown>>;
+}
+
+/** One candidate's parts as OpenAI message fields; tool calls are numbered from `firstCall`. */
+function pieces(c: Candidate, withReasoning: boolean, firstCall: number): Pieces {
+  const out: Pieces = { content: "", reasoning: "", toolCalls: [], signatures: [] };
+  for (const p of c.content?.parts ?? []) {
+    if (p.functionCall) {
+      const id = callId();
+      const index = firstCall + out.toolCalls.length;
+      out.toolCalls.push({ index, id, type: "function", function: { name: p.functionCall.name, arguments: JSON.stringify(p.functionCall.args ?? {}) } });
+      if (p.thoughtSignature) out.signatures.push({ type: "reasoning.encrypted", data: p.thoughtSignature, id, format: signatureFormat, index });
+    } else if (p.thought) {
+      if (withReasoning) out.reasoning += p.text ?? "";
+    } else out.content += p.text ?? "";
+  }
+  return out;
+}
+
+function choices(r: Response, withReasoning: boolean): Array<Record<string, unknown>> {
+  const candidates = r.candidates ?? [];
+  if (candidates.length === 0 && r.promptFeedback?.blockReason) {
+    return [{ index: 0, message: { role: "assistant", content: "" }, finish_reason: "content_filter" }];
+  }
+  return candidates.map((c, i) => {
+    const p = pieces(c, withReasoning, 0);
+    const toolCalls = p.toolCalls.map(({ index: _index, ...call }) => call);
+    return {
+      index: c.index ?? i,
+      message: {
+        role: "assistant",
+        content: p.content || (toolCalls.length ? null : ""),
+        ...(p.reasoning ? { reasoning: p.reasoning } : {}),
+        ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+        ...(p.signatures.length ? { reasoning_details: p.signatures } : {}),
+      },
+      finish_reason: finishReason(c.finishReason, toolCalls.length > 0),
+    };
+  });
+}
+
+function post(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal, stream: boolean) {
+  const model = target.upstreamModel.replace(/^models\//, "");
+  const method = stream ? "streamGenerateContent?alt=sse" : "generateContent";
+  return postJson(
+    target.provider,
+    `${target.baseUrl.replace(/\/$/, "")}/models/${model}:${method}`,
+    target.apiKey ? { "x-goog-api-key": target.apiKey } : {},
+    generateContentRequest(body),
+    signal,
+  );
+}
+
+interface CandidateState {
+  started: boolean;
+  toolCalls: number;
+}
+
+/**
+ * Each streamed GenerateContentResponse becomes one chunk. Gemini repeats its running usage on many of
+ * them, so only the last one seen is reported, in a chunk of its own once the stream has ended.
+ */
+async function* chunks(events: AsyncIterable<string>, withReasoning: boolean): AsyncGenerator<UpstreamChunk> {
+  let usage: Usage | undefined;
+  const states = new Map<number, CandidateState>();
+  const chunk = (list: Array<Record<string, unknown>>): UpstreamChunk => ({ choices: list, usage: undefined, systemFingerprint: null, serviceTier: null });
+  for await (const data of events) {
+    let parsed;
+    try {
+      parsed = response.safeParse(JSON.parse(data));
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed?.success) throw new UpstreamError("google sent a chunk that does not parse", 502, false);
+    const r = parsed.data;
+    if (r.error) throw new UpstreamError(`google: ${r.error.message ?? "error mid-stream"}`, r.error.code ?? 502, false);
+    usage = r.usageMetadata ?? usage;
+    const candidates = r.candidates ?? [];
+    if (candidates.length === 0) {
+      if (r.promptFeedback?.blockReason) yield chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: "content_filter" }]);
+      continue;
+    }
+    yield chunk(
+      candidates.map((c, i) => {
+        const index = c.index ?? i;
+        const state = states.get(index) ?? { started: false, toolCalls: 0 };
+        states.set(index, state);
+        const p = pieces(c, withReasoning, state.toolCalls);
+        state.toolCalls += p.toolCalls.length;
+        const delta = {
+          ...(state.started ? {} : { role: "assistant" }),
+          ...(p.content ? { content: p.content } : {}),
+          ...(p.reasoning ? { reasoning: p.reasoning } : {}),
+          ...(p.toolCalls.length ? { tool_calls: p.toolCalls } : {}),
+          ...(p.signatures.length ? { reasoning_details: p.signatures } : {}),
+        };
+        state.started = true;
+        return { index, delta, finish_reason: finishReason(c.finishReason, state.toolCalls > 0) };
+      }),
+    );
+  }
+  if (usage) yield { choices: [], usage: toUsage(usage), systemFingerprint: null, serviceTier: null };
+}
+
+/** Google's Gemini API (generativelanguage v1beta). */
+export const google: ChatProvider = {
+  async complete(body, target, signal) {
+    const res = await post(body, target, signal, false);
+    const parsed = response.safeParse(await res.body.json().catch(() => undefined));
+    if (!parsed.success || (!parsed.data.candidates?.length && !parsed.data.promptFeedback)) {
+      throw new UpstreamError(`${target.provider} sent a response that is not a GenerateContentResponse`, 502, true);
+    }
+    return {
+      id: parsed.data.responseId ?? null,
+      choices: choices(parsed.data, !excludesReasoning(body)),
+      usage: parsed.data.usageMetadata ? toUsage(parsed.data.usageMetadata) : undefined,
+      systemFingerprint: null,
+      serviceTier: null,
+    };
+  },
+  async stream(body, target, signal) {
+    const res = await post(body, target, signal, true);
+    return chunks(sseData(res.body), !excludesReasoning(body));
+  },
+};
