@@ -9,6 +9,8 @@ export const inferenceEnv = z.object({
   CATALOG_URL: z.url().default("http://127.0.0.1:8082"),
   /** One deadline for every attempt of a request, first byte to last. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
+  /** How long a finished generation waits for others to share its database transaction. */
+  GENERATION_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(20),
 });
 export type InferenceConfig = z.infer<typeof inferenceEnv> & { providerEnv: Record<string, string | undefined> };
 

@@ -1,11 +1,12 @@
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
-import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
+import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
+import type { GenerationRecorder } from "./generations/recorder.js";
 import type { Cooldowns } from "./routing/attempts.js";
-
 
 export interface InferenceDeps {
   db: Db;
-  events: EventSink;
+  /** Writes finished generations and their events, batched. */
+  recorder: GenerationRecorder;
   logger: Logger;
   /** Catalog's model resolution: in-process in standalone, over HTTP otherwise. */
   resolve(request: ResolveRequest): Promise<ResolvedModel>;
@@ -14,6 +15,8 @@ export interface InferenceDeps {
   cooldowns: Cooldowns;
   verifyCaller: CallerVerifier;
   maxBodyBytes: number;
+  /** Off in standalone, where the router logs every request. */
+  requestLogs: boolean;
   /** A deadline shared by every attempt of one request. */
   requestTimeoutMs: number;
   health: HealthState;

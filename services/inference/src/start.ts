@@ -3,6 +3,7 @@ import type { Express } from "express";
 import { createApp } from "./app.js";
 import type { InferenceConfig } from "./config.js";
 import type { InferenceDeps } from "./deps.js";
+import { createRecorder } from "./generations/recorder.js";
 import { migrations, schema } from "./migrations.js";
 import { createCooldowns } from "./routing/attempts.js";
 
@@ -11,9 +12,11 @@ export interface InferenceStartDeps {
   bus: Bus;
   logger: Logger;
   resolve: InferenceDeps["resolve"];
-  config: Pick<InferenceConfig, "providerEnv" | "MAX_BODY_BYTES" | "REQUEST_TIMEOUT_MS">;
+  config: Pick<InferenceConfig, "providerEnv" | "MAX_BODY_BYTES" | "REQUEST_TIMEOUT_MS" | "GENERATION_FLUSH_MS">;
   verifyCaller: CallerVerifier;
   health: HealthState;
+  /** Per-request logs; standalone turns them off because its router logs every request. */
+  requestLogs?: boolean;
 }
 
 export interface RunningInference {
@@ -25,18 +28,26 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
   const applied = await migrate(deps.db, schema, migrations);
   if (applied.length) deps.logger.info({ applied }, "inference migrations applied");
   const relay = startOutboxRelay({ db: deps.db, schema, bus: deps.bus, logger: deps.logger });
+  const recorder = createRecorder({ db: deps.db, events: outboxSink(schema, relay), logger: deps.logger, flushMs: deps.config.GENERATION_FLUSH_MS });
   const app = createApp({
     db: deps.db,
-    events: outboxSink(schema, relay),
+    recorder,
     logger: deps.logger,
     resolve: deps.resolve,
     env: deps.config.providerEnv,
     cooldowns: createCooldowns(),
     verifyCaller: deps.verifyCaller,
     maxBodyBytes: deps.config.MAX_BODY_BYTES,
+    requestLogs: deps.requestLogs ?? true,
     requestTimeoutMs: deps.config.REQUEST_TIMEOUT_MS,
     health: deps.health,
     readiness: { database: () => deps.db.ping() },
   });
-  return { app, stop: () => relay.stop() };
+  return {
+    app,
+    async stop() {
+      await recorder.stop();
+      await relay.stop();
+    },
+  };
 }

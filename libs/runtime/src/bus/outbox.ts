@@ -45,6 +45,21 @@ export async function enqueueEvent<S extends EventSubject>(tx: Queryable, schema
   return { id, subject, occurred_at: (row?.occurred_at ?? new Date()).toISOString(), data: checked };
 }
 
+/** Many events in one statement, for producers that commit state changes in batches. */
+export async function enqueueEvents(tx: Queryable, schema: string, events: Array<{ subject: EventSubject; data: unknown }>): Promise<void> {
+  if (events.length === 0) return;
+  const occurredAt = new Date().toISOString();
+  const params: unknown[] = [];
+  const rows = events.map(({ subject, data }) => {
+    const id = randomUUID();
+    const checked = parseEvent({ id, subject, occurred_at: occurredAt, data }).data;
+    params.push(id, subject, JSON.stringify(checked));
+    const n = params.length;
+    return `($${n - 2}, $${n - 1}, $${n})`;
+  });
+  await tx.query(`INSERT INTO ${schema}.outbox (id, subject, data) VALUES ${rows.join(", ")}`, params);
+}
+
 export interface OutboxRelayOptions {
   db: Db;
   schema: string;
@@ -221,6 +236,8 @@ export async function consumeOnce(
 /** How a service's domain code emits events: into its outbox inside the caller's transaction. */
 export interface EventSink {
   enqueue<S extends EventSubject>(tx: Queryable, subject: S, data: EventData<S>): Promise<void>;
+  /** Many events in one statement; each is checked against the registry like `enqueue`'s. */
+  enqueueAll(tx: Queryable, events: Array<{ [S in EventSubject]: { subject: S; data: EventData<S> } }[EventSubject]>): Promise<void>;
   /** Called after commit so the relay publishes now instead of at its next poll. */
   committed(): void;
 }
@@ -230,6 +247,7 @@ export function outboxSink(schema: string, relay: Pick<OutboxRelay, "wake">): Ev
     async enqueue(tx, subject, data) {
       await enqueueEvent(tx, schema, subject, data);
     },
+    enqueueAll: (tx, events) => enqueueEvents(tx, schema, events),
     committed: () => relay.wake(),
   };
 }

@@ -1,5 +1,5 @@
 import type { Generation } from "@switchyard/contracts";
-import { notFound, type Db, type EventSink, type Queryable } from "@switchyard/runtime";
+import { notFound, type EventSink, type Queryable } from "@switchyard/runtime";
 import { picoToDecimal, picoToUsd, toPico } from "../cost.js";
 
 export interface Attempt {
@@ -39,43 +39,57 @@ export interface FinishedGeneration {
   attempts: Attempt[];
 }
 
-/** The generation row and its completed event commit together: spend is never recorded without its event. */
-export async function recordGeneration(db: Db, events: EventSink, g: FinishedGeneration): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx.query(
-      `INSERT INTO inference.generations (id, key_hash, organization_id, workspace_id, request_id, session_id, model, requested_model,
-         provider, upstream_id, status, streamed, finish_reason, native_finish_reason, prompt_tokens, completion_tokens,
-         reasoning_tokens, cached_tokens, usage_estimated, cost_usd, upstream_cost_usd, latency_ms, generation_time_ms,
-         service_tier, data_region, attempts)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20, $21, $22, $23, $24, $25)`,
-      [
-        g.id, g.keyHash, g.organizationId, g.workspaceId, g.requestId, g.sessionId, g.model, g.requestedModel,
-        g.provider, g.upstreamId, g.status, g.streamed, g.finishReason, g.nativeFinishReason, g.promptTokens, g.completionTokens,
-        g.reasoningTokens, g.cachedTokens, g.usageEstimated, picoToDecimal(g.costPico), g.latencyMs, g.generationTimeMs,
-        g.serviceTier, g.dataRegion, JSON.stringify(g.attempts),
-      ],
-    );
-    await events.enqueue(tx, "inference.generation.completed.v1", {
-      generation_id: g.id,
-      key_hash: g.keyHash,
-      organization_id: g.organizationId,
-      workspace_id: g.workspaceId,
-      guardrail_ids: g.guardrailIds,
-      model: g.model,
-      provider: g.provider,
-      status: g.status,
-      streamed: g.streamed,
-      prompt_tokens: g.promptTokens,
-      completion_tokens: g.completionTokens,
-      usage_estimated: g.usageEstimated,
-      cost_usd: picoToDecimal(g.costPico),
-      is_byok: false,
-    });
+const columns = [
+  "id", "key_hash", "organization_id", "workspace_id", "request_id", "session_id", "model", "requested_model", "provider",
+  "upstream_id", "status", "streamed", "finish_reason", "native_finish_reason", "prompt_tokens", "completion_tokens",
+  "reasoning_tokens", "cached_tokens", "usage_estimated", "cost_usd", "upstream_cost_usd", "latency_ms", "generation_time_ms",
+  "service_tier", "data_region", "attempts",
+];
+
+const values = (g: FinishedGeneration): unknown[] => [
+  g.id, g.keyHash, g.organizationId, g.workspaceId, g.requestId, g.sessionId, g.model, g.requestedModel, g.provider,
+  g.upstreamId, g.status, g.streamed, g.finishReason, g.nativeFinishReason, g.promptTokens, g.completionTokens,
+  g.reasoningTokens, g.cachedTokens, g.usageEstimated, picoToDecimal(g.costPico), picoToDecimal(g.costPico), g.latencyMs,
+  g.generationTimeMs, g.serviceTier, g.dataRegion, JSON.stringify(g.attempts),
+];
+
+const completedEvent = (g: FinishedGeneration) => ({
+  subject: "inference.generation.completed.v1" as const,
+  data: {
+    generation_id: g.id,
+    key_hash: g.keyHash,
+    organization_id: g.organizationId,
+    workspace_id: g.workspaceId,
+    guardrail_ids: g.guardrailIds,
+    model: g.model,
+    provider: g.provider,
+    status: g.status,
+    streamed: g.streamed,
+    prompt_tokens: g.promptTokens,
+    completion_tokens: g.completionTokens,
+    usage_estimated: g.usageEstimated,
+    cost_usd: picoToDecimal(g.costPico),
+    is_byok: false,
+  },
+});
+
+/**
+ * Generation rows and their completed events, in the caller's transaction: spend is never recorded
+ * without its event. A batch is two statements whatever its size.
+ */
+export async function insertGenerations(tx: Queryable, events: EventSink, batch: FinishedGeneration[]): Promise<void> {
+  if (batch.length === 0) return;
+  const params: unknown[] = [];
+  const rows = batch.map((g) => {
+    const first = params.length + 1;
+    params.push(...values(g));
+    return `(${columns.map((_, i) => `$${first + i}`).join(", ")})`;
   });
-  events.committed();
+  await tx.query(`INSERT INTO inference.generations (${columns.join(", ")}) VALUES ${rows.join(", ")}`, params);
+  await events.enqueueAll(tx, batch.map(completedEvent));
 }
 
-interface GenerationRow {
+export interface GenerationRow {
   id: string;
   request_id: string | null;
   session_id: string | null;
@@ -100,6 +114,32 @@ interface GenerationRow {
   created_at: Date;
 }
 
+/** A finished generation not yet written, in the shape of its row to be. */
+export const rowOf = (g: FinishedGeneration, createdAt: Date): GenerationRow => ({
+  id: g.id,
+  request_id: g.requestId,
+  session_id: g.sessionId,
+  workspace_id: g.workspaceId,
+  model: g.model,
+  provider: g.provider,
+  upstream_id: g.upstreamId,
+  status: g.status,
+  streamed: g.streamed,
+  finish_reason: g.finishReason,
+  native_finish_reason: g.nativeFinishReason,
+  prompt_tokens: g.promptTokens,
+  completion_tokens: g.completionTokens,
+  reasoning_tokens: g.reasoningTokens,
+  cached_tokens: g.cachedTokens,
+  cost_usd: picoToDecimal(g.costPico),
+  latency_ms: g.latencyMs,
+  generation_time_ms: g.generationTimeMs,
+  service_tier: g.serviceTier,
+  data_region: g.dataRegion as GenerationRow["data_region"],
+  attempts: g.attempts,
+  created_at: createdAt,
+});
+
 /** `GET /generation?id=`: only the organization that made it may read it. */
 export async function getGeneration(db: Queryable, organizationId: string, id: string): Promise<Generation> {
   const [r] = await db.query<GenerationRow>(
@@ -110,6 +150,10 @@ export async function getGeneration(db: Queryable, organizationId: string, id: s
     [id, organizationId],
   );
   if (!r) throw notFound("Generation not found");
+  return toGeneration(r);
+}
+
+export function toGeneration(r: GenerationRow): Generation {
   const cost = picoToUsd(toPico(r.cost_usd));
   return {
     id: r.id,

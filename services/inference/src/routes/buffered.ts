@@ -18,9 +18,9 @@ function healChoices(choices: Array<Record<string, unknown>>) {
 }
 
 /** A client that hung up mid-request still used the prompt the provider was reading: it is accounted. */
-async function accountAbandoned(context: ChatContext) {
+function accountAbandoned(context: ChatContext): void {
   if (!context.inFlight || !context.signal.aborted || context.timedOut()) return;
-  await finish(context, {
+  finish(context, {
     candidate: context.inFlight,
     status: "cancelled",
     usage: undefined,
@@ -44,13 +44,13 @@ export async function bufferedCompletion(context: ChatContext, res: Response): P
   try {
     attempt = await accepted(context, (provider, target, body) => provider.complete(body, target, context.signal));
   } catch (error) {
-    await accountAbandoned(context);
+    accountAbandoned(context);
     throw error;
   }
   const { result, candidate } = attempt;
   if (context.plugins.responseHealing && wantsJson(context)) healChoices(result.choices);
   const first = result.choices[0];
-  const accounted = await finish(context, {
+  const accounted = finish(context, {
     candidate,
     status: "completed",
     usage: result.usage,

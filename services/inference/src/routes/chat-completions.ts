@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import {
   chatCompletionRequest,
   legacyMetadataHeader,
@@ -92,12 +92,18 @@ export const chatCompletionsRoute =
       throw new HttpError("not_found", `No endpoints available for ${models.join(", ")}: ${reasons.join("; ") || "none configured"}`);
     }
 
+    // One signal for the client going away and for the deadline shared by every attempt.
     const abort = new AbortController();
+    let timedOut = false;
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      abort.abort(new Error("deadline passed"));
+    }, deps.requestTimeoutMs);
     res.on("close", () => {
+      clearTimeout(deadline);
       if (!res.writableFinished) abort.abort(new Error("client disconnected"));
     });
-    const deadline = AbortSignal.timeout(deps.requestTimeoutMs);
-    const generationId = `gen-${Math.floor(Date.now() / 1000)}-${randomBytes(10).toString("hex")}`;
+    const generationId = `gen-${Math.floor(Date.now() / 1000)}-${randomUUID().replaceAll("-", "").slice(0, 20)}`;
     res.setHeader("X-Generation-Id", generationId);
     const context: ChatContext = {
       deps,
@@ -113,8 +119,8 @@ export const chatCompletionsRoute =
       sentBody: new Map(),
       inFlight: undefined,
       attempts: [],
-      signal: AbortSignal.any([abort.signal, deadline]),
-      timedOut: () => deadline.aborted,
+      signal: abort.signal,
+      timedOut: () => timedOut,
       started: performance.now(),
       wantsMetadata: (header(req, metadataHeader) ?? header(req, legacyMetadataHeader)) === "enabled",
       sessionId,

@@ -1,4 +1,3 @@
-import { recordGeneration } from "../generations/store.js";
 import { account, metadataBody, type Accounted } from "../responses.js";
 import type { UpstreamUsage } from "../providers/types.js";
 import { promptText } from "../request-body.js";
@@ -17,10 +16,13 @@ export interface Outcome {
   firstTokenMs: number | null;
 }
 
-/** Prices the outcome with the one cost function and records it with its event; returns the figures. */
-export async function finish(context: ChatContext, outcome: Outcome): Promise<Accounted> {
+/**
+ * Prices the outcome with the one cost function and queues its record and event (committed together a
+ * few milliseconds later, in a batch); returns the figures for the answer.
+ */
+export function finish(context: ChatContext, outcome: Outcome): Accounted {
   const accounted = account(outcome.candidate, outcome.usage, promptText(context.request), outcome.completionText);
-  await recordGeneration(context.deps.db, context.deps.events, {
+  context.deps.recorder.record({
     id: context.generationId,
     keyHash: context.caller.keyHash,
     organizationId: context.caller.organizationId,

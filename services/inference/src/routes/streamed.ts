@@ -69,7 +69,7 @@ export async function streamedCompletion(context: ChatContext, res: Response): P
     clearInterval(keepAlive);
   }
   // Whatever happened after the first byte was real work: it is priced and recorded, estimated if need be.
-  const accounted = await finish(context, {
+  const accounted = finish(context, {
     candidate,
     status,
     usage,

@@ -1,0 +1,89 @@
+import type { EventEnvelope } from "@switchyard/contracts";
+import { createLogger, createMemoryBus, migrate, openPglite, outboxSink, startOutboxRelay, type Db } from "@switchyard/runtime";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrations, schema } from "../migrations.js";
+import { createRecorder } from "./recorder.js";
+import type { FinishedGeneration } from "./store.js";
+
+const logger = createLogger({ service: "test", level: "silent" });
+let db: Db;
+let transactions = 0;
+
+const generation = (id: string): FinishedGeneration => ({
+  id,
+  keyHash: "a".repeat(64),
+  organizationId: "00000000-0000-4000-8000-000000000001",
+  workspaceId: "00000000-0000-4000-8000-000000000002",
+  guardrailIds: [],
+  requestId: null,
+  sessionId: null,
+  model: "vendor/model",
+  requestedModel: "vendor/model",
+  provider: "alpha",
+  upstreamId: null,
+  status: "completed",
+  streamed: false,
+  finishReason: "stop",
+  nativeFinishReason: "stop",
+  promptTokens: 10,
+  completionTokens: 5,
+  reasoningTokens: 0,
+  cachedTokens: 0,
+  usageEstimated: false,
+  costPico: 123_000_000n,
+  latencyMs: null,
+  generationTimeMs: 3,
+  serviceTier: null,
+  dataRegion: "us",
+  attempts: [{ provider: "alpha", model: "vendor/model", status: 200, latencyMs: 2 }],
+});
+
+beforeAll(async () => {
+  const real = await openPglite();
+  await migrate(real, schema, migrations);
+  // The real database, with its transactions counted.
+  db = { ...real, transaction: (fn) => (transactions++, real.transaction(fn)) };
+});
+afterAll(() => db.close());
+
+const rows = async () => Number((await db.query<{ n: string }>("SELECT count(*)::text AS n FROM inference.generations"))[0]!.n);
+
+describe("generation recorder", () => {
+  it("writes many finished generations and their events in one transaction, readable while queued", async () => {
+    const bus = createMemoryBus({ logger });
+    const events: EventEnvelope[] = [];
+    await bus.consume("test_batch", ["inference.generation.completed.v1"], async (event) => void events.push(event));
+    const relay = startOutboxRelay({ db, schema, bus, logger });
+    const recorder = createRecorder({ db, events: outboxSink(schema, relay), logger, flushMs: 50 });
+    const before = transactions;
+    for (let i = 0; i < 30; i++) recorder.record(generation(`gen-batch-${i}`));
+    expect(recorder.pending("gen-batch-7")?.generation.costPico).toBe(123_000_000n);
+    await recorder.stop();
+    expect(transactions - before).toBe(1);
+    expect(await rows()).toBe(30);
+    expect(recorder.pending("gen-batch-7")).toBeUndefined();
+    relay.wake();
+    await relay.stop();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(events.map((e) => (e.data as { generation_id: string }).generation_id).sort()).toEqual(
+      Array.from({ length: 30 }, (_, i) => `gen-batch-${i}`).sort(),
+    );
+    expect(events[0]?.data).toMatchObject({ cost_usd: "0.000123", prompt_tokens: 10, completion_tokens: 5 });
+  });
+
+  it("keeps a batch queued while the database refuses it, and writes it once it is back", async () => {
+    const bus = createMemoryBus({ logger });
+    const relay = startOutboxRelay({ db, schema, bus, logger });
+    const recorder = createRecorder({ db, events: outboxSink(schema, relay), logger, flushMs: 5 });
+    const before = await rows();
+    await db.query("ALTER TABLE inference.generations RENAME TO generations_away");
+    recorder.record(generation("gen-retry-1"));
+    recorder.record(generation("gen-retry-2"));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(recorder.pending("gen-retry-1")).toBeDefined();
+    await db.query("ALTER TABLE inference.generations_away RENAME TO generations");
+    await recorder.stop();
+    expect(await rows()).toBe(before + 2);
+    await relay.stop();
+  });
+});

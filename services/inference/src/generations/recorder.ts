@@ -1,0 +1,96 @@
+import type { Db, EventSink, Logger } from "@switchyard/runtime";
+import { insertGenerations, type FinishedGeneration } from "./store.js";
+
+export interface RecorderOptions {
+  db: Db;
+  events: EventSink;
+  logger: Logger;
+  /** How long a finished generation may wait for others to share its transaction. */
+  flushMs: number;
+  /** The most generations one transaction writes. */
+  maxBatch?: number;
+}
+
+export interface GenerationRecorder {
+  /** Queues a finished generation; it and its event commit in the next batch. Never throws. */
+  record(generation: FinishedGeneration): void;
+  /** A generation finished here and not yet committed, so that it can be read at once. */
+  pending(id: string): { generation: FinishedGeneration; at: Date } | undefined;
+  /** Writes everything queued, retrying while the database is away, then stops taking the timer. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Group commit for generation records. Answers go out as soon as they are priced; the records and their
+ * `inference.generation.completed.v1` events are written together a few milliseconds later, many per
+ * transaction, which is what makes the hot path cheap. A failed write keeps the batch queued and retries
+ * with a backoff; a drain (SIGTERM) writes what is queued before the process exits.
+ */
+export function createRecorder(options: RecorderOptions): GenerationRecorder {
+  const { db, events, logger, flushMs } = options;
+  const maxBatch = options.maxBatch ?? 200;
+  const queued = new Map<string, { generation: FinishedGeneration; at: Date }>();
+  let timer: NodeJS.Timeout | undefined;
+  let writing: Promise<void> | undefined;
+  let failures = 0;
+  let stopped = false;
+
+  async function write(): Promise<void> {
+    const batch = [...queued.values()].slice(0, maxBatch).map((q) => q.generation);
+    if (batch.length === 0) return;
+    try {
+      await db.transaction((tx) => insertGenerations(tx, events, batch));
+      for (const g of batch) queued.delete(g.id);
+      failures = 0;
+      events.committed();
+    } catch (error) {
+      failures++;
+      if (failures === 1 || failures % 20 === 0) logger.error({ err: error, queued: queued.size, failures }, "generation records could not be written; retrying");
+      throw error;
+    }
+  }
+
+  function flush(): void {
+    timer = undefined;
+    if (writing) return;
+    writing = write()
+      .catch(() => undefined)
+      .finally(() => {
+        writing = undefined;
+        if (queued.size > 0) schedule();
+      });
+  }
+
+  function schedule(): void {
+    if (timer || writing || stopped) return;
+    const full = queued.size >= maxBatch;
+    // While the database is failing, back off up to five seconds instead of retrying at once.
+    const delay = failures > 0 ? Math.min(5000, flushMs * 2 ** Math.min(failures, 10) + 50) : full ? 0 : flushMs;
+    timer = setTimeout(flush, delay);
+  }
+
+  return {
+    record(generation) {
+      queued.set(generation.id, { generation, at: new Date() });
+      schedule();
+    },
+    pending: (id) => queued.get(id),
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      timer = undefined;
+      await writing;
+      for (let attempt = 0; queued.size > 0; attempt++) {
+        try {
+          await write();
+        } catch (error) {
+          if (attempt >= 20) {
+            logger.error({ err: error, lost: queued.size }, "generation records could not be written before exit");
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * 2 ** attempt)));
+        }
+      }
+    },
+  };
+}
