@@ -36,7 +36,7 @@ import {
 
 /** Catalog's HTTP surface: models, providers, presets, guardrails, and model resolution for inference. */
 export function createApp(deps: CatalogDeps, reload: () => Promise<{ models: number; providers: number }>): Express {
-  const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes });
+  const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes, requestLogs: deps.requestLogs });
   mountHealth(app, deps.readiness, deps.health);
   app.post("/internal/models/resolve", requireService(deps.verifyService), resolveModelRoute(deps));
 

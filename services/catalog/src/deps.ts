@@ -13,6 +13,8 @@ export interface CatalogDeps {
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
   maxBodyBytes: number;
+  /** Off in standalone, where the router logs every request. */
+  requestLogs: boolean;
   health: HealthState;
   readiness: Record<string, ReadinessCheck>;
 }

@@ -29,6 +29,8 @@ export interface CatalogStartDeps {
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
   health: HealthState;
+  /** Per-request logs; standalone turns them off because its router logs every request. */
+  requestLogs?: boolean;
 }
 
 export interface RunningCatalog {
@@ -65,6 +67,7 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
     verifyCaller: deps.verifyCaller,
     verifyService: deps.verifyService,
     maxBodyBytes: deps.config.MAX_BODY_BYTES,
+    requestLogs: deps.requestLogs ?? true,
     health: deps.health,
     readiness: { database: () => db.ping() },
   };

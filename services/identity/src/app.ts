@@ -30,13 +30,15 @@ export interface IdentityAppDeps extends KeyDeps {
   verifyService: ServiceVerifier;
   defaultRateLimitPerMinute: number;
   maxBodyBytes: number;
+  /** Off in standalone, where the router logs every request. */
+  requestLogs: boolean;
   health: HealthState;
   readiness: Record<string, ReadinessCheck>;
 }
 
 /** Identity's HTTP surface: keys, the calling key, workspaces, and the router's internal lookups. */
 export function createApp(deps: IdentityAppDeps): Express {
-  const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes });
+  const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes, requestLogs: deps.requestLogs });
   mountHealth(app, deps.readiness, deps.health);
 
   const service = requireService(deps.verifyService);

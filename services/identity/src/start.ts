@@ -26,6 +26,8 @@ export interface IdentityDeps {
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
   health: HealthState;
+  /** Per-request logs; standalone turns them off because its router logs every request. */
+  requestLogs?: boolean;
   /** Where a generated bootstrap key is shown; stdout in a process. */
   announce?: (text: string) => void;
 }
@@ -65,6 +67,7 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     verifyService: deps.verifyService,
     defaultRateLimitPerMinute: deps.config.RATE_LIMIT_PER_MINUTE,
     maxBodyBytes: deps.config.MAX_BODY_BYTES,
+    requestLogs: deps.requestLogs ?? true,
     health: deps.health,
     // The bus is left out on purpose: with NATS down the gateway keeps serving and the outbox catches up.
     readiness: { database: () => db.ping() },

@@ -40,6 +40,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     verifyCaller: createCallerVerifier(secret),
     verifyService: createServiceVerifier(secret),
     health,
+    requestLogs: false,
     ...(announce ? { announce } : {}),
   });
   const catalog = await startCatalog({
@@ -51,6 +52,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     verifyCaller: createCallerVerifier(secret),
     verifyService: createServiceVerifier(secret),
     health,
+    requestLogs: false,
   });
   const inference = await startInference({
     db,
@@ -60,6 +62,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     config,
     verifyCaller: createCallerVerifier(secret),
     health,
+    requestLogs: false,
   });
   const router = await startRouter({
     logger: logger.child({ service: "router" }),

@@ -12,6 +12,8 @@ export interface HttpAppOptions {
   maxBodyBytes?: number;
   /** Skip the JSON body parser (the router forwards bodies untouched). */
   parseJson?: boolean;
+  /** Log every request (default). Off behind an in-process router that logs each request already. */
+  requestLogs?: boolean;
 }
 
 /** Request ids come from the caller (or the router) when they look sane, else are made here. */
@@ -29,14 +31,16 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.use(requestId);
-  app.use(
-    pinoHttp({
-      logger: options.logger,
-      genReqId: (req) => String(req.headers[requestIdHeader]),
-      autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" || req.url === "/metrics" },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "info" : "debug"),
-    }),
-  );
+  if (options.requestLogs !== false) {
+    app.use(
+      pinoHttp({
+        logger: options.logger,
+        genReqId: (req) => String(req.headers[requestIdHeader]),
+        autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" || req.url === "/metrics" },
+        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "info" : "debug"),
+      }),
+    );
+  }
   if (options.parseJson !== false) {
     app.use(express.json({ limit: options.maxBodyBytes ?? 10 * 1024 * 1024, strict: false }));
   }
