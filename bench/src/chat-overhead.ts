@@ -3,8 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
 import { benchConfig } from "./config.js";
-import { startFakeUpstream } from "./fake-upstream.js";
-import { cpuMs, forkGateway, markdown, percentile, runLoad, type Sample } from "./measure.js";
+import { cpuMs, forkChild, markdown, percentile, runLoad, type Sample } from "./measure.js";
 
 /**
  * What the gateway (router + inference, standalone) adds to a chat completion against an upstream that
@@ -13,7 +12,9 @@ import { cpuMs, forkGateway, markdown, percentile, runLoad, type Sample } from "
  */
 const perRound = Math.max(100, Math.floor(benchConfig.requestsPerRound / 2));
 const rounds = benchConfig.rounds;
-const upstream = await startFakeUpstream();
+// The upstream runs in its own process: direct calls then cross processes as gateway calls do.
+const upstreamProcess = forkChild<{ url: string }>({}, "./upstream-child.js");
+const upstream = await upstreamProcess.ready;
 const dir = await mkdtemp(join(tmpdir(), "switchyard-bench-"));
 const catalogPath = join(dir, "catalog.json");
 await writeFile(
@@ -23,7 +24,7 @@ await writeFile(
     models: [{ id: "bench/model", name: "Bench", context_length: 8000, endpoints: [{ provider: "bench", upstream_model: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }] }],
   }),
 );
-const gateway = forkGateway<{ routerPort: number; bootstrapKey: string }>({ ...benchConfig.gatewayEnv, SWITCHYARD_CONFIG: catalogPath, SWITCHYARD_DATA_DIR: join(dir, "data") });
+const gateway = forkChild<{ routerPort: number; bootstrapKey: string }>({ ...benchConfig.gatewayEnv, SWITCHYARD_CONFIG: catalogPath, SWITCHYARD_DATA_DIR: join(dir, "data") });
 const ready = await gateway.ready;
 const made = (await (
   await fetch(`http://127.0.0.1:${ready.routerPort}/api/v1/keys`, {
@@ -109,5 +110,5 @@ console.log(`\n${markdown(rows)}`);
 await mkdir(new URL("../results/", import.meta.url), { recursive: true });
 await writeFile(new URL("../results/chat-overhead.json", import.meta.url), JSON.stringify({ date: new Date().toISOString(), rows }, null, 2));
 await Promise.all(Object.values(targets).map((t) => t.pool.close()));
-upstream.close();
+await upstreamProcess.stop();
 await gateway.stop();

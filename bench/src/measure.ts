@@ -30,10 +30,10 @@ export interface Usage {
   rss: number;
 }
 
-/** The gateway in a child process, so its CPU time and memory are its own. */
-export function forkGateway<Ready>(env: Record<string, string | undefined>) {
-  const execArgv = benchConfig.cpuProfileDir ? ["--cpu-prof", "--cpu-prof-dir", benchConfig.cpuProfileDir] : [];
-  const child: ChildProcess = fork(new URL("./gateway-child.js", import.meta.url), { stdio: ["ignore", "inherit", "inherit", "ipc"], env, execArgv });
+/** A benchmark party (the gateway by default) in a child process, so its CPU time and memory are its own. */
+export function forkChild<Ready>(env: Record<string, string | undefined>, script = "./gateway-child.js") {
+  const execArgv = benchConfig.cpuProfileDir && script === "./gateway-child.js" ? ["--cpu-prof", "--cpu-prof-dir", benchConfig.cpuProfileDir] : [];
+  const child: ChildProcess = fork(new URL(script, import.meta.url), { stdio: ["ignore", "inherit", "inherit", "ipc"], env, execArgv });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const ready = new Promise<Ready>((resolve) => child.on("message", (m: unknown) => (m as { ready?: boolean }).ready && resolve(m as Ready)));
   const usage = () =>

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { Pool } from "undici";
 import { benchConfig } from "./config.js";
-import { cpuMs, forkGateway, percentile, runLoad } from "./measure.js";
+import { cpuMs, forkChild, percentile, runLoad } from "./measure.js";
 
 /**
  * What the router adds to an authenticated `GET /api/v1/key` (auth cached): the same request to identity's
@@ -19,7 +19,7 @@ interface Ready {
   callerHeader: string;
 }
 
-const gateway = forkGateway<Ready>({ ...benchConfig.gatewayEnv });
+const gateway = forkChild<Ready>({ ...benchConfig.gatewayEnv });
 const ready = await gateway.ready;
 const usage = gateway.usage;
 
