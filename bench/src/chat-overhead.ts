@@ -61,14 +61,7 @@ async function call(name: Name, stream: boolean, ttfb: number[]): Promise<number
 }
 
 const rows: Array<Record<string, string | number>> = [];
-const plans: Array<{ stream: boolean; concurrency: number }> = [
-  { stream: false, concurrency: 1 },
-  { stream: false, concurrency: 10 },
-  { stream: false, concurrency: 50 },
-  { stream: true, concurrency: 1 },
-  { stream: true, concurrency: 10 },
-];
-for (const { stream, concurrency } of plans) {
+for (const { stream, concurrency } of benchConfig.chatPlans) {
   const totals: Record<Name, Sample & { ttfb: number[]; cpuMs: number }> = {
     direct: { latencies: [], seconds: 0, ttfb: [], cpuMs: 0 },
     gateway: { latencies: [], seconds: 0, ttfb: [], cpuMs: 0 },

@@ -10,7 +10,7 @@ export const inferenceEnv = z.object({
   /** One deadline for every attempt of a request, first byte to last. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
   /** How long a finished generation waits for others to share its database transaction. */
-  GENERATION_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(20),
+  GENERATION_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(50),
 });
 export type InferenceConfig = z.infer<typeof inferenceEnv> & { providerEnv: Record<string, string | undefined> };
 

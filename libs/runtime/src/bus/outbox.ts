@@ -45,19 +45,22 @@ export async function enqueueEvent<S extends EventSubject>(tx: Queryable, schema
   return { id, subject, occurred_at: (row?.occurred_at ?? new Date()).toISOString(), data: checked };
 }
 
-/** Many events in one statement, for producers that commit state changes in batches. */
+/**
+ * Many events in one statement, for producers that commit state changes in batches. The rows travel as
+ * one JSON parameter, so the statement is the same whatever the batch size.
+ */
 export async function enqueueEvents(tx: Queryable, schema: string, events: Array<{ subject: EventSubject; data: unknown }>): Promise<void> {
   if (events.length === 0) return;
   const occurredAt = new Date().toISOString();
-  const params: unknown[] = [];
   const rows = events.map(({ subject, data }) => {
     const id = randomUUID();
-    const checked = parseEvent({ id, subject, occurred_at: occurredAt, data }).data;
-    params.push(id, subject, JSON.stringify(checked));
-    const n = params.length;
-    return `($${n - 2}, $${n - 1}, $${n})`;
+    return { id, subject, data: parseEvent({ id, subject, occurred_at: occurredAt, data }).data };
   });
-  await tx.query(`INSERT INTO ${schema}.outbox (id, subject, data) VALUES ${rows.join(", ")}`, params);
+  await tx.query(
+    `INSERT INTO ${schema}.outbox (id, subject, data)
+     SELECT id, subject, data FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, subject text, data jsonb)`,
+    [JSON.stringify(rows)],
+  );
 }
 
 export interface OutboxRelayOptions {

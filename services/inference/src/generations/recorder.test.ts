@@ -61,6 +61,8 @@ describe("generation recorder", () => {
     await recorder.stop();
     expect(transactions - before).toBe(1);
     expect(await rows()).toBe(30);
+    const [stored] = await db.query<{ cost: string; attempts: unknown }>("SELECT cost_usd::text AS cost, attempts FROM inference.generations WHERE id = 'gen-batch-7'");
+    expect(stored).toEqual({ cost: "0.000123000000", attempts: generation("x").attempts });
     expect(recorder.pending("gen-batch-7")).toBeUndefined();
     relay.wake();
     await relay.stop();

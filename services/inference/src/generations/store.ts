@@ -39,19 +39,45 @@ export interface FinishedGeneration {
   attempts: Attempt[];
 }
 
+/** Columns of a generation row with their types, for reading a batch out of one JSON parameter. */
 const columns = [
-  "id", "key_hash", "organization_id", "workspace_id", "request_id", "session_id", "model", "requested_model", "provider",
-  "upstream_id", "status", "streamed", "finish_reason", "native_finish_reason", "prompt_tokens", "completion_tokens",
-  "reasoning_tokens", "cached_tokens", "usage_estimated", "cost_usd", "upstream_cost_usd", "latency_ms", "generation_time_ms",
-  "service_tier", "data_region", "attempts",
+  "id text", "key_hash text", "organization_id uuid", "workspace_id uuid", "request_id text", "session_id text", "model text",
+  "requested_model text", "provider text", "upstream_id text", "status text", "streamed boolean", "finish_reason text",
+  "native_finish_reason text", "prompt_tokens integer", "completion_tokens integer", "reasoning_tokens integer",
+  "cached_tokens integer", "usage_estimated boolean", "cost_usd numeric", "upstream_cost_usd numeric", "latency_ms integer",
+  "generation_time_ms integer", "service_tier text", "data_region text", "attempts jsonb",
 ];
+const names = columns.map((c) => c.split(" ")[0]).join(", ");
 
-const values = (g: FinishedGeneration): unknown[] => [
-  g.id, g.keyHash, g.organizationId, g.workspaceId, g.requestId, g.sessionId, g.model, g.requestedModel, g.provider,
-  g.upstreamId, g.status, g.streamed, g.finishReason, g.nativeFinishReason, g.promptTokens, g.completionTokens,
-  g.reasoningTokens, g.cachedTokens, g.usageEstimated, picoToDecimal(g.costPico), picoToDecimal(g.costPico), g.latencyMs,
-  g.generationTimeMs, g.serviceTier, g.dataRegion, JSON.stringify(g.attempts),
-];
+const row = (g: FinishedGeneration) => ({
+  id: g.id,
+  key_hash: g.keyHash,
+  organization_id: g.organizationId,
+  workspace_id: g.workspaceId,
+  request_id: g.requestId,
+  session_id: g.sessionId,
+  model: g.model,
+  requested_model: g.requestedModel,
+  provider: g.provider,
+  upstream_id: g.upstreamId,
+  status: g.status,
+  streamed: g.streamed,
+  finish_reason: g.finishReason,
+  native_finish_reason: g.nativeFinishReason,
+  prompt_tokens: g.promptTokens,
+  completion_tokens: g.completionTokens,
+  reasoning_tokens: g.reasoningTokens,
+  cached_tokens: g.cachedTokens,
+  usage_estimated: g.usageEstimated,
+  // Exact decimal strings: JSON numbers would pass through binary floating point.
+  cost_usd: picoToDecimal(g.costPico),
+  upstream_cost_usd: picoToDecimal(g.costPico),
+  latency_ms: g.latencyMs,
+  generation_time_ms: g.generationTimeMs,
+  service_tier: g.serviceTier,
+  data_region: g.dataRegion,
+  attempts: g.attempts,
+});
 
 const completedEvent = (g: FinishedGeneration) => ({
   subject: "inference.generation.completed.v1" as const,
@@ -75,17 +101,13 @@ const completedEvent = (g: FinishedGeneration) => ({
 
 /**
  * Generation rows and their completed events, in the caller's transaction: spend is never recorded
- * without its event. A batch is two statements whatever its size.
+ * without its event. A batch of any size is two statements with one parameter each.
  */
 export async function insertGenerations(tx: Queryable, events: EventSink, batch: FinishedGeneration[]): Promise<void> {
   if (batch.length === 0) return;
-  const params: unknown[] = [];
-  const rows = batch.map((g) => {
-    const first = params.length + 1;
-    params.push(...values(g));
-    return `(${columns.map((_, i) => `$${first + i}`).join(", ")})`;
-  });
-  await tx.query(`INSERT INTO inference.generations (${columns.join(", ")}) VALUES ${rows.join(", ")}`, params);
+  await tx.query(`INSERT INTO inference.generations (${names}) SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS r(${columns.join(", ")})`, [
+    JSON.stringify(batch.map(row)),
+  ]);
   await events.enqueueAll(tx, batch.map(completedEvent));
 }
 
