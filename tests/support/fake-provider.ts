@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 
 /** How the fake answers a request for one upstream model name. */
-export type Behavior = "ok" | "no-usage" | "fail-500" | "rate-limited" | "bad-request" | "cut" | "stall" | "malformed-json";
+export type Behavior = "ok" | "no-usage" | "fail-500" | "rate-limited" | "bad-request" | "cut" | "stall" | "slow" | "malformed-json";
 
 export interface FakeProvider {
   baseUrl: string;
@@ -34,6 +34,7 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
     if (behavior === "rate-limited") return void res.writeHead(429, { "retry-after": "30" }).end(JSON.stringify({ error: { message: "slow down" } }));
     if (behavior === "bad-request") return void res.writeHead(400).end(JSON.stringify({ error: { message: "context too long" } }));
     if (behavior === "stall") return; // answers nothing until the caller gives up
+    if (behavior === "slow") await new Promise((resolve) => setTimeout(resolve, 2300)); // thinks a while before its first byte
     const content = behavior === "malformed-json" ? '```json\n{"answer": 42, "items": [1, 2,],}\n```' : `Hello from ${name}`;
     if (!body.stream) {
       res.writeHead(200, { "content-type": "application/json" });
