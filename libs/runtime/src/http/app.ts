@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from "express";
-import { pinoHttp } from "pino-http";
 import type { Logger } from "../log.js";
 import { HttpError } from "./errors.js";
 
@@ -25,22 +24,41 @@ const requestId: RequestHandler = (req, res, next) => {
   next();
 };
 
+const quietPaths = new Set(["/healthz", "/readyz", "/metrics"]);
+
+/**
+ * One line per request once it ends (errors and client errors at once, successes at debug). No child
+ * logger per request: the line is built only when its level is enabled, which keeps it off the hot path.
+ */
+function requestLogs(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    if (quietPaths.has(req.path)) return next();
+    const started = performance.now();
+    res.once("close", () => {
+      const aborted = !res.writableFinished;
+      const level = res.statusCode >= 500 ? "error" : res.statusCode >= 400 || aborted ? "info" : "debug";
+      if (!logger.isLevelEnabled(level)) return;
+      logger[level](
+        {
+          reqId: req.headers[requestIdHeader],
+          req: { method: req.method, url: req.originalUrl },
+          res: { statusCode: res.statusCode },
+          responseTime: Math.round(performance.now() - started),
+        },
+        aborted ? "request aborted" : "request completed",
+      );
+    });
+    next();
+  };
+}
+
 /** An express app with request ids, request logs and the JSON parser every service uses. */
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
   app.use(requestId);
-  if (options.requestLogs !== false) {
-    app.use(
-      pinoHttp({
-        logger: options.logger,
-        genReqId: (req) => String(req.headers[requestIdHeader]),
-        autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" || req.url === "/metrics" },
-        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "info" : "debug"),
-      }),
-    );
-  }
+  if (options.requestLogs !== false) app.use(requestLogs(options.logger));
   if (options.parseJson !== false) {
     app.use(express.json({ limit: options.maxBodyBytes ?? 10 * 1024 * 1024, strict: false }));
   }
