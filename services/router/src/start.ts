@@ -6,7 +6,8 @@ import { createAuthenticator } from "./auth/authenticator.js";
 import type { IdentityClient } from "./auth/identity-client.js";
 import type { RouterConfig } from "./config.js";
 import type { Target } from "./forward/targets.js";
-import { memoryRateLimiter, postgresRateLimiter, rateLimitMigrations, type RateLimiter } from "./limits/rate-limiter.js";
+import { memoryRateLimiter, rateLimitMigrations, type RateLimiter } from "./limits/rate-limiter.js";
+import { sharedRateLimiter } from "./limits/shared-rate-limiter.js";
 import { routeFor, type ServiceName } from "./routes.js";
 
 export interface RouterStartDeps {
@@ -67,7 +68,7 @@ async function openRateLimiter(store: RouterConfig["RATE_LIMIT_STORE"], db: Db |
   if (store === "postgres" || (store === undefined && db?.kind === "postgres")) {
     if (!db) throw new Error("RATE_LIMIT_STORE=postgres needs DATABASE_URL");
     await migrate(db, "router", rateLimitMigrations);
-    return postgresRateLimiter(db);
+    return sharedRateLimiter(db);
   }
   return memoryRateLimiter();
 }

@@ -1,4 +1,4 @@
-import type { Db, Migration } from "@switchyard/runtime";
+import type { Migration } from "@switchyard/runtime";
 
 export interface RateDecision {
   allowed: boolean;
@@ -75,32 +75,3 @@ CREATE TABLE router.rate_windows (
 `,
   },
 ];
-
-/**
- * Shared by every router replica through Postgres: one upsert per request counts the hit and reads
- * the previous minute in the same statement.
- */
-export function postgresRateLimiter(db: Db, now: () => number = Date.now): RateLimiter {
-  let sweepAt = 0;
-  return {
-    async hit(key, perMinute) {
-      const t = now();
-      const window = Math.floor(t / windowMs);
-      if (t > sweepAt) {
-        sweepAt = t + windowMs;
-        await db.query(`DELETE FROM router.rate_windows WHERE window_start < $1`, [window - 1]);
-      }
-      const [row] = await db.query<{ current: number; previous: number }>(
-        `WITH hit AS (
-           INSERT INTO router.rate_windows (key_hash, window_start, count) VALUES ($1, $2, 1)
-           ON CONFLICT (key_hash, window_start) DO UPDATE SET count = router.rate_windows.count + 1
-           RETURNING count)
-         SELECT (SELECT count FROM hit) AS current,
-                COALESCE((SELECT count FROM router.rate_windows WHERE key_hash = $1 AND window_start = $2 - 1), 0) AS previous`,
-        [key, window],
-      );
-      return decide(row?.previous ?? 0, row?.current ?? 1, perMinute, t);
-    },
-    async close() {},
-  };
-}
