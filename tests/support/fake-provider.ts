@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLocal } from "./listen.js";
 
 /** How the fake answers a request for one upstream model name. */
 export type Behavior = "ok" | "no-usage" | "fail-500" | "rate-limited" | "bad-request" | "cut" | "stall" | "slow" | "malformed-json";
@@ -65,12 +65,6 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
     if (wantsUsage && behavior !== "no-usage") res.write(frame([], { usage }));
     res.end("data: [DONE]\n\n");
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  fake.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  fake.stop = () =>
-    new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  Object.assign(fake, await listenLocal(server));
   return fake;
 }

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { listenLocal } from "./listen.js";
 
 export interface ReceivedRequest {
   path: string;
@@ -56,12 +56,6 @@ export async function startReplayProvider(dir: string, answer: (request: Receive
     }
     res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  fake.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  fake.stop = () =>
-    new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  Object.assign(fake, await listenLocal(server));
   return fake;
 }

@@ -138,27 +138,8 @@ export interface GenerationRow {
 
 /** A finished generation not yet written, in the shape of its row to be. */
 export const rowOf = (g: FinishedGeneration, createdAt: Date): GenerationRow => ({
-  id: g.id,
-  request_id: g.requestId,
-  session_id: g.sessionId,
-  workspace_id: g.workspaceId,
-  model: g.model,
-  provider: g.provider,
-  upstream_id: g.upstreamId,
-  status: g.status,
-  streamed: g.streamed,
-  finish_reason: g.finishReason,
-  native_finish_reason: g.nativeFinishReason,
-  prompt_tokens: g.promptTokens,
-  completion_tokens: g.completionTokens,
-  reasoning_tokens: g.reasoningTokens,
-  cached_tokens: g.cachedTokens,
-  cost_usd: picoToDecimal(g.costPico),
-  latency_ms: g.latencyMs,
-  generation_time_ms: g.generationTimeMs,
-  service_tier: g.serviceTier,
+  ...row(g),
   data_region: g.dataRegion as GenerationRow["data_region"],
-  attempts: g.attempts,
   created_at: createdAt,
 });
 
