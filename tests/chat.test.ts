@@ -32,6 +32,7 @@ beforeAll(async () => {
     models: [
       model("chat/ok", [["alpha", "ok", cheap], ["beta", "ok", dear]]),
       model("chat/fallback", [["alpha", "fail-500", cheap], ["beta", "ok", dear]]),
+      model("chat/reset", [["alpha", "reset", cheap], ["beta", "ok", dear]]),
       model("chat/limited", [["alpha", "rate-limited", cheap], ["beta", "ok", dear]]),
       model("chat/bad", [["alpha", "bad-request", cheap], ["beta", "bad-request", dear]]),
       model("chat/nousage", [["alpha", "no-usage", cheap]]),
@@ -86,6 +87,15 @@ describe("POST /chat/completions, buffered", () => {
     const raw = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/fallback", messages, provider: alphaFirst }, headers: { "x-openrouter-metadata": "enabled" } });
     expect(raw.body.openrouter_metadata).toMatchObject({ attempt: 2, strategy: "fallback", requested: "chat/fallback", endpoints: { total: 2 } });
     expect(raw.body.system_fingerprint).toBe("fp_fake");
+  });
+
+  it("retries on another endpoint when the connection drops before an answer", async () => {
+    const before = alpha.requests.length;
+    const res = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/reset", messages, provider: { sort: "price" } }, headers: { "x-openrouter-metadata": "enabled" } });
+    expect(res.status).toBe(200);
+    expect(res.body.choices).toMatchObject([{ message: { content: "Hello from beta" } }]);
+    expect(res.body.openrouter_metadata).toMatchObject({ attempt: 2 });
+    expect(alpha.requests.length - before).toBe(1);
   });
 
   it("falls back past a 429 and rests that provider for its Retry-After", async () => {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { listenLocal } from "./listen.js";
 
 /** How the fake answers a request for one upstream model name. */
-export type Behavior = "ok" | "no-usage" | "fail-500" | "rate-limited" | "bad-request" | "cut" | "stall" | "slow" | "malformed-json";
+export type Behavior = "ok" | "no-usage" | "fail-500" | "reset" | "rate-limited" | "bad-request" | "cut" | "stall" | "slow" | "malformed-json";
 
 export interface FakeProvider {
   baseUrl: string;
@@ -17,7 +17,7 @@ const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17, promp
 
 /**
  * An OpenAI-compatible provider on 127.0.0.1: the upstream model name picks the behaviour, so one fake can
- * succeed, fail with 500 or 429 + Retry-After, cut a stream after two chunks, or stall until the caller aborts.
+ * succeed, fail with 500 or 429 + Retry-After, reset the connection, cut a stream after two chunks, or stall until the caller aborts.
  */
 export async function startFakeProvider(name: string, behaviorOf: (model: string) => Behavior = (m) => m as Behavior): Promise<FakeProvider> {
   const fake: FakeProvider = { baseUrl: "", requests: [], aborted: 0, stop: async () => {} };
@@ -31,6 +31,7 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
     });
     const behavior = behaviorOf(String(body.model));
     if (behavior === "fail-500") return void res.writeHead(500).end(JSON.stringify({ error: { message: "upstream exploded" } }));
+    if (behavior === "reset") return void req.socket.destroy(); // the connection drops before any answer
     if (behavior === "rate-limited") return void res.writeHead(429, { "retry-after": "30" }).end(JSON.stringify({ error: { message: "slow down" } }));
     if (behavior === "bad-request") return void res.writeHead(400).end(JSON.stringify({ error: { message: "context too long" } }));
     if (behavior === "stall") return; // answers nothing until the caller gives up
