@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { limitReset } from "./common.js";
 
 /**
  * Contracts of `/internal/...` routes between services. They are not part of the public API and are
@@ -49,6 +50,18 @@ export const resolveModelBody = z.object({
   /** The hostname the request arrived on; a regional one keeps routing in region. */
   host: z.string().max(253).optional(),
 });
+/** An exact USD amount, as events, holds and the ledger carry money. */
+export const usdDecimal = z.string().regex(/^\d{1,12}(\.\d{1,12})?$/, "must be a decimal amount of USD");
+
+/** A guardrail's budget: spend of every key it is assigned to, in its window, may not pass `limit_usd`. */
+export const spendBudget = z.object({
+  guardrail_id: z.string().min(1).max(64),
+  limit_usd: usdDecimal,
+  reset_interval: limitReset.nullable(),
+  include_byok: z.boolean(),
+});
+export type SpendBudget = z.infer<typeof spendBudget>;
+
 export const resolvedEndpoint = z.object({
   provider: z.string(),
   adapter: z.string(),
@@ -80,6 +93,8 @@ export const resolvedModel = z.object({
   excluded: z.array(z.object({ provider: z.string(), reason: z.string() })),
   /** Guardrails that applied to the key; spend is charged against their budgets too. */
   guardrail_ids: z.array(z.string()),
+  /** The budgets among those guardrails, which holds are checked against. */
+  budgets: z.array(spendBudget),
 });
 export type ResolvedModel = z.infer<typeof resolvedModel>;
 export const resolveModelResponse = z.object({ data: resolvedModel });
@@ -92,3 +107,37 @@ export interface ResolveRequest {
   organizationId: string;
   host?: string | undefined;
 }
+
+/**
+ * `POST /internal/holds`: reserve the worst case of one attempt before a provider is called. One hold per
+ * generation: asking again (the next attempt) replaces its amount. Settled by the generation's completion
+ * event; expires after `ttl_ms` if never settled.
+ */
+export const holdBody = z.object({
+  generation_id: z.string().min(1).max(128),
+  key_hash: z.string().regex(/^[0-9a-f]{64}$/),
+  amount_usd: usdDecimal,
+  is_byok: z.boolean(),
+  budgets: z.array(spendBudget).max(100),
+  ttl_ms: z.number().int().min(1000).max(7 * 86_400_000),
+});
+export type HoldRequest = z.infer<typeof holdBody>;
+
+/** Granted, or refused with what is left (after settled spend and other holds) and whose limit it is. */
+export const holdDecision = z.discriminatedUnion("granted", [
+  z.object({ granted: z.literal(true) }),
+  z.object({
+    granted: z.literal(false),
+    limited_by: z.enum(["key", "guardrail"]),
+    guardrail_id: z.string().nullable(),
+    /** Settled spend has reached the limit: nothing can be afforded until it resets or is raised. */
+    exhausted: z.boolean(),
+    remaining_usd: usdDecimal,
+  }),
+]);
+export type HoldDecision = z.infer<typeof holdDecision>;
+export const holdResponse = z.object({ data: holdDecision });
+
+/** `POST /internal/holds/release`: the generation ended with nothing to charge (failed before any byte). */
+export const releaseHoldBody = z.object({ generation_id: z.string().min(1).max(128) });
+export const releaseHoldResponse = z.object({ released: z.boolean() });

@@ -5,3 +5,4 @@ export * from "./config.js";
 export * from "./http/index.js";
 export * from "./backends.js";
 export * from "./api-key-format.js";
+export * from "./money.js";

@@ -14,7 +14,7 @@ import type { Express } from "express";
 import type { KeyDeps } from "./keys/service.js";
 import { authenticateRoute } from "./routes/authenticate.js";
 import { currentKeyRoute } from "./routes/current-key.js";
-import { describeKeysRoute, workspacePolicyRoute } from "./routes/internal.js";
+import { describeKeysRoute, holdRoute, releaseHoldRoute, workspacePolicyRoute } from "./routes/internal.js";
 import { createKeyRoute, deleteKeyRoute, getKeyRoute, listKeysRoute, updateKeyRoute } from "./routes/keys.js";
 import {
   createWorkspaceRoute,
@@ -36,7 +36,7 @@ export interface IdentityAppDeps extends KeyDeps {
   readiness: Record<string, ReadinessCheck>;
 }
 
-/** Identity's HTTP surface: keys, the calling key, workspaces, and the router's internal lookups. */
+/** Identity's HTTP surface: keys, the calling key, workspaces, and internal lookups and spend holds. */
 export function createApp(deps: IdentityAppDeps): Express {
   const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes, requestLogs: deps.requestLogs });
   mountHealth(app, deps.readiness, deps.health);
@@ -45,6 +45,8 @@ export function createApp(deps: IdentityAppDeps): Express {
   app.post("/internal/keys/authenticate", service, authenticateRoute(deps.db));
   app.post("/internal/keys/describe", service, describeKeysRoute(deps.db));
   app.post("/internal/workspaces/policy", service, workspacePolicyRoute(deps.db));
+  app.post("/internal/holds", service, holdRoute(deps.db));
+  app.post("/internal/holds/release", service, releaseHoldRoute(deps.db));
 
   const caller = requireCaller(deps.verifyCaller);
   app.get("/api/v1/key", caller, currentKeyRoute(deps, { defaultRateLimitPerMinute: deps.defaultRateLimitPerMinute }));

@@ -9,7 +9,7 @@ import {
   type Logger,
   type ServiceVerifier,
 } from "@switchyard/runtime";
-import type { KeyAuthentication, KeyDescription, WorkspacePolicy } from "@switchyard/contracts";
+import type { HoldDecision, HoldRequest, KeyAuthentication, KeyDescription, WorkspacePolicy } from "@switchyard/contracts";
 import type { Express } from "express";
 import { createApp } from "./app.js";
 import type { IdentityConfig } from "./config.js";
@@ -17,6 +17,8 @@ import { describeKeys, workspacePolicy } from "./internal.js";
 import { authenticateKey } from "./keys/service.js";
 import { migrations, schema } from "./migrations.js";
 import { bootstrap, createOrganization, type NewOrganization } from "./organizations.js";
+import { deleteExpiredHolds, placeHold, releaseHold } from "./spend/holds.js";
+import { startLedger } from "./spend/ledger.js";
 
 export interface IdentityDeps {
   db: Db;
@@ -39,16 +41,32 @@ export interface RunningIdentity {
   /** Workspace policies and key names for catalog, without an HTTP hop. */
   workspacePolicy(workspaceId: string): Promise<WorkspacePolicy | undefined>;
   describeKeys(organizationId: string, hashes: readonly string[]): Promise<KeyDescription[]>;
+  /** Spend holds for inference, without an HTTP hop. */
+  hold(request: HoldRequest): Promise<HoldDecision>;
+  release(generationId: string): Promise<boolean>;
   /** An operator action: a new organization with its default workspace and first management key. */
   createOrganization(name: string): Promise<NewOrganization>;
   stop(): Promise<void>;
 }
 
-/** Migrates, starts the outbox relay, bootstraps the first management key and builds the app. */
+const sweepEveryMs = 60_000;
+
+/**
+ * Migrates, starts the ledger consumer (before any producer's relay runs in the same process, which the
+ * in-process bus needs) and the outbox relay, bootstraps the first management key and builds the app.
+ */
 export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity> {
   const { db, bus, logger } = deps;
   const applied = await migrate(db, schema, migrations);
   if (applied.length) logger.info({ applied }, "identity migrations applied");
+  const ledger = await startLedger({ db, bus, logger });
+  const sweep = setInterval(() => {
+    deleteExpiredHolds(db).then(
+      (n) => n > 0 && logger.info({ expired: n }, "expired spend holds removed"),
+      (error: unknown) => logger.warn({ err: error }, "could not remove expired spend holds"),
+    );
+  }, sweepEveryMs);
+  sweep.unref();
   const relay = startOutboxRelay({ db, schema, bus, logger });
   const events = outboxSink(schema, relay);
   const result = await bootstrap({ db, events }, deps.config.SWITCHYARD_BOOTSTRAP_KEY);
@@ -78,6 +96,12 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     workspacePolicy: (id) => workspacePolicy(db, id),
     describeKeys: (organizationId, hashes) => describeKeys(db, organizationId, hashes),
     createOrganization: (name) => createOrganization({ db, events }, name),
-    stop: () => relay.stop(),
+    hold: (request) => placeHold(db, request),
+    release: (generationId) => releaseHold(db, generationId),
+    async stop() {
+      clearInterval(sweep);
+      await ledger.stop();
+      await relay.stop();
+    },
   };
 }

@@ -7,6 +7,10 @@ export const inferenceEnv = z.object({
   PORT: port(8083),
   /** Base URL of the catalog service when inference runs as its own process. */
   CATALOG_URL: z.url().default("http://127.0.0.1:8082"),
+  /** Base URL of the identity service (spend holds) when inference runs as its own process. */
+  IDENTITY_URL: z.url().default("http://127.0.0.1:8081"),
+  /** How long past the request deadline an unsettled spend hold waits for its completion event before it expires. */
+  SPEND_HOLD_GRACE_MS: z.coerce.number().int().min(1000).default(300_000),
   /** One deadline for every attempt of a request, first byte to last. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
   /** How long a finished generation waits for others to share its database transaction. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { costOf, estimateTokens, picoToDecimal, picoToUsd, toPico } from "./cost.js";
+import { picoToDecimal, picoToUsd, toPico } from "@switchyard/runtime";
+import { costOf, estimateTokens } from "./cost.js";
 
 describe("cost", () => {
   it("parses decimal prices exactly", () => {

@@ -1,27 +1,4 @@
-/**
- * Money in exact integers: prices are decimal strings of USD per unit, converted to picodollars
- * (1e-12 USD) so that summing token costs never drifts the way binary floating point does.
- */
-const scale = 12;
-const unit = 10n ** BigInt(scale);
-
-export function toPico(decimal: string | undefined): bigint {
-  if (!decimal) return 0n;
-  const match = /^(\d+)(?:\.(\d+))?$/.exec(decimal);
-  if (!match) throw new Error(`not a decimal price: ${decimal}`);
-  const fraction = (match[2] ?? "").padEnd(scale, "0");
-  if (fraction.length > scale && /[1-9]/.test(fraction.slice(scale))) throw new Error(`price ${decimal} is finer than 1e-12 USD`);
-  return BigInt(match[1]!) * unit + BigInt(fraction.slice(0, scale));
-}
-
-export const picoToUsd = (pico: bigint): number => Number(pico) / Number(unit);
-
-/** USD decimal string of picodollars, exact: what events and the ledger carry. */
-export function picoToDecimal(pico: bigint): string {
-  const whole = pico / unit;
-  const fraction = (pico % unit).toString().padStart(scale, "0").replace(/0+$/, "");
-  return fraction ? `${whole}.${fraction}` : `${whole}`;
-}
+import { toPico } from "@switchyard/runtime";
 
 export interface Pricing {
   prompt: string;

@@ -2,6 +2,7 @@ import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
 import type { GenerationRecorder } from "./generations/recorder.js";
 import type { Cooldowns } from "./routing/attempts.js";
+import type { SpendHolds } from "./spend/holds.js";
 
 export interface InferenceDeps {
   db: Db;
@@ -10,6 +11,10 @@ export interface InferenceDeps {
   logger: Logger;
   /** Catalog's model resolution: in-process in standalone, over HTTP otherwise. */
   resolve(request: ResolveRequest): Promise<ResolvedModel>;
+  /** Identity's spend holds, asked before every attempt. */
+  holds: SpendHolds;
+  /** How long a hold lives unsettled: the request deadline plus time for its completion event to arrive. */
+  holdTtlMs: number;
   /** Where provider keys are read (`api_key_env` names, `<SLUG>_API_KEY`). */
   env: Record<string, string | undefined>;
   cooldowns: Cooldowns;

@@ -1,4 +1,4 @@
-import { resolveModelResponse } from "@switchyard/contracts";
+import { holdResponse, releaseHoldResponse, resolveModelResponse } from "@switchyard/contracts";
 import {
   createCallerVerifier,
   createInternalClient,
@@ -20,7 +20,9 @@ if (!secret) {
   process.exit(1);
 }
 const { db, bus } = await openBackends(config, logger, "inference");
-const catalog = createInternalClient(config.CATALOG_URL, createServiceSigner(secret, "inference"));
+const signer = createServiceSigner(secret, "inference");
+const catalog = createInternalClient(config.CATALOG_URL, signer);
+const identity = createInternalClient(config.IDENTITY_URL, signer);
 const health = { draining: false };
 const inference = await startInference({
   db,
@@ -31,6 +33,16 @@ const inference = await startInference({
     const answer = await catalog.post("/internal/models/resolve", body, resolveModelResponse);
     if (!answer) throw notFound(`Model ${request.model} not found`);
     return answer.data;
+  },
+  holds: {
+    async hold(request) {
+      const answer = await identity.post("/internal/holds", request, holdResponse);
+      if (!answer) throw new Error("identity has no /internal/holds route");
+      return answer.data;
+    },
+    async release(generationId) {
+      return (await identity.post("/internal/holds/release", { generation_id: generationId }, releaseHoldResponse))?.released ?? false;
+    },
   },
   config,
   verifyCaller: createCallerVerifier(secret),

@@ -1,5 +1,6 @@
 import type { ChatUsage, FinishReason, OpenRouterMetadata } from "@switchyard/contracts";
-import { costOf, estimateTokens, picoToUsd, type Cost } from "./cost.js";
+import { picoToUsd } from "@switchyard/runtime";
+import { costOf, estimateTokens, type Cost } from "./cost.js";
 import type { UpstreamUsage } from "./providers/types.js";
 import type { Candidate } from "./routing/candidates.js";
 

@@ -12,7 +12,8 @@ export interface InferenceStartDeps {
   bus: Bus;
   logger: Logger;
   resolve: InferenceDeps["resolve"];
-  config: Pick<InferenceConfig, "providerEnv" | "MAX_BODY_BYTES" | "REQUEST_TIMEOUT_MS" | "GENERATION_FLUSH_MS">;
+  holds: InferenceDeps["holds"];
+  config: Pick<InferenceConfig, "providerEnv" | "MAX_BODY_BYTES" | "REQUEST_TIMEOUT_MS" | "GENERATION_FLUSH_MS" | "SPEND_HOLD_GRACE_MS">;
   verifyCaller: CallerVerifier;
   health: HealthState;
   /** Per-request logs; standalone turns them off because its router logs every request. */
@@ -34,6 +35,8 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     recorder,
     logger: deps.logger,
     resolve: deps.resolve,
+    holds: deps.holds,
+    holdTtlMs: deps.config.REQUEST_TIMEOUT_MS + deps.config.SPEND_HOLD_GRACE_MS,
     env: deps.config.providerEnv,
     cooldowns: createCooldowns(),
     verifyCaller: deps.verifyCaller,

@@ -59,6 +59,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     bus,
     logger: logger.child({ service: "inference" }),
     resolve: (request) => catalog.resolveModel(request),
+    holds: { hold: identity.hold, release: identity.release },
     config,
     verifyCaller: createCallerVerifier(secret),
     health,

@@ -23,7 +23,7 @@ export const keyColumns = `hash, organization_id::text, workspace_id::text, name
   spend_limit::text, limit_reset, include_byok_in_limit, rate_limit_per_minute, expires_at, creator_user_id,
   created_at, updated_at`;
 
-/** Spend per window in USD. Every figure reads 0 until the usage ledger records spend. */
+/** Settled spend per window in USD, from the usage ledger. */
 export interface KeyUsage {
   total: number;
   daily: number;
@@ -64,7 +64,8 @@ export function toApiKey(row: KeyRow, usage: KeyUsage = noUsage): ApiKey {
     label: row.label,
     disabled: row.disabled,
     limit,
-    limit_remaining: limit === null ? null : Math.max(0, limit - usageInLimitWindow(row, usage)),
+    // Rounded to the ledger's 12 places, so $1 − $0.9 reads 0.1 and not 0.09999999999999998.
+    limit_remaining: limit === null ? null : Math.max(0, Number((limit - usageInLimitWindow(row, usage)).toFixed(12))),
     limit_reset: row.limit_reset,
     include_byok_in_limit: row.include_byok_in_limit,
     usage: usage.total,

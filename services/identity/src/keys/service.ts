@@ -1,6 +1,7 @@
 import type { ApiKey, CreateApiKeyBody, KeyAuthentication, UpdateApiKeyBody } from "@switchyard/contracts";
 import { badRequest, notFound, type Db, type Queryable } from "@switchyard/runtime";
 import type { EventSink } from "@switchyard/runtime";
+import { keyUsage, keyUsages } from "../spend/usage.js";
 import { keyColumns, toApiKey, type KeyRow } from "./records.js";
 import { generateSecret, hashSecret, maskSecret } from "@switchyard/runtime";
 
@@ -8,8 +9,6 @@ export interface KeyDeps {
   db: Db;
   events: EventSink;
 }
-
-
 
 const keyNotFound = () => notFound("API key not found");
 
@@ -64,7 +63,7 @@ export async function getKey(db: Queryable, organizationId: string, hash: string
     organizationId,
   ]);
   if (!row) throw keyNotFound();
-  return toApiKey(row);
+  return toApiKey(row, await keyUsage(db, hash));
 }
 
 export async function getKeyRow(db: Queryable, hash: string): Promise<KeyRow | undefined> {
@@ -94,7 +93,8 @@ export async function listKeys(db: Queryable, organizationId: string, options: L
      ORDER BY created_at, hash LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, options.limit, options.offset],
   );
-  return { data: rows.map((row) => toApiKey(row)), total_count: count?.n ?? 0 };
+  const usages = await keyUsages(db, rows.map((row) => row.hash));
+  return { data: rows.map((row) => toApiKey(row, usages.get(row.hash))), total_count: count?.n ?? 0 };
 }
 
 const updatableColumns = {
@@ -136,7 +136,7 @@ export async function updateKey(deps: KeyDeps, organizationId: string, hash: str
   });
   if (!row) throw keyNotFound();
   deps.events.committed();
-  return toApiKey(row);
+  return toApiKey(row, await keyUsage(deps.db, hash));
 }
 
 export async function deleteKey(deps: KeyDeps, organizationId: string, hash: string): Promise<void> {

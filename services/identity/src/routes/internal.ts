@@ -1,7 +1,8 @@
-import { describeKeysBody, workspacePolicyBody } from "@switchyard/contracts";
-import { notFound, parseInput, type Queryable } from "@switchyard/runtime";
+import { describeKeysBody, holdBody, releaseHoldBody, workspacePolicyBody } from "@switchyard/contracts";
+import { notFound, parseInput, type Db, type Queryable } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import { describeKeys, workspacePolicy } from "../internal.js";
+import { placeHold, releaseHold } from "../spend/holds.js";
 
 /** `POST /internal/workspaces/policy` */
 export const workspacePolicyRoute =
@@ -19,4 +20,18 @@ export const describeKeysRoute =
   async (req, res) => {
     const body = parseInput(describeKeysBody, req.body, "body");
     res.json({ data: await describeKeys(db, body.organization_id, body.hashes) });
+  };
+
+/** `POST /internal/holds`: inference reserves an attempt's worst case before calling a provider. */
+export const holdRoute =
+  (db: Db): RequestHandler =>
+  async (req, res) => {
+    res.json({ data: await placeHold(db, parseInput(holdBody, req.body, "body")) });
+  };
+
+/** `POST /internal/holds/release` */
+export const releaseHoldRoute =
+  (db: Queryable): RequestHandler =>
+  async (req, res) => {
+    res.json({ released: await releaseHold(db, parseInput(releaseHoldBody, req.body, "body").generation_id) });
   };

@@ -1,6 +1,5 @@
 import type { Generation } from "@switchyard/contracts";
-import { notFound, type EventSink, type Queryable } from "@switchyard/runtime";
-import { picoToDecimal, picoToUsd, toPico } from "../cost.js";
+import { notFound, picoToDecimal, picoToUsd, toPico, type EventSink, type Queryable } from "@switchyard/runtime";
 
 export interface Attempt {
   provider: string;

@@ -2,7 +2,7 @@ import type { Response } from "express";
 import { healJson } from "../plugins.js";
 import { normalizeFinishReason, usageBody } from "../responses.js";
 import { accepted, type ChatContext } from "./chat-completions.js";
-import { finish, metadataFor } from "./finish.js";
+import { accountAbandoned, finish, metadataFor } from "./finish.js";
 
 const wantsJson = (context: ChatContext) => {
   const format = context.request.response_format as { type?: string } | undefined;
@@ -15,22 +15,6 @@ function healChoices(choices: Array<Record<string, unknown>>) {
     const message = choice.message as { content?: unknown } | undefined;
     if (message && typeof message.content === "string") message.content = healJson(message.content) ?? message.content;
   }
-}
-
-/** A client that hung up mid-request still used the prompt the provider was reading: it is accounted. */
-function accountAbandoned(context: ChatContext): void {
-  if (!context.inFlight || !context.signal.aborted || context.timedOut()) return;
-  finish(context, {
-    candidate: context.inFlight,
-    status: "cancelled",
-    usage: undefined,
-    completionText: "",
-    upstreamId: null,
-    finishReason: null,
-    nativeFinishReason: null,
-    serviceTier: null,
-    firstTokenMs: null,
-  });
 }
 
 const textOf = (choice: Record<string, unknown>) => {

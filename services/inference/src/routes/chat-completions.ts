@@ -5,6 +5,7 @@ import {
   metadataHeader,
   sessionIdHeader,
   type ChatCompletionRequest,
+  type SpendBudget,
 } from "@switchyard/contracts";
 import { badRequest, callerOf, forbidden, HttpError, parseInput, type Caller } from "@switchyard/runtime";
 import type { Request, RequestHandler } from "express";
@@ -17,6 +18,7 @@ import type { ChatProvider, UpstreamTarget } from "../providers/types.js";
 import { firstAccepting } from "../routing/attempts.js";
 import { orderCandidates, type Candidate } from "../routing/candidates.js";
 import { upstreamFailure } from "../routing/failure.js";
+import { reserve } from "../spend/holds.js";
 import { bufferedCompletion } from "./buffered.js";
 import { streamedCompletion } from "./streamed.js";
 
@@ -28,6 +30,8 @@ export interface ChatContext {
   requested: string;
   candidates: Candidate[];
   guardrailIds: string[];
+  /** Guardrail budgets the spend is held against, with the key's own limit. */
+  budgets: SpendBudget[];
   body: Record<string, unknown>;
   plugins: ActivePlugins;
   /** Parameters dropped for each tried endpoint because it does not support them. */
@@ -70,6 +74,7 @@ export const chatCompletionsRoute =
     const candidates: Candidate[] = [];
     const reasons: string[] = [];
     const guardrailIds = new Set<string>();
+    const budgets = new Map<string, SpendBudget>();
     let preset: { system_prompt: string; config: Record<string, unknown> } | undefined;
     if (presetRef && !models.includes(presetRef)) {
       const resolved = await deps.resolve({ model: presetRef, keyHash: caller.keyHash, workspaceId: caller.workspaceId, organizationId: caller.organizationId, host });
@@ -79,6 +84,7 @@ export const chatCompletionsRoute =
       const resolved = await deps.resolve({ model, keyHash: caller.keyHash, workspaceId: caller.workspaceId, organizationId: caller.organizationId, host });
       if (resolved.preset && !preset) preset = resolved.preset;
       for (const id of resolved.guardrail_ids) guardrailIds.add(id);
+      for (const budget of resolved.budgets) budgets.set(budget.guardrail_id, budget);
       const ordered = orderCandidates(resolved, {
         preferences: request.provider ?? undefined,
         sessionId,
@@ -113,6 +119,7 @@ export const chatCompletionsRoute =
       requested: models[0]!,
       candidates,
       guardrailIds: [...guardrailIds],
+      budgets: [...budgets.values()],
       body: upstreamBody(request, caller.workspaceId, preset),
       plugins,
       dropped: new Map(),
@@ -146,22 +153,35 @@ export function bodyFor(context: ChatContext, candidate: Candidate): Record<stri
   return sent;
 }
 
-/** Tries the candidates; when none accepts, the caller gets the most telling failure. */
+/**
+ * Tries the candidates, holding each attempt's worst case first; when none accepts, the hold is released
+ * (unless an abandoned attempt is still charged for) and the caller gets the most telling failure.
+ */
 export async function accepted<T>(
   context: ChatContext,
   call: (provider: ChatProvider, target: UpstreamTarget, body: Record<string, unknown>) => Promise<T>,
 ) {
+  const { deps, caller } = context;
+  const hold = { holds: deps.holds, generationId: context.generationId, keyHash: caller.keyHash, budgets: context.budgets, ttlMs: deps.holdTtlMs };
   try {
     return await firstAccepting(
       context.candidates,
-      { env: context.deps.env, cooldowns: context.deps.cooldowns, logger: context.deps.logger, signal: context.signal },
+      { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: context.signal },
       context.attempts,
-      (provider, target, candidate) => {
+      async (provider, target, candidate) => {
+        const body = bodyFor(context, candidate);
+        await reserve(hold, candidate.endpoint, body);
         context.inFlight = candidate;
-        return call(provider, target, bodyFor(context, candidate));
+        return call(provider, target, body);
       },
     );
   } catch (error) {
-    throw upstreamFailure(error, context.timedOut());
+    if (!abandoned(context)) {
+      await deps.holds.release(context.generationId).catch((err: unknown) => deps.logger.warn({ err, generationId: context.generationId }, "could not release a spend hold; it will expire"));
+    }
+    throw error instanceof HttpError ? error : upstreamFailure(error, context.timedOut());
   }
 }
+
+/** The client went away while a provider was reading its request: that attempt is charged, not released. */
+export const abandoned = (context: ChatContext): boolean => context.inFlight !== undefined && context.signal.aborted && !context.timedOut();

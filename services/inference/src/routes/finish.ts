@@ -2,7 +2,7 @@ import { account, metadataBody, type Accounted } from "../responses.js";
 import type { UpstreamUsage } from "../providers/types.js";
 import { promptText } from "../request-body.js";
 import type { Candidate } from "../routing/candidates.js";
-import type { ChatContext } from "./chat-completions.js";
+import { abandoned, type ChatContext } from "./chat-completions.js";
 
 export interface Outcome {
   candidate: Candidate;
@@ -66,4 +66,20 @@ export function metadataFor(context: ChatContext, candidate: Candidate) {
       dropped: context.dropped.get(candidate) ?? [],
     }),
   };
+}
+
+/** A client that hung up mid-request still used the prompt the provider was reading: it is accounted. */
+export function accountAbandoned(context: ChatContext): void {
+  if (!abandoned(context)) return;
+  finish(context, {
+    candidate: context.inFlight!,
+    status: "cancelled",
+    usage: undefined,
+    completionText: "",
+    upstreamId: null,
+    finishReason: null,
+    nativeFinishReason: null,
+    serviceTier: null,
+    firstTokenMs: null,
+  });
 }

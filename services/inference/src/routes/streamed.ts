@@ -3,7 +3,7 @@ import type { UpstreamUsage } from "../providers/types.js";
 import { normalizeFinishReason, usageBody } from "../responses.js";
 import { sseWriter } from "../sse.js";
 import { accepted, type ChatContext } from "./chat-completions.js";
-import { finish, metadataFor } from "./finish.js";
+import { accountAbandoned, finish, metadataFor } from "./finish.js";
 
 const keepAliveMs = 2000;
 
@@ -20,6 +20,7 @@ export async function streamedCompletion(context: ChatContext, res: Response): P
     attempt = await accepted(context, (provider, target, body) => provider.stream(body, target, context.signal));
   } catch (error) {
     clearInterval(keepAlive);
+    accountAbandoned(context);
     if (!sse.started) throw error;
     const failure = error as { status?: number; message?: string };
     sse.data({ id: context.generationId, object: "chat.completion.chunk", created, model: context.requested, choices: [{ index: 0, delta: {}, finish_reason: "error" }], error: { code: failure.status ?? 502, message: failure.message ?? "Provider returned error" } });

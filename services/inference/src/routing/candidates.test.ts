@@ -28,6 +28,7 @@ const resolved = (endpoints: ResolvedEndpoint[]): ResolvedModel => ({
   endpoints,
   excluded: [],
   guardrail_ids: [],
+  budgets: [],
 });
 const base = { sessionId: undefined, requestedParameters: [], coolingDown: () => false };
 const providers = (r: ReturnType<typeof orderCandidates>) => r.candidates.map((c) => c.endpoint.provider);

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ProviderPreferences, ResolvedEndpoint, ResolvedModel } from "@switchyard/contracts";
-import { toPico } from "../cost.js";
+import { toPico } from "@switchyard/runtime";
 
 export interface Candidate {
   model: string;

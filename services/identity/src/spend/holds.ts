@@ -1,0 +1,98 @@
+import type { HoldDecision, HoldRequest, SpendBudget } from "@switchyard/contracts";
+import { picoToDecimal, toPico, type Db, type Queryable } from "@switchyard/runtime";
+import { windowStart, windowStarts, type WindowStarts } from "./windows.js";
+
+const granted: HoldDecision = { granted: true };
+
+interface Standing {
+  limitedBy: "key" | "guardrail";
+  guardrailId: string | null;
+  limit: bigint;
+  spent: bigint;
+  held: bigint;
+}
+
+/** The key's limit, its settled spend in the limit's window and what other requests hold; the key row is locked. */
+async function keyStanding(tx: Queryable, request: HoldRequest, starts: WindowStarts): Promise<Standing | undefined> {
+  const [row] = await tx.query<{ spend_limit: string | null; limit_reset: "daily" | "weekly" | "monthly" | null; include_byok_in_limit: boolean }>(
+    `SELECT spend_limit::text, limit_reset, include_byok_in_limit FROM identity.api_keys WHERE hash = $1 FOR UPDATE`,
+    [request.key_hash],
+  );
+  if (!row || row.spend_limit === null) return undefined;
+  // BYOK spend counts only when the key says so; a BYOK request against such a limit reserves nothing.
+  if (request.is_byok && !row.include_byok_in_limit) return undefined;
+  const [sums] = await tx.query<{ spent: string; held: string }>(
+    `SELECT
+       (SELECT coalesce(sum(cost + CASE WHEN $3 THEN byok_cost ELSE 0 END), 0) FROM identity.key_spend
+         WHERE key_hash = $1 AND ($2::date IS NULL OR day >= $2::date))::text AS spent,
+       (SELECT coalesce(sum(amount), 0) FROM identity.holds
+         WHERE key_hash = $1 AND expires_at > now() AND generation_id <> $4 AND (NOT is_byok OR $3))::text AS held`,
+    [request.key_hash, windowStart(row.limit_reset, starts), row.include_byok_in_limit, request.generation_id],
+  );
+  return { limitedBy: "key", guardrailId: null, limit: toPico(row.spend_limit), spent: toPico(sums!.spent), held: toPico(sums!.held) };
+}
+
+/**
+ * A guardrail's budget is shared by every key assigned to it, so its holds are serialized by an advisory
+ * lock on its id (taken in id order by every request, so two requests never wait on each other in a cycle).
+ */
+async function budgetStanding(tx: Queryable, request: HoldRequest, budget: SpendBudget, starts: WindowStarts): Promise<Standing> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`switchyard.guardrail.${budget.guardrail_id}`]);
+  const [sums] = await tx.query<{ spent: string; held: string }>(
+    `SELECT
+       (SELECT coalesce(sum(cost + CASE WHEN $3 THEN byok_cost ELSE 0 END), 0) FROM identity.guardrail_spend
+         WHERE guardrail_id = $1 AND ($2::date IS NULL OR day >= $2::date))::text AS spent,
+       (SELECT coalesce(sum(amount), 0) FROM identity.holds
+         WHERE guardrail_ids @> ARRAY[$1]::text[] AND expires_at > now() AND generation_id <> $4 AND (NOT is_byok OR $3))::text AS held`,
+    [budget.guardrail_id, windowStart(budget.reset_interval, starts), budget.include_byok, request.generation_id],
+  );
+  return { limitedBy: "guardrail", guardrailId: budget.guardrail_id, limit: toPico(budget.limit_usd), spent: toPico(sums!.spent), held: toPico(sums!.held) };
+}
+
+/**
+ * Reserves the worst case of one attempt, atomically against the key's limit and every guardrail budget:
+ * concurrent requests of one key (or one guardrail) are serialized here, so their holds can never add up
+ * to more than what is left. Asking again for the same generation replaces its amount.
+ */
+export async function placeHold(db: Db, request: HoldRequest, now = new Date()): Promise<HoldDecision> {
+  const budgets = request.budgets.filter((b) => !request.is_byok || b.include_byok).sort((a, b) => (a.guardrail_id < b.guardrail_id ? -1 : 1));
+  if (budgets.length === 0) {
+    // Most keys have no limit and no budget: one read, no transaction, nothing reserved.
+    const [row] = await db.query<{ limited: boolean }>(`SELECT spend_limit IS NOT NULL AS limited FROM identity.api_keys WHERE hash = $1`, [request.key_hash]);
+    if (!row?.limited) return granted;
+  }
+  const amount = toPico(request.amount_usd);
+  const starts = windowStarts(now);
+  return db.transaction(async (tx) => {
+    const standings: Standing[] = [];
+    const key = await keyStanding(tx, request, starts);
+    if (key) standings.push(key);
+    for (const budget of budgets) standings.push(await budgetStanding(tx, request, budget, starts));
+    for (const s of standings) {
+      const remaining = s.limit - s.spent - s.held;
+      if (amount <= remaining) continue;
+      const left = remaining > 0n ? remaining : 0n;
+      return { granted: false, limited_by: s.limitedBy, guardrail_id: s.guardrailId, exhausted: s.spent >= s.limit, remaining_usd: picoToDecimal(left) };
+    }
+    if (standings.length === 0) return granted;
+    await tx.query(
+      `INSERT INTO identity.holds (generation_id, key_hash, guardrail_ids, amount, is_byok, expires_at)
+       VALUES ($1, $2, $3::text[], $4::numeric, $5, now() + make_interval(secs => $6::double precision / 1000))
+       ON CONFLICT (generation_id) DO UPDATE SET amount = excluded.amount, guardrail_ids = excluded.guardrail_ids, expires_at = excluded.expires_at`,
+      [request.generation_id, request.key_hash, budgets.map((b) => b.guardrail_id), request.amount_usd, request.is_byok, request.ttl_ms],
+    );
+    return granted;
+  });
+}
+
+/** Frees a generation's hold at once: it ended before anything could be charged. */
+export async function releaseHold(db: Queryable, generationId: string): Promise<boolean> {
+  const rows = await db.query(`DELETE FROM identity.holds WHERE generation_id = $1 RETURNING 1`, [generationId]);
+  return rows.length > 0;
+}
+
+/** Expired holds count for nothing already; this only keeps the table small. */
+export async function deleteExpiredHolds(db: Queryable): Promise<number> {
+  const rows = await db.query(`DELETE FROM identity.holds WHERE expires_at < now() - interval '1 minute' RETURNING 1`);
+  return rows.length;
+}
