@@ -1,0 +1,46 @@
+import type { ResolvedEndpoint } from "@switchyard/contracts";
+import { picoToDecimal } from "@switchyard/runtime";
+import { describe, expect, it } from "vitest";
+import { affordableTokens, mediaTokenAllowance, promptTokenBound, worstCase } from "./worst-case.js";
+
+const endpoint = (pricing: Record<string, string>, limits: Partial<ResolvedEndpoint> = {}) =>
+  ({ pricing: { prompt: "0", completion: "0", ...pricing }, context_length: 8000, max_completion_tokens: null, ...limits }) as ResolvedEndpoint;
+const hello = { messages: [{ role: "user", content: "Say hello" }] };
+
+describe("worst case of an attempt", () => {
+  it("bounds prompt tokens by bytes, so no tokenizer can count more", () => {
+    const text = "héllo wörld ✓ ".repeat(50);
+    const bound = promptTokenBound({ messages: [{ role: "user", content: text }] });
+    expect(bound).toBeGreaterThanOrEqual(Buffer.byteLength(text, "utf8"));
+    expect(bound).toBeLessThan(Buffer.byteLength(text, "utf8") + 100);
+  });
+
+  it("reserves media at a flat allowance instead of the size of their payload", () => {
+    const image = `data:image/png;base64,${"A".repeat(100_000)}`;
+    const body = { messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: image } }] }] };
+    const bound = promptTokenBound(body);
+    expect(bound).toBeGreaterThan(mediaTokenAllowance);
+    expect(bound).toBeLessThan(mediaTokenAllowance + 200);
+  });
+
+  it("takes the request's max tokens, capped by the endpoint, else the endpoint's, else the context left", () => {
+    expect(worstCase(endpoint({}), { ...hello, max_tokens: 50 }).completionTokens).toBe(50);
+    expect(worstCase(endpoint({}), { ...hello, max_completion_tokens: 70, max_tokens: 50 }).completionTokens).toBe(70);
+    expect(worstCase(endpoint({}, { max_completion_tokens: 40 }), { ...hello, max_tokens: 50 }).completionTokens).toBe(40);
+    expect(worstCase(endpoint({}, { max_completion_tokens: 40 }), hello).completionTokens).toBe(40);
+    const open = worstCase(endpoint({}), hello);
+    expect(open.completionTokens).toBe(8000 - open.promptTokens);
+  });
+
+  it("prices every token at its dearest rate, plus the request price", () => {
+    const worst = worstCase(endpoint({ prompt: "0.000001", input_cache_write: "0.00000125", completion: "0.000002", internal_reasoning: "0.000003", request: "0.01" }), { ...hello, max_tokens: 100 });
+    expect(picoToDecimal(worst.amount)).toBe(picoToDecimal(BigInt(worst.promptTokens) * 1_250_000n + 100n * 3_000_000n + 10_000_000_000n));
+  });
+
+  it("says how many completion tokens what is left pays for", () => {
+    const worst = worstCase(endpoint({ completion: "0.00001" }), { ...hello, max_tokens: 1000 });
+    expect(affordableTokens(worst, 1_000_000_000n)).toBe(100); // $0.001 at $0.00001 a token
+    expect(affordableTokens(worst, 10n ** 12n)).toBe(1000); // never more than was asked for
+    expect(affordableTokens(worstCase(endpoint({ request: "0.01" }), hello), 5_000_000_000n)).toBe(0);
+  });
+});
