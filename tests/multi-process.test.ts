@@ -48,7 +48,7 @@ beforeAll(async () => {
   catalog = startProcess("services/catalog/dist/main.js", { ...common, ...catalogFile, PORT: String(catalogPort), IDENTITY_URL: identityUrl });
   await catalog.waitFor(/catalog listening/);
   const catalogUrl = `http://127.0.0.1:${catalogPort}`;
-  inference = startProcess("services/inference/dist/main.js", { ...common, ...catalogFile, PORT: String(inferencePort), CATALOG_URL: catalogUrl });
+  inference = startProcess("services/inference/dist/main.js", { ...common, ...catalogFile, PORT: String(inferencePort), CATALOG_URL: catalogUrl, IDENTITY_URL: identityUrl });
   await inference.waitFor(/inference listening/);
   router = startProcess("services/router/dist/main.js", {
     ...common,
@@ -63,11 +63,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   const codes = await Promise.all([router?.stop(), inference?.stop(), catalog?.stop(), identity?.stop()]);
-  expect(codes).toEqual([0, 0, 0, 0]); // every process drained cleanly on SIGTERM
   await upstream?.stop();
   await nats?.stop();
   await database?.drop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  // Checked after cleaning up, so a failed start leaves no NATS server or database behind.
+  expect(codes).toEqual([0, 0, 0, 0]); // every process drained cleanly on SIGTERM
 });
 
 describe("router and identity as separate processes", () => {

@@ -9,6 +9,7 @@ import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
 import { startTestNats, type TestNats } from "./support/nats.js";
 import { spendCatalog } from "./support/spend-fixture.js";
+import { gatewayDriver, spendHelpers } from "./support/spend-scenarios.js";
 
 /** Spend over a NATS of this test's own, which it stops and starts: usage arrives once, whatever the transport does. */
 let nats: TestNats;
@@ -20,6 +21,7 @@ beforeAll(async () => {
   nats = await startTestNats({ private: true });
   alpha = await startFakeProvider("alpha");
   gw = await startTestGateway({ ...(await catalogEnv(spendCatalog(alpha.baseUrl))), NATS_URL: nats.url, NATS_NAMESPACE: namespace });
+  h = spendHelpers(gatewayDriver(gw, alpha));
 }, 30_000);
 afterAll(async () => {
   await gw?.stop();
@@ -27,19 +29,15 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-const messages = [{ role: "user", content: "Say hello" }];
-const newKey = async (limit?: number) => {
-  const created = await gw.call("POST", "/keys", { body: { name: "spender", ...(limit === undefined ? {} : { limit }) } });
-  return { key: String(created.body.key), hash: String(created.body.data?.hash) };
-};
-const usageOf = async (hash: string) => Number((await gw.call("GET", `/keys/${hash}`)).body.data?.usage);
+let h: ReturnType<typeof spendHelpers>;
+const usageOf = async (hash: string) => (await h.keyRecord(hash)).usage;
 
 describe("spend when NATS fails", () => {
   it("serves 20 completions while NATS is down and applies their usage exactly once when it returns", async () => {
-    const { key, hash } = await newKey(1);
+    const { key, hash } = await h.newKey({ limit: 1 });
     await nats.kill!();
     const answers = await Promise.all(
-      Array.from({ length: 20 }, () => gw.call("POST", "/chat/completions", { key, body: { model: "spend/cent", messages } })),
+      Array.from({ length: 20 }, () => h.chat(key, "spend/cent")),
     );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -47,13 +45,13 @@ describe("spend when NATS fails", () => {
     expect((await gw.call("GET", `/keys/${hash}`)).body.data?.limit_remaining).toBe(1);
 
     await nats.restart!();
-    await eventually(async () => (await usageOf(hash)) >= 0.2, 30_000);
+    await eventually(async () => ((await usageOf(hash)) ?? 0) >= 0.2, 30_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await usageOf(hash)).toBe(0.2);
   }, 60_000);
 
   it("applies a charge once however often it is delivered or reported", async () => {
-    const { key, hash } = await newKey();
+    const { key, hash } = await h.newKey();
     const me = (await gw.call("GET", "/key", { key })).body.data!;
     const charge = (generationId: string, cost: string): EventEnvelope<"inference.generation.completed.v1"> => ({
       id: randomUUID(),
@@ -89,7 +87,7 @@ describe("spend when NATS fails", () => {
       await send({ ...charge(first.data.generation_id, "0.05"), id: randomUUID() });
       // A charge published after them: once it is applied, the duplicates before it have been handled.
       await send(charge(`gen-fault-${randomUUID()}`, "0.01"));
-      await eventually(async () => (await usageOf(hash)) >= 0.06, 10_000);
+      await eventually(async () => ((await usageOf(hash)) ?? 0) >= 0.06, 10_000);
       expect(await usageOf(hash)).toBe(0.06);
     } finally {
       await nc.close();

@@ -1,0 +1,86 @@
+import { expect } from "vitest";
+import { eventually } from "./eventually.js";
+import type { FakeProvider } from "./fake-provider.js";
+import type { TestGateway } from "./gateway.js";
+
+/** What the spend scenarios need of a running gateway, whatever its topology. */
+export interface SpendDriver {
+  /** Calls the API; `key` defaults to a management key. */
+  call(method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; body: Record<string, unknown> & { error?: { message: string } } }>;
+  /** Requests the fake provider has received for an upstream model name. */
+  upstreamCalls(model: string): number;
+  /** How long settled usage may take to show (it travels by event). */
+  usageWithinMs: number;
+  /** Runs a burst of `count` chat requests; a topology may check where they went. */
+  burst<T>(count: number, run: () => Promise<T>): Promise<T>;
+}
+
+const messages = [{ role: "user", content: "Say hello" }];
+
+/** The driver of a gateway running in this process. */
+export const gatewayDriver = (gw: TestGateway, upstream: FakeProvider): SpendDriver => ({
+  call: (method, path, body, key) => gw.call(method, path, { ...(body === undefined ? {} : { body }), ...(key ? { key } : {}) }),
+  upstreamCalls: (model) => upstream.requests.filter((r) => r.body.model === model).length,
+  usageWithinMs: 10_000,
+  burst: (_count, run) => run(),
+});
+
+export function spendHelpers(d: SpendDriver) {
+  const data = (answer: { body: Record<string, unknown> }) => answer.body.data as Record<string, unknown>;
+  const newKey = async (body: Record<string, unknown> = {}) => {
+    const created = await d.call("POST", "/keys", { name: "spender", ...body });
+    expect(created.status).toBe(201);
+    return { key: String(created.body.key), hash: String(data(created).hash) };
+  };
+  const chat = (key: string, model: string, extra: Record<string, unknown> = {}) => d.call("POST", "/chat/completions", { model, messages, ...extra }, key);
+  const keyRecord = async (hash: string) => data(await d.call("GET", `/keys/${hash}`)) as Record<string, number | null>;
+  const usageReaches = (hash: string, usd: number) => eventually(async () => (await keyRecord(hash)).usage === usd, d.usageWithinMs);
+  return { data, newKey, chat, keyRecord, usageReaches };
+}
+
+/** A key with $0.10 of $1.00 left gets 50 concurrent requests whose worst case is $0.01: ten reach the provider. */
+export async function keyLimitUnderConcurrency(d: SpendDriver): Promise<void> {
+  const { newKey, chat, keyRecord, usageReaches } = spendHelpers(d);
+  const { key, hash } = await newKey({ limit: 1 });
+  expect((await chat(key, "spend/ninety-cents")).status).toBe(200);
+  await usageReaches(hash, 0.9);
+  expect((await keyRecord(hash)).limit_remaining).toBe(0.1);
+
+  const before = d.upstreamCalls("cent");
+  const answers = await d.burst(50, () => Promise.all(Array.from({ length: 50 }, () => chat(key, "spend/cent"))));
+  const statuses = answers.map((a) => a.status);
+  expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+  // Refused: 402 while the last holds are unsettled, 403 once settled spend has reached the limit.
+  expect(statuses.filter((s) => s === 402 || s === 403)).toHaveLength(40);
+  expect(d.upstreamCalls("cent") - before).toBe(10);
+  for (const refused of answers.filter((a) => a.status === 402)) expect(refused.body.error?.message).toMatch(/can only afford 0\./);
+
+  await usageReaches(hash, 1);
+  expect(await keyRecord(hash)).toMatchObject({ usage: 1, usage_daily: 1, usage_weekly: 1, usage_monthly: 1, limit_remaining: 0 });
+  const exhausted = await chat(key, "spend/cent");
+  expect(exhausted.status).toBe(403);
+  expect(exhausted.body.error?.message).toBe("Key limit exceeded");
+  expect(spendHelpers(d).data(await d.call("GET", "/key", undefined, key))).toMatchObject({ usage: 1, limit: 1, limit_remaining: 0 });
+}
+
+/** A $0.05 daily guardrail budget shared by two keys, under 50 concurrent requests: five reach the provider. */
+export async function guardrailBudgetUnderConcurrency(d: SpendDriver): Promise<void> {
+  const { data, newKey, chat, keyRecord } = spendHelpers(d);
+  const guardrail = await d.call("POST", "/guardrails", { name: "five cents a day", limit_usd: 0.05, reset_interval: "daily" });
+  expect(guardrail.status).toBe(201);
+  const id = String(data(guardrail).id);
+  const [a, b] = [await newKey(), await newKey()];
+  expect((await d.call("POST", `/guardrails/${id}/assignments/keys`, { key_hashes: [a.hash, b.hash] })).status).toBe(200);
+
+  const before = d.upstreamCalls("cent");
+  const answers = await d.burst(50, () => Promise.all(Array.from({ length: 50 }, (_, i) => chat(i % 2 ? a.key : b.key, "spend/cent"))));
+  expect(answers.filter((r) => r.status === 200)).toHaveLength(5);
+  expect(answers.filter((r) => r.status === 402)).toHaveLength(45);
+  expect(answers.find((r) => r.status === 402)?.body.error?.message).toContain(`guardrail ${id}`);
+  expect(d.upstreamCalls("cent") - before).toBe(5);
+
+  const total = async () => ((await keyRecord(a.hash)).usage ?? 0) + ((await keyRecord(b.hash)).usage ?? 0);
+  await eventually(async () => (await total()) >= 0.05, d.usageWithinMs);
+  expect(Number((await total()).toFixed(12))).toBe(0.05);
+  await d.call("DELETE", `/guardrails/${id}`);
+}
