@@ -47,6 +47,11 @@ describe("key limits", () => {
     await h.usageReaches(hash, 0.01);
     expect((await gw.call("PATCH", `/keys/${hash}`, { body: { limit: 0.01 } })).status).toBe(200);
     expect((await h.chat(key, "spend/cent")).status).toBe(403);
+    // A key that had no limit (and was remembered as such) gets one.
+    const open = await h.newKey();
+    expect((await h.chat(open.key, "spend/cent")).status).toBe(200);
+    expect((await gw.call("PATCH", `/keys/${open.hash}`, { body: { limit: 0.005 } })).status).toBe(200);
+    expect((await h.chat(open.key, "spend/cent")).status).toBe(402);
   });
 
   it("releases the hold of a request whose provider failed before its first byte", async () => {

@@ -12,6 +12,7 @@ import {
 } from "@switchyard/runtime";
 import type { Express } from "express";
 import type { KeyDeps } from "./keys/service.js";
+import type { LimitCache } from "./spend/limit-cache.js";
 import { authenticateRoute } from "./routes/authenticate.js";
 import { currentKeyRoute } from "./routes/current-key.js";
 import { describeKeysRoute, holdRoute, releaseHoldRoute, workspacePolicyRoute } from "./routes/internal.js";
@@ -25,6 +26,7 @@ import {
 } from "./routes/workspaces.js";
 
 export interface IdentityAppDeps extends KeyDeps {
+  limits: LimitCache;
   logger: Logger;
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
@@ -45,7 +47,7 @@ export function createApp(deps: IdentityAppDeps): Express {
   app.post("/internal/keys/authenticate", service, authenticateRoute(deps.db));
   app.post("/internal/keys/describe", service, describeKeysRoute(deps.db));
   app.post("/internal/workspaces/policy", service, workspacePolicyRoute(deps.db));
-  app.post("/internal/holds", service, holdRoute(deps.db));
+  app.post("/internal/holds", service, holdRoute(deps.db, deps.limits));
   app.post("/internal/holds/release", service, releaseHoldRoute(deps.db));
 
   const caller = requireCaller(deps.verifyCaller);

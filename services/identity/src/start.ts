@@ -19,6 +19,7 @@ import { migrations, schema } from "./migrations.js";
 import { bootstrap, createOrganization, type NewOrganization } from "./organizations.js";
 import { deleteExpiredHolds, placeHold, releaseHold } from "./spend/holds.js";
 import { startLedger } from "./spend/ledger.js";
+import { createLimitCache } from "./spend/limit-cache.js";
 
 export interface IdentityDeps {
   db: Db;
@@ -60,6 +61,11 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
   const applied = await migrate(db, schema, migrations);
   if (applied.length) logger.info({ applied }, "identity migrations applied");
   const ledger = await startLedger({ db, bus, logger });
+  const limits = createLimitCache();
+  // Changes made by other identity replicas arrive as events; this process's own drop entries at commit.
+  const keyEvents = await bus.listen(["identity.api_key.updated.v1", "identity.api_key.deleted.v1"], async (event) => {
+    limits.forget((event.data as { hash: string }).hash);
+  });
   const sweep = setInterval(() => {
     deleteExpiredHolds(db).then(
       (n) => n > 0 && logger.info({ expired: n }, "expired spend holds removed"),
@@ -80,6 +86,8 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
   const app = createApp({
     db,
     events,
+    limits,
+    keyChanged: limits.forget,
     logger,
     verifyCaller: deps.verifyCaller,
     verifyService: deps.verifyService,
@@ -96,10 +104,11 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     workspacePolicy: (id) => workspacePolicy(db, id),
     describeKeys: (organizationId, hashes) => describeKeys(db, organizationId, hashes),
     createOrganization: (name) => createOrganization({ db, events }, name),
-    hold: (request) => placeHold(db, request),
+    hold: (request) => placeHold(db, limits, request),
     release: (generationId) => releaseHold(db, generationId),
     async stop() {
       clearInterval(sweep);
+      await keyEvents.stop();
       await ledger.stop();
       await relay.stop();
     },

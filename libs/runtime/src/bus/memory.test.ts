@@ -68,6 +68,32 @@ describe("memory bus", () => {
     expect(parkedLine).toMatchObject({ subject: event.subject, eventId: event.id, consumer: "poison_one", level: 50 });
   });
 
+  it("hands events published together to a batch consumer in one call, in order, and to others one by one", async () => {
+    const bus = createMemoryBus({ logger: silentLogger() });
+    const batches: string[][] = [];
+    const single: string[] = [];
+    await bus.consumeBatches("batch_one", ["identity.>"], async (events) => void batches.push(events.map((e) => e.id)));
+    await bus.consume("single_one", ["identity.>"], async (event) => void single.push(event.id));
+    const events = [keyEvent("a"), keyEvent("b"), keyEvent("c")];
+    await bus.publishAll!(events);
+    await bus.publish(keyEvent("d"));
+    expect(batches).toHaveLength(2);
+    expect(batches[0]).toEqual(events.map((e) => e.id));
+    expect(single.slice(0, 3)).toEqual(events.map((e) => e.id));
+  });
+
+  it("redelivers a failed batch event by event, so only the poison event is parked", async () => {
+    const bus = createMemoryBus({ logger: silentLogger() });
+    const applied: string[] = [];
+    await bus.consumeBatches("ledger_one", ["identity.>"], async (events) => {
+      if (events.some((e) => (e.data as { hash: string }).hash === "poison")) throw new Error("cannot apply");
+      applied.push(...events.map((e) => (e.data as { hash: string }).hash));
+    }, { maxDeliveries: 2 });
+    await bus.publishAll!([keyEvent("a"), keyEvent("poison"), keyEvent("b")]);
+    expect(applied).toEqual(["a", "b"]);
+    expect(bus.parkedCount()).toBe(1);
+  });
+
   it("keeps publishing when a listener throws, and logs the failure", async () => {
     const { logger, lines } = captureLogs();
     const bus = createMemoryBus({ logger });

@@ -1,10 +1,10 @@
 import { parseEvent, type EventEnvelope } from "@switchyard/contracts";
 import type { Logger } from "../log.js";
 import { assertSubjectPattern, subjectMatches } from "./subject-match.js";
-import type { Bus, ConsumeOptions, EventHandler, Subscription } from "./types.js";
+import type { BatchHandler, Bus, ConsumeOptions, EventHandler, Subscription } from "./types.js";
 
 interface Member {
-  handler: EventHandler;
+  handle: BatchHandler;
   inFlight: Set<Promise<void>>;
 }
 
@@ -14,6 +14,8 @@ interface Group {
   members: Member[];
   next: number;
   maxDeliveries: number;
+  /** Takes the events of one `publishAll` together. */
+  batches: boolean;
 }
 
 const backoffMs = (attempt: number) => Math.min(1000, 10 * 2 ** attempt);
@@ -51,7 +53,7 @@ export function createMemoryBus(options: { logger: Logger }): Bus {
       }
       try {
         // Each delivery gets its own copy, as if it had crossed the wire.
-        await runTracked(member.inFlight, () => member.handler(structuredClone(event)));
+        await runTracked(member.inFlight, () => member.handle([structuredClone(event)]));
         return;
       } catch (error) {
         if (attempt >= group.maxDeliveries) {
@@ -68,52 +70,91 @@ export function createMemoryBus(options: { logger: Logger }): Bus {
     }
   }
 
+  /** Events of one `publishAll` to one group, in order: together to a batch consumer, else one by one. */
+  async function deliverAll(group: Group, events: EventEnvelope[]): Promise<void> {
+    const member = group.members[group.next++ % group.members.length];
+    if (group.batches && member && events.length > 1) {
+      try {
+        await runTracked(member.inFlight, () => member.handle(structuredClone(events)));
+        return;
+      } catch (error) {
+        // One bad event must not park the others: the batch is retried event by event.
+        logger.warn({ err: error, consumer: group.name, events: events.length }, "batch handler failed; redelivering its events one by one");
+      }
+    }
+    for (const event of events) await deliver(group, event);
+  }
+
+  /** Validates and copies as a trip through NATS would, and starts the listeners (best-effort cache hints). */
+  function accept(event: EventEnvelope): EventEnvelope {
+    const parsed = parseEvent(JSON.parse(JSON.stringify(event)));
+    for (const listener of listeners) {
+      if (!matchesAny(listener.subjects, parsed.subject)) continue;
+      void runTracked(listener.inFlight, async () => listener.handler(structuredClone(parsed))).catch((error: unknown) =>
+        logger.warn({ err: error, subject: parsed.subject, eventId: parsed.id }, "event listener failed"),
+      );
+    }
+    return parsed;
+  }
+
+  async function track(delivery: Promise<unknown>): Promise<void> {
+    publishing.add(delivery);
+    try {
+      await delivery;
+    } finally {
+      publishing.delete(delivery);
+    }
+  }
+
+  async function register(name: string, subjects: readonly string[], handle: BatchHandler, batches: boolean, consumeOptions?: ConsumeOptions): Promise<Subscription> {
+    const maxDeliveries = consumeOptions?.maxDeliveries ?? 5;
+    if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) throw new Error(`maxDeliveries must be a positive integer, got ${maxDeliveries}`);
+    if (subjects.length === 0) throw new Error(`consumer ${name} needs at least one subject`);
+    for (const subject of subjects) assertSubjectPattern(subject, true);
+    let group = groups.get(name);
+    if (!group) {
+      group = { name, subjects: [...subjects], members: [], next: 0, maxDeliveries, batches };
+      groups.set(name, group);
+    } else if ([...group.subjects].sort().join(" ") !== [...subjects].sort().join(" ")) {
+      throw new Error(`consumer ${name} is already registered for other subjects: ${group.subjects.join(", ")}`);
+    }
+    const member: Member = { handle, inFlight: new Set() };
+    group.members.push(member);
+    const owner = group;
+    return {
+      async stop() {
+        owner.members = owner.members.filter((m) => m !== member);
+        if (owner.members.length === 0 && groups.get(name) === owner) groups.delete(name);
+        await Promise.allSettled(member.inFlight);
+      },
+    };
+  }
+
   return {
     kind: "memory",
     async publish(event) {
       if (closed) throw new Error("the in-process bus is closed");
-      // Same validation and copy semantics as a trip through NATS: handlers see only what parses.
-      const parsed = parseEvent(JSON.parse(JSON.stringify(event)));
-      for (const listener of listeners) {
-        if (!matchesAny(listener.subjects, parsed.subject)) continue;
-        // Started now, not awaited: listeners are best-effort cache hints, not part of the delivery.
-        void runTracked(listener.inFlight, async () => listener.handler(structuredClone(parsed))).catch((error: unknown) =>
-          logger.warn({ err: error, subject: parsed.subject, eventId: parsed.id }, "event listener failed"),
-        );
-      }
+      const parsed = accept(event);
       const matching = [...groups.values()].filter((g) => matchesAny(g.subjects, parsed.subject));
-      const delivery = Promise.all(matching.map((group) => deliver(group, parsed)));
-      publishing.add(delivery);
-      try {
-        await delivery;
-      } finally {
-        publishing.delete(delivery);
-      }
+      await track(Promise.all(matching.map((group) => deliver(group, parsed))));
     },
 
-    async consume(name, subjects, handler, consumeOptions?: ConsumeOptions) {
-      const maxDeliveries = consumeOptions?.maxDeliveries ?? 5;
-      if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) throw new Error(`maxDeliveries must be a positive integer, got ${maxDeliveries}`);
-      if (subjects.length === 0) throw new Error(`consumer ${name} needs at least one subject`);
-      for (const subject of subjects) assertSubjectPattern(subject, true);
-      let group = groups.get(name);
-      if (!group) {
-        group = { name, subjects: [...subjects], members: [], next: 0, maxDeliveries };
-        groups.set(name, group);
-      } else if ([...group.subjects].sort().join(" ") !== [...subjects].sort().join(" ")) {
-        throw new Error(`consumer ${name} is already registered for other subjects: ${group.subjects.join(", ")}`);
-      }
-      const member: Member = { handler, inFlight: new Set() };
-      group.members.push(member);
-      const owner = group;
-      return {
-        async stop() {
-          owner.members = owner.members.filter((m) => m !== member);
-          if (owner.members.length === 0 && groups.get(name) === owner) groups.delete(name);
-          await Promise.allSettled(member.inFlight);
-        },
-      } satisfies Subscription;
+    async publishAll(events) {
+      if (closed) throw new Error("the in-process bus is closed");
+      const parsed = events.map(accept);
+      const deliveries = [...groups.values()].map((group) => {
+        const matching = parsed.filter((e) => matchesAny(group.subjects, e.subject));
+        return matching.length ? deliverAll(group, matching) : undefined;
+      });
+      await track(Promise.all(deliveries));
     },
+
+    consume: (name, subjects, handler: EventHandler, consumeOptions?: ConsumeOptions) =>
+      register(name, subjects, async (events) => {
+        for (const event of events) await handler(event);
+      }, false, consumeOptions),
+
+    consumeBatches: (name, subjects, handler, consumeOptions) => register(name, subjects, handler, true, consumeOptions),
 
     async listen(subjects, handler) {
       for (const subject of subjects) assertSubjectPattern(subject, false);

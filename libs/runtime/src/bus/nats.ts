@@ -103,7 +103,7 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
     };
   };
 
-  return {
+  const bus: Bus = {
     kind: "nats",
     async publish(event) {
       // Reject a malformed event here rather than have every consumer park it.
@@ -149,6 +149,11 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
         throw error;
       }
       return track({ stop: async () => void (await Promise.all(started.map((s) => s.stop()))) });
+    },
+
+    consumeBatches(name, subjects, handler, consumeOptions) {
+      // Delivered one at a time: each message is acknowledged on its own.
+      return bus.consume(name, subjects, (event) => handler([event]), consumeOptions);
     },
 
     async listen(subjects, handler) {
@@ -201,4 +206,5 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
       await (connected ? nc.drain() : nc.close());
     },
   };
+  return bus;
 }

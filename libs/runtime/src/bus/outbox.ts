@@ -124,30 +124,37 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       if (published.length === 0) return;
       await db.query(`UPDATE ${schema}.outbox SET published_at = now(), attempts = attempts + 1 WHERE seq = ANY($1::bigint[])`, [published]);
     };
-    for (const [index, row] of rows.entries()) {
-      let event: EventEnvelope;
+    const events: Array<{ row: OutboxRow; event: EventEnvelope }> = [];
+    for (const row of rows) {
       try {
-        event = parseEvent({ id: row.id, subject: row.subject, occurred_at: row.occurred_at.toISOString(), data: row.data });
+        events.push({ row, event: parseEvent({ id: row.id, subject: row.subject, occurred_at: row.occurred_at.toISOString(), data: row.data }) });
       } catch (error) {
         // A row no schema accepts would block every row behind it; park it with its reason.
         logger.error({ err: error, eventId: row.id, subject: row.subject }, "outbox row is not a valid event; parked");
         await db.query(`UPDATE ${schema}.outbox SET published_at = now(), last_error = 'invalid event' WHERE seq = $1`, [row.seq]);
-        continue;
       }
-      try {
-        await bus.publish(event);
-      } catch (error) {
-        await markPublished();
-        // Release this row and the rest of the batch so the next attempt starts from them, in order.
-        await db.query(
-          `UPDATE ${schema}.outbox SET attempts = attempts + CASE WHEN seq = $1 THEN 1 ELSE 0 END,
-             last_error = CASE WHEN seq = $1 THEN $2 ELSE last_error END, claimed_until = NULL
-           WHERE seq = ANY($3::bigint[])`,
-          [row.seq, error instanceof Error ? error.message : String(error), rows.slice(index).map((r) => r.seq)],
-        );
-        throw new PublishFailed(error);
+    }
+    const failed = async (index: number, error: unknown) => {
+      await markPublished();
+      // Release this row and the rest of the batch so the next attempt starts from them, in order.
+      const rest = events.slice(index).map((e) => e.row.seq);
+      await db.query(
+        `UPDATE ${schema}.outbox SET attempts = attempts + CASE WHEN seq = $1 THEN 1 ELSE 0 END,
+           last_error = CASE WHEN seq = $1 THEN $2 ELSE last_error END, claimed_until = NULL
+         WHERE seq = ANY($3::bigint[])`,
+        [rest[0], error instanceof Error ? error.message : String(error), rest],
+      );
+      throw new PublishFailed(error);
+    };
+    if (bus.publishAll && events.length > 0) {
+      // All or none: batch consumers get the rows together.
+      await bus.publishAll(events.map((e) => e.event)).catch((error: unknown) => failed(0, error));
+      published.push(...events.map((e) => e.row.seq));
+    } else {
+      for (const [index, { row, event }] of events.entries()) {
+        await bus.publish(event).catch((error: unknown) => failed(index, error));
+        published.push(row.seq);
       }
-      published.push(row.seq);
     }
     await markPublished();
     return rows.length;

@@ -6,6 +6,8 @@ export interface Subscription {
 }
 
 export type EventHandler = (event: EventEnvelope) => Promise<void>;
+/** Handles several events at once, in order; for effects that are much cheaper applied together. */
+export type BatchHandler = (events: EventEnvelope[]) => Promise<void>;
 
 export interface ConsumeOptions {
   /** Deliveries after which a failing event is parked (logged, counted) instead of retried. Default 5. */
@@ -22,10 +24,21 @@ export interface Bus {
   /** Publishes one envelope; resolves once the transport holds it durably. `id` deduplicates. */
   publish(event: EventEnvelope): Promise<void>;
   /**
+   * Publishes envelopes in order, all or none (the in-process bus only: it can hand them to batch
+   * consumers together). A bus without it gets them one `publish` at a time.
+   */
+  publishAll?(events: EventEnvelope[]): Promise<void>;
+  /**
    * A durable consumer shared by every process that uses the same `name` (`<consumer>_<purpose>`):
    * each event reaches one of them, at least once; a handler that throws gets the event again later.
    */
   consume(name: string, subjects: readonly string[], handler: EventHandler, options?: ConsumeOptions): Promise<Subscription>;
+  /**
+   * `consume` for a handler that takes events in batches: as many as were published together (in process)
+   * or one at a time (NATS). A batch that fails is redelivered event by event, so a poison event is parked
+   * alone.
+   */
+  consumeBatches(name: string, subjects: readonly string[], handler: BatchHandler, options?: ConsumeOptions): Promise<Subscription>;
   /** Broadcast to every process, from now on, without durability: for caches that only need to drop entries. */
   listen(subjects: readonly string[], handler: EventHandler): Promise<Subscription>;
   /** Whether the transport is reachable. */

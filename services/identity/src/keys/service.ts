@@ -8,6 +8,8 @@ import { generateSecret, hashSecret, maskSecret } from "@switchyard/runtime";
 export interface KeyDeps {
   db: Db;
   events: EventSink;
+  /** Told after a key's change commits, so this process's caches of it drop it at once. */
+  keyChanged?: (hash: string) => void;
 }
 
 const keyNotFound = () => notFound("API key not found");
@@ -136,6 +138,7 @@ export async function updateKey(deps: KeyDeps, organizationId: string, hash: str
   });
   if (!row) throw keyNotFound();
   deps.events.committed();
+  deps.keyChanged?.(hash);
   return toApiKey(row, await keyUsage(deps.db, hash));
 }
 
@@ -152,6 +155,7 @@ export async function deleteKey(deps: KeyDeps, organizationId: string, hash: str
   });
   if (!deleted) throw keyNotFound();
   deps.events.committed();
+  deps.keyChanged?.(hash);
 }
 
 /** What the router needs to admit a request; it caches this and drops it on `identity.api_key.*`. */

@@ -3,6 +3,7 @@ import { notFound, parseInput, type Db, type Queryable } from "@switchyard/runti
 import type { RequestHandler } from "express";
 import { describeKeys, workspacePolicy } from "../internal.js";
 import { placeHold, releaseHold } from "../spend/holds.js";
+import type { LimitCache } from "../spend/limit-cache.js";
 
 /** `POST /internal/workspaces/policy` */
 export const workspacePolicyRoute =
@@ -24,9 +25,9 @@ export const describeKeysRoute =
 
 /** `POST /internal/holds`: inference reserves an attempt's worst case before calling a provider. */
 export const holdRoute =
-  (db: Db): RequestHandler =>
+  (db: Db, cache: LimitCache): RequestHandler =>
   async (req, res) => {
-    res.json({ data: await placeHold(db, parseInput(holdBody, req.body, "body")) });
+    res.json({ data: await placeHold(db, cache, parseInput(holdBody, req.body, "body")) });
   };
 
 /** `POST /internal/holds/release` */

@@ -1,5 +1,6 @@
 import type { HoldDecision, HoldRequest, SpendBudget } from "@switchyard/contracts";
 import { picoToDecimal, toPico, type Db, type Queryable } from "@switchyard/runtime";
+import type { LimitCache } from "./limit-cache.js";
 import { windowStart, windowStarts, type WindowStarts } from "./windows.js";
 
 const granted: HoldDecision = { granted: true };
@@ -54,12 +55,16 @@ async function budgetStanding(tx: Queryable, request: HoldRequest, budget: Spend
  * concurrent requests of one key (or one guardrail) are serialized here, so their holds can never add up
  * to more than what is left. Asking again for the same generation replaces its amount.
  */
-export async function placeHold(db: Db, request: HoldRequest, now = new Date()): Promise<HoldDecision> {
+export async function placeHold(db: Db, cache: LimitCache, request: HoldRequest, now = new Date()): Promise<HoldDecision> {
   const budgets = request.budgets.filter((b) => !request.is_byok || b.include_byok).sort((a, b) => (a.guardrail_id < b.guardrail_id ? -1 : 1));
   if (budgets.length === 0) {
-    // Most keys have no limit and no budget: one read, no transaction, nothing reserved.
-    const [row] = await db.query<{ limited: boolean }>(`SELECT spend_limit IS NOT NULL AS limited FROM identity.api_keys WHERE hash = $1`, [request.key_hash]);
-    if (!row?.limited) return granted;
+    // Most keys have no limit and no budget: nothing to reserve, and usually not even a query.
+    if (cache.unlimited(request.key_hash)) return granted;
+    const limited = await cache.limited(request.key_hash, async () => {
+      const [row] = await db.query<{ limited: boolean }>(`SELECT spend_limit IS NOT NULL AS limited FROM identity.api_keys WHERE hash = $1`, [request.key_hash]);
+      return row?.limited ?? false;
+    });
+    if (!limited) return granted;
   }
   const amount = toPico(request.amount_usd);
   const starts = windowStarts(now);

@@ -1,7 +1,6 @@
 import type { EventEnvelope } from "@switchyard/contracts";
 import { type Bus, type Db, type Logger, type Queryable, type Subscription } from "@switchyard/runtime";
 import { schema } from "../migrations.js";
-import { utcDay } from "./windows.js";
 
 export const ledgerConsumer = "identity_ledger";
 export const chargedSubjects = ["inference.generation.completed.v1"] as const;
@@ -9,56 +8,49 @@ export const chargedSubjects = ["inference.generation.completed.v1"] as const;
 type Charged = EventEnvelope<(typeof chargedSubjects)[number]>;
 
 /**
- * One charge into the ledger, in one statement (so one round trip, and atomic without a transaction): the
- * consumer's inbox row, the ledger row (once per generation id, however often it is reported), the day's
- * sums of its key and guardrails, and its hold settled. Returns whether it changed any spend.
+ * Charges into the ledger, in one statement whatever their number (so one round trip, and atomic without a
+ * transaction): the consumer's inbox rows, one ledger row per generation id (however often it is
+ * reported), the day sums of keys and guardrails, and the holds settled. Returns how many charged.
  */
-export async function recordCharge(db: Queryable, consumer: string, event: Charged): Promise<boolean> {
-  const g = event.data;
-  const [own, byok] = g.is_byok ? ["0", g.cost_usd] : [g.cost_usd, "0"];
+export async function recordCharges(db: Queryable, consumer: string, events: readonly Charged[]): Promise<number> {
+  const rows = events.map((event) => {
+    const g = event.data;
+    return { ...g, event_id: event.id, occurred_at: event.occurred_at };
+  });
   const [result] = await db.query<{ charged: number }>(
-    `WITH delivered AS (
-       INSERT INTO ${schema}.inbox (consumer, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1
+    `WITH charge AS (
+       SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(event_id uuid, generation_id text, key_hash text, organization_id uuid,
+         workspace_id uuid, guardrail_ids text[], model text, provider text, status text, prompt_tokens integer,
+         completion_tokens integer, usage_estimated boolean, cost_usd numeric, is_byok boolean, occurred_at timestamptz)
+     ), delivered AS (
+       INSERT INTO ${schema}.inbox (consumer, event_id) SELECT $1, event_id FROM charge ON CONFLICT DO NOTHING RETURNING event_id
      ), entry AS (
        INSERT INTO ${schema}.ledger (generation_id, event_id, key_hash, organization_id, workspace_id, guardrail_ids, model, provider,
          status, prompt_tokens, completion_tokens, usage_estimated, cost, is_byok, occurred_at)
-       SELECT $3, $2, $4, $5, $6, $7::text[], $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16 WHERE EXISTS (SELECT 1 FROM delivered)
-       ON CONFLICT (generation_id) DO NOTHING RETURNING key_hash, guardrail_ids
+       SELECT DISTINCT ON (generation_id) generation_id, event_id, key_hash, organization_id, workspace_id, guardrail_ids, model, provider,
+         status, prompt_tokens, completion_tokens, usage_estimated, cost_usd, is_byok, occurred_at
+       FROM charge WHERE event_id IN (SELECT event_id FROM delivered) ORDER BY generation_id, occurred_at
+       ON CONFLICT (generation_id) DO NOTHING
+       RETURNING key_hash, guardrail_ids, cost, is_byok, (occurred_at AT TIME ZONE 'UTC')::date AS day
      ), key_day AS (
-       INSERT INTO ${schema}.key_spend (key_hash, day, cost, byok_cost) SELECT key_hash, $17::date, $18::numeric, $19::numeric FROM entry
-       ON CONFLICT (key_hash, day) DO UPDATE SET cost = key_spend.cost + excluded.cost, byok_cost = key_spend.byok_cost + excluded.byok_cost
+       INSERT INTO ${schema}.key_spend (key_hash, day, cost, byok_cost)
+       SELECT key_hash, day, coalesce(sum(cost) FILTER (WHERE NOT is_byok), 0), coalesce(sum(cost) FILTER (WHERE is_byok), 0) FROM entry GROUP BY key_hash, day
+       ON CONFLICT (key_hash, day) DO UPDATE
+         SET cost = key_spend.cost + excluded.cost, byok_cost = key_spend.byok_cost + excluded.byok_cost
      ), guardrail_day AS (
        INSERT INTO ${schema}.guardrail_spend (guardrail_id, day, cost, byok_cost)
-       SELECT DISTINCT id, $17::date, $18::numeric, $19::numeric FROM entry, unnest(entry.guardrail_ids) AS id
-       ON CONFLICT (guardrail_id, day) DO UPDATE SET cost = guardrail_spend.cost + excluded.cost, byok_cost = guardrail_spend.byok_cost + excluded.byok_cost
+       SELECT id, day, coalesce(sum(cost) FILTER (WHERE NOT is_byok), 0), coalesce(sum(cost) FILTER (WHERE is_byok), 0)
+       FROM entry, LATERAL (SELECT DISTINCT unnest(entry.guardrail_ids) AS id) AS g GROUP BY id, day
+       ON CONFLICT (guardrail_id, day) DO UPDATE
+         SET cost = guardrail_spend.cost + excluded.cost, byok_cost = guardrail_spend.byok_cost + excluded.byok_cost
      ), settled AS (
-       -- The charge replaces the reservation, also when a duplicate report finds the row already there.
-       DELETE FROM ${schema}.holds WHERE generation_id = $3
+       -- A charge replaces its reservation, also when a duplicate report finds the row already there.
+       DELETE FROM ${schema}.holds WHERE generation_id IN (SELECT generation_id FROM charge)
      )
      SELECT count(*)::int AS charged FROM entry`,
-    [
-      consumer,
-      event.id,
-      g.generation_id,
-      g.key_hash,
-      g.organization_id,
-      g.workspace_id,
-      g.guardrail_ids,
-      g.model,
-      g.provider,
-      g.status,
-      g.prompt_tokens,
-      g.completion_tokens,
-      g.usage_estimated,
-      g.cost_usd,
-      g.is_byok,
-      event.occurred_at,
-      utcDay(new Date(event.occurred_at)),
-      own,
-      byok,
-    ],
+    [consumer, JSON.stringify(rows)],
   );
-  return (result?.charged ?? 0) > 0;
+  return result?.charged ?? 0;
 }
 
 /**
@@ -67,8 +59,8 @@ export async function recordCharge(db: Queryable, consumer: string, event: Charg
  * nothing. Shared by every identity replica.
  */
 export function startLedger(deps: { db: Db; bus: Bus; logger: Logger }): Promise<Subscription> {
-  return deps.bus.consume(ledgerConsumer, chargedSubjects, async (event) => {
-    const charged = await recordCharge(deps.db, ledgerConsumer, event as Charged);
-    if (!charged) deps.logger.debug({ eventId: event.id, subject: event.subject }, "charge already in the ledger");
+  return deps.bus.consumeBatches(ledgerConsumer, chargedSubjects, async (events) => {
+    const charged = await recordCharges(deps.db, ledgerConsumer, events as Charged[]);
+    if (charged < events.length) deps.logger.debug({ events: events.length, charged }, "charges already in the ledger");
   });
 }
