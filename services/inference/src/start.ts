@@ -36,7 +36,8 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     logger: deps.logger,
     resolve: deps.resolve,
     holds: deps.holds,
-    holdTtlMs: deps.config.REQUEST_TIMEOUT_MS + deps.config.SPEND_HOLD_GRACE_MS,
+    // Identity keeps a hold at most a week.
+    holdTtlMs: Math.min(deps.config.REQUEST_TIMEOUT_MS + deps.config.SPEND_HOLD_GRACE_MS, 7 * 86_400_000),
     env: deps.config.providerEnv,
     cooldowns: createCooldowns(),
     verifyCaller: deps.verifyCaller,
