@@ -22,3 +22,7 @@ export interface Migration {
   id: string;
   sql: string;
 }
+
+/** Postgres (and PGlite) SQLSTATE 23505: an insert or update hit a unique constraint. */
+export const isUniqueViolation = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";

@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { CreateWorkspaceBody, UpdateWorkspaceBody, Workspace } from "@switchyard/contracts";
-import { badRequest, conflict, notFound, type Queryable } from "@switchyard/runtime";
+import { badRequest, conflict, isUniqueViolation, notFound, type Queryable } from "@switchyard/runtime";
 import type { KeyDeps } from "../keys/service.js";
 import { settingNames, toWorkspace, workspaceColumns, type WorkspaceRow } from "./records.js";
 
 const workspaceNotFound = () => notFound("Workspace not found");
-const uniqueViolation = (error: unknown) => typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
 
 function splitBody(body: UpdateWorkspaceBody) {
   const settings: Record<string, unknown> = {};
@@ -54,7 +53,7 @@ export async function createWorkspace(deps: KeyDeps, organizationId: string, bod
     deps.events.committed();
     return toWorkspace(row);
   } catch (error) {
-    if (uniqueViolation(error)) throw conflict(`A workspace with slug "${body.slug}" already exists`);
+    if (isUniqueViolation(error)) throw conflict(`A workspace with slug "${body.slug}" already exists`);
     throw error;
   }
 }
@@ -117,7 +116,7 @@ export async function updateWorkspace(deps: KeyDeps, organizationId: string, id:
     deps.events.committed();
     return toWorkspace(row);
   } catch (error) {
-    if (uniqueViolation(error)) throw conflict(`A workspace with slug "${body.slug}" already exists`);
+    if (isUniqueViolation(error)) throw conflict(`A workspace with slug "${body.slug}" already exists`);
     throw error;
   }
 }
