@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { issuePaths } from "../../../tests/support/schema-checks.js";
-import { createAuthCodeBody, exchangeAuthCodeBody } from "./auth-code.js";
+import { createAuthCodeBody, exchangeAuthCodeBody, isAllowedCallbackUrl } from "./auth-code.js";
 import { tokenExchangeBody, tokenExchangeResponse } from "./oauth-token.js";
 
 /** The dotted paths of every issue; empty when the value is valid. */
@@ -65,6 +65,66 @@ describe("POST /auth/keys/code body", () => {
   it("rejects unknown fields", () => {
     const result = createAuthCodeBody.safeParse({ callback_url: "https://a.io/cb", scope: "all" });
     expect(result.error?.issues[0]).toMatchObject({ code: "unrecognized_keys", keys: ["scope"] });
+  });
+});
+
+describe("callback URLs", () => {
+  it.each([
+    "https://myapp.com/auth/callback",
+    "https://myapp.com:8443/cb?next=/home&email=a@b.example#frag",
+    "HTTPS://MyApp.com/cb",
+    "https://bücher.example/cb",
+    "https://localhost/cb",
+    "http://localhost",
+    "http://localhost:3000/cb",
+    "http://LOCALHOST:3000/cb",
+    "http://127.0.0.1:65535/callback?x=1",
+    "http://localhost:3000/cb?user=a@evil.com",
+  ])("accepts %s", (url) => {
+    expect(isAllowedCallbackUrl(url)).toBe(true);
+  });
+
+  it.each([
+    "http://myapp.com/cb",
+    "http://localhost.evil.com/cb",
+    "http://localhost.:3000/cb",
+    "http://localhost@evil.com/cb",
+    "http://localhost:3000@evil.com/cb",
+    "http://evil.com@localhost/cb",
+    "http://user:pass@localhost:3000/cb",
+    "https://myapp.com@evil.com/cb",
+    "https://@myapp.com/cb",
+    "http://127.0.0.1.evil.com/cb",
+    "http://evil.com#@localhost",
+    "http://evil.com?@localhost",
+    "http://evil.com/localhost",
+    "http://localhost%2eevil.com/cb",
+    "http://127.1/cb",
+    "http://0x7f.0.0.1/cb",
+    "http://2130706433/cb",
+    "http://[::1]:3000/cb",
+    "http://localhost:3000\\@evil.com",
+    "http:\\\\localhost/cb",
+    "https:\\\\myapp.com/cb",
+    "http:localhost:3000/cb",
+    "https:myapp.com/cb",
+    "https:///myapp.com/cb",
+    "//myapp.com/cb",
+    "http://localhost:99999/cb",
+    " http://localhost/cb",
+    "http://local\thost/cb",
+    "https://myapp.com/c\nb",
+    "https://myapp.com/c\u0000b",
+    "javascript:alert(1)",
+    "javascript://localhost/%0aalert(1)",
+    "data:text/html,hi",
+    "ftp://localhost/cb",
+    "file:///etc/passwd",
+    "ws://localhost:3000/cb",
+    "not a url",
+    "",
+  ])("rejects %j", (url) => {
+    expect(isAllowedCallbackUrl(url)).toBe(false);
   });
 });
 

@@ -1,8 +1,17 @@
 import { z } from "zod";
 import { isoTimestamp, limitReset, uuid } from "./common.js";
 
-/** Redirect targets: every https URL, or http on localhost/127.0.0.1 (on whatever port) for local CLI tools. */
+const loopbackHosts = new Set(["localhost", "127.0.0.1"]);
+
+/**
+ * Redirect targets: every https URL, or http on localhost/127.0.0.1 (on whatever port) for local CLI tools.
+ * URL parsers disagree on backslashes, whitespace, control characters, userinfo and missing slashes
+ * (`http://localhost:1\@evil.com` is localhost to one and evil.com to another), so those are refused:
+ * what is left has the same host for every parser that later reads the stored string.
+ */
 export function isAllowedCallbackUrl(value: string): boolean {
+  const authority = /^https?:\/\/([^/?#]+)/i.exec(value)?.[1];
+  if (!authority || authority.includes("@") || /[\s\\\p{Cc}]/u.test(value)) return false;
   let url: URL;
   try {
     url = new URL(value);
@@ -10,7 +19,9 @@ export function isAllowedCallbackUrl(value: string): boolean {
     return false;
   }
   if (url.protocol === "https:") return true;
-  return url.protocol === "http:" && (url.hostname === "localhost" || url.hostname === "127.0.0.1");
+  // Loopback spelled literally: not 127.1, 0x7f.0.0.1, 2130706433 or percent-escapes that parse to it.
+  const host = authority.toLowerCase().replace(/:\d*$/, "");
+  return url.protocol === "http:" && loopbackHosts.has(url.hostname) && host === url.hostname;
 }
 
 /** RFC 7636 §4.1: 43–128 characters from the unreserved set (an S256 challenge is 43 of them). */

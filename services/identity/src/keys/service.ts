@@ -21,42 +21,52 @@ export async function createKey(
   body: CreateApiKeyBody,
   secret: string = generateSecret(),
 ): Promise<{ record: ApiKey; secret: string }> {
-  const workspaceId = body.workspace_id ?? defaultWorkspaceId;
   if (body.expires_at && Date.parse(body.expires_at) <= Date.now()) throw badRequest("Invalid body: expires_at: must be in the future");
-  const row = await deps.db.transaction(async (tx) => {
-    const workspace = await tx.query(`SELECT 1 FROM identity.workspaces WHERE id = $1 AND organization_id = $2`, [
-      workspaceId,
-      organizationId,
-    ]);
-    if (workspace.length === 0) throw badRequest("Invalid body: workspace_id: no such workspace");
-    const hash = hashSecret(secret);
-    const [inserted] = await tx.query<KeyRow>(
-      `INSERT INTO identity.api_keys (hash, organization_id, workspace_id, name, label, is_management, spend_limit,
-         limit_reset, include_byok_in_limit, rate_limit_per_minute, expires_at, creator_user_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-       ON CONFLICT (hash) DO NOTHING
-       RETURNING ${keyColumns}`,
-      [
-        hash,
-        organizationId,
-        workspaceId,
-        body.name,
-        maskSecret(secret),
-        body.is_management_key ?? false,
-        body.limit ?? null,
-        body.limit_reset ?? null,
-        body.include_byok_in_limit ?? false,
-        body.rate_limit_per_minute ?? null,
-        body.expires_at ?? null,
-        body.creator_user_id ?? null,
-      ],
-    );
-    if (!inserted) throw badRequest("A key with this secret already exists");
-    await deps.events.enqueue(tx, "identity.api_key.created.v1", { hash, organization_id: organizationId, workspace_id: workspaceId });
-    return inserted;
-  });
+  const row = await deps.db.transaction((tx) => insertKey(tx, deps.events, organizationId, defaultWorkspaceId, body, secret));
   deps.events.committed();
   return { record: toApiKey(row), secret };
+}
+
+/** `createKey`'s work inside the caller's transaction; the caller calls `events.committed()` after commit. */
+export async function insertKey(
+  tx: Queryable,
+  events: EventSink,
+  organizationId: string,
+  defaultWorkspaceId: string,
+  body: CreateApiKeyBody,
+  secret: string,
+): Promise<KeyRow> {
+  const workspaceId = body.workspace_id ?? defaultWorkspaceId;
+  const workspace = await tx.query(`SELECT 1 FROM identity.workspaces WHERE id = $1 AND organization_id = $2`, [
+    workspaceId,
+    organizationId,
+  ]);
+  if (workspace.length === 0) throw badRequest("Invalid body: workspace_id: no such workspace");
+  const hash = hashSecret(secret);
+  const [inserted] = await tx.query<KeyRow>(
+    `INSERT INTO identity.api_keys (hash, organization_id, workspace_id, name, label, is_management, spend_limit,
+       limit_reset, include_byok_in_limit, rate_limit_per_minute, expires_at, creator_user_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+     ON CONFLICT (hash) DO NOTHING
+     RETURNING ${keyColumns}`,
+    [
+      hash,
+      organizationId,
+      workspaceId,
+      body.name,
+      maskSecret(secret),
+      body.is_management_key ?? false,
+      body.limit ?? null,
+      body.limit_reset ?? null,
+      body.include_byok_in_limit ?? false,
+      body.rate_limit_per_minute ?? null,
+      body.expires_at ?? null,
+      body.creator_user_id ?? null,
+    ],
+  );
+  if (!inserted) throw badRequest("A key with this secret already exists");
+  await events.enqueue(tx, "identity.api_key.created.v1", { hash, organization_id: organizationId, workspace_id: workspaceId });
+  return inserted;
 }
 
 export async function getKey(db: Queryable, organizationId: string, hash: string): Promise<ApiKey> {
