@@ -11,6 +11,7 @@ import { catalogEnv, fixtureCatalog } from "./support/catalog-fixture.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { eventually } from "./support/eventually.js";
 import { startTestNats } from "./support/nats.js";
+import { startTestIssuer, type TestIssuer } from "./support/test-issuer.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 import { freePort, startProcess, type TestProcess } from "./support/process.js";
 
@@ -24,6 +25,7 @@ let identity: TestProcess;
 let catalog: TestProcess;
 let inference: TestProcess;
 let upstream: FakeProvider;
+let issuer: TestIssuer;
 let router: TestProcess;
 let apiUrl: string;
 
@@ -41,7 +43,13 @@ beforeAll(async () => {
     LOG_LEVEL: "info",
     ...(database.url ? { DATABASE_URL: database.url } : {}),
   };
-  identity = startProcess("services/identity/dist/main.js", { ...common, PORT: String(identityPort), SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey });
+  issuer = await startTestIssuer({ alg: "ES256" });
+  identity = startProcess("services/identity/dist/main.js", {
+    ...common,
+    PORT: String(identityPort),
+    SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey,
+    FEDERATION_ALLOW_INSECURE_ISSUERS: "true",
+  });
   await identity.waitFor(/identity listening/);
   const identityUrl = `http://127.0.0.1:${identityPort}`;
   const catalogFile = await catalogEnv({ ...fixtureCatalog, providers: fixtureCatalog.providers.map((p) => (p.slug === "alpha" ? { ...p, base_url: upstream.baseUrl } : p)) });
@@ -64,6 +72,7 @@ beforeAll(async () => {
 afterAll(async () => {
   const codes = await Promise.all([router?.stop(), inference?.stop(), catalog?.stop(), identity?.stop()]);
   await upstream?.stop();
+  await issuer?.stop();
   await nats?.stop();
   await database?.drop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -150,5 +159,27 @@ describe("router and identity as separate processes", () => {
     expect(res.status).toBe(401);
     const forged = await fetch(`http://127.0.0.1:${port}/api/v1/keys`, { headers: { "x-switchyard-caller": "eyJhbGciOiJub25lIn0.e30." } });
     expect(forged.status).toBe(401);
+  });
+
+  it("accepts an exchanged access token at the router, verified with identity's published keys", async () => {
+    const admin = new OpenRouter({ apiKey: bootstrapKey, serverURL: apiUrl });
+    const target = await admin.apiKeys.create({ requestBody: { name: "workload" } });
+    const created = await fetch(`${apiUrl}/federation-policies`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${bootstrapKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "ci", issuer: issuer.issuer, audiences: ["switchyard"], target_key_hash: target.data.hash, claim_conditions: [{ claim: "sub", matches: "repo:acme/*" }] }),
+    }).then((r) => r.json() as Promise<{ data: { id: string } }>);
+    const token = await new OpenRouter({ serverURL: apiUrl }).oAuth.createOauthToken({
+      tokenExchangeRequest: {
+        grantType: "urn:ietf:params:oauth:grant-type:token-exchange",
+        subjectToken: await issuer.sign({ jti: crypto.randomUUID() }),
+        subjectTokenType: "urn:ietf:params:oauth:token-type:jwt",
+        federationPolicyId: created.data.id,
+      },
+    });
+    const me = await fetch(`${apiUrl}/key`, { headers: { authorization: `Bearer ${token.accessToken}` } }).then((r) => r.json() as Promise<{ data: { hash: string } }>);
+    expect(me.data.hash).toBe(target.data.hash);
+    const forged = `${token.accessToken.slice(0, -4)}AAAA`;
+    expect((await fetch(`${apiUrl}/key`, { headers: { authorization: `Bearer ${forged}` } })).status).toBe(401);
   });
 });

@@ -28,3 +28,4 @@ export * from "./routes-inference.js";
 export * from "./routes-storage.js";
 export * from "./routes-catalog.js";
 export * from "./routes-guardrails.js";
+export * from "./federation.js";

@@ -44,3 +44,22 @@ export const tokenExchangeResponse = z.object({
   scope: z.string(),
 });
 export type TokenExchangeResponse = z.infer<typeof tokenExchangeResponse>;
+
+/** `iss` and `aud` of the access tokens identity signs; the router accepts no other. */
+export const accessTokenIssuer = "switchyard";
+export const accessTokenAudience = "switchyard:inference";
+
+/** What an access token says beyond the registered claims: whom it acts as, for whom, under which policy. */
+export const accessTokenClaims = z.object({
+  /** The target key's hash: the token acts as this key. */
+  sub: z.string().regex(/^[0-9a-f]{64}$/),
+  org: uuid,
+  ws: uuid,
+  /** The federation policy that allowed the exchange. */
+  pol: uuid,
+  scope: z.literal("inference"),
+  /** RFC 8693 actor: the workload whose token was exchanged. */
+  act: z.object({ iss: z.string(), sub: z.string() }),
+  jti: z.string(),
+});
+export type AccessTokenClaims = z.infer<typeof accessTokenClaims>;

@@ -50,7 +50,9 @@ describe("OpenAPI document", () => {
     const expected = [
       "get /keys", "post /keys", "get /keys/{hash}", "patch /keys/{hash}", "delete /keys/{hash}", "get /key",
       "get /workspaces", "post /workspaces", "get /workspaces/{id}", "patch /workspaces/{id}", "delete /workspaces/{id}",
-      "post /auth/keys/code", "post /auth/keys", "post /oauth/token",
+      "post /auth/keys/code", "post /auth/keys", "post /oauth/token", "get /oauth/jwks",
+      "get /federation-policies", "post /federation-policies", "get /federation-policies/{id}", "patch /federation-policies/{id}",
+      "delete /federation-policies/{id}",
       "post /chat/completions", "post /audio/transcriptions", "post /images", "get /generation",
       "get /files", "get /containers/{container_id}/files", "get /containers/{container_id}/files/{file_id}",
       "get /models", "get /models/user", "get /models/{author}/{slug}/endpoints", "get /providers",
@@ -70,7 +72,7 @@ describe("OpenAPI document", () => {
     }
     for (const path of ["/chat/completions", "/audio/transcriptions", "/images"]) expect(auth("post", path)).toBe("inference");
     for (const path of ["/files", "/models/user", "/presets/{slug}", "/containers/{container_id}/files", "/key"]) expect(auth("get", path)).toBe("any");
-    for (const [method, path] of [["post", "/oauth/token"], ["post", "/auth/keys"], ["get", "/openapi.json"]]) {
+    for (const [method, path] of [["post", "/oauth/token"], ["get", "/oauth/jwks"], ["post", "/auth/keys"], ["get", "/openapi.json"]]) {
       expect(auth(method!, path!)).toBe("none");
       expect(find(method!, path!).security).toEqual([]);
     }

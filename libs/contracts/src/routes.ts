@@ -24,6 +24,15 @@ import {
   workspaceIdParams,
   workspaceResponse,
 } from "./workspace.js";
+import {
+  createFederationPolicyBody,
+  deleteFederationPolicyResponse,
+  federationPolicyIdParams,
+  federationPolicyResponse,
+  listFederationPoliciesQuery,
+  listFederationPoliciesResponse,
+  updateFederationPolicyBody,
+} from "./federation.js";
 
 const keys = [
   defineRoute({
@@ -153,6 +162,75 @@ const workspaces = [
   }),
 ] as const satisfies readonly RouteContract[];
 
+const federationPolicies = [
+  defineRoute({
+    operationId: "listFederationPolicies",
+    method: "get",
+    path: "/federation-policies",
+    summary: "List the organization's workload-identity federation policies",
+    tag: "OAuth",
+    auth: "management",
+    query: listFederationPoliciesQuery,
+    responses: { 200: listFederationPoliciesResponse },
+    errors: [400, 401, 403, 429, 500],
+  }),
+  defineRoute({
+    operationId: "createFederationPolicy",
+    method: "post",
+    path: "/federation-policies",
+    summary: "Trust an issuer's workload-identity tokens, under claim conditions, to act as one inference key",
+    tag: "OAuth",
+    auth: "management",
+    body: createFederationPolicyBody,
+    responses: { 201: federationPolicyResponse },
+    errors: [400, 401, 403, 413, 429, 500],
+  }),
+  defineRoute({
+    operationId: "getFederationPolicy",
+    method: "get",
+    path: "/federation-policies/{id}",
+    summary: "Get a federation policy",
+    tag: "OAuth",
+    auth: "management",
+    params: federationPolicyIdParams,
+    responses: { 200: federationPolicyResponse },
+    errors: [400, 401, 403, 404, 429, 500],
+  }),
+  defineRoute({
+    operationId: "updateFederationPolicy",
+    method: "patch",
+    path: "/federation-policies/{id}",
+    summary: "Update a federation policy's audiences, conditions, replay protection, lifetime or state",
+    tag: "OAuth",
+    auth: "management",
+    params: federationPolicyIdParams,
+    body: updateFederationPolicyBody,
+    responses: { 200: federationPolicyResponse },
+    errors: [400, 401, 403, 404, 429, 500],
+  }),
+  defineRoute({
+    operationId: "deleteFederationPolicy",
+    method: "delete",
+    path: "/federation-policies/{id}",
+    summary: "Delete a federation policy",
+    tag: "OAuth",
+    auth: "management",
+    params: federationPolicyIdParams,
+    responses: { 200: deleteFederationPolicyResponse },
+    errors: [400, 401, 403, 404, 429, 500],
+  }),
+  defineRoute({
+    operationId: "getAccessTokenKeys",
+    method: "get",
+    path: "/oauth/jwks",
+    summary: "Public keys that verify the access tokens POST /oauth/token issues (JWKS)",
+    tag: "OAuth",
+    auth: "none",
+    responses: { 200: null },
+    errors: [],
+  }),
+] as const satisfies readonly RouteContract[];
+
 const meta = [
   defineRoute({
     operationId: "getOpenApiDocument",
@@ -171,6 +249,7 @@ export const routes: readonly RouteContract[] = [
   ...keys,
   ...workspaces,
   ...authRoutes,
+  ...federationPolicies,
   ...inferenceRoutes,
   ...storageRoutes,
   ...catalogRoutes,

@@ -12,7 +12,18 @@ import {
 } from "@switchyard/runtime";
 import type { Express } from "express";
 import type { KeyDeps } from "./keys/service.js";
+import type { AccessTokens } from "./federation/access-tokens.js";
+import type { createSubjectTokenVerifier } from "./federation/subject-token.js";
+import {
+  createPolicyRoute,
+  deletePolicyRoute,
+  getPolicyRoute,
+  listPoliciesRoute,
+  updatePolicyRoute,
+} from "./routes/federation-policies.js";
+import { formBody, oauthTokenRoute } from "./routes/oauth-token.js";
 import type { LimitCache } from "./spend/limit-cache.js";
+import { createAuthCodeRoute, exchangeAuthCodeRoute } from "./routes/auth-keys.js";
 import { authenticateRoute } from "./routes/authenticate.js";
 import { currentKeyRoute } from "./routes/current-key.js";
 import { describeKeysRoute, holdRoute, releaseHoldRoute, workspacePolicyRoute } from "./routes/internal.js";
@@ -27,6 +38,9 @@ import {
 
 export interface IdentityAppDeps extends KeyDeps {
   limits: LimitCache;
+  accessTokens: AccessTokens;
+  subjectTokens: ReturnType<typeof createSubjectTokenVerifier>;
+  federation: { allowInsecureIssuers: boolean; exchangesPerPolicyPerMinute: number };
   logger: Logger;
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
@@ -50,6 +64,12 @@ export function createApp(deps: IdentityAppDeps): Express {
   app.post("/internal/holds", service, holdRoute(deps.db, deps.limits));
   app.post("/internal/holds/release", service, releaseHoldRoute(deps.db));
 
+  // The token exchange proves itself with the subject token; the key set is public.
+  app.post("/api/v1/oauth/token", formBody, oauthTokenRoute({ db: deps.db, verifier: deps.subjectTokens, tokens: deps.accessTokens, logger: deps.logger, perPolicyPerMinute: deps.federation.exchangesPerPolicyPerMinute }));
+  app.get("/api/v1/oauth/jwks", async (_req, res) => {
+    res.set("Cache-Control", "public, max-age=60").json(await deps.accessTokens.jwks());
+  });
+
   const caller = requireCaller(deps.verifyCaller);
   app.get("/api/v1/key", caller, currentKeyRoute(deps, { defaultRateLimitPerMinute: deps.defaultRateLimitPerMinute }));
   app.get("/api/v1/keys", caller, listKeysRoute(deps));
@@ -62,6 +82,14 @@ export function createApp(deps: IdentityAppDeps): Express {
   app.get("/api/v1/workspaces/:id", caller, getWorkspaceRoute(deps));
   app.patch("/api/v1/workspaces/:id", caller, updateWorkspaceRoute(deps));
   app.delete("/api/v1/workspaces/:id", caller, deleteWorkspaceRoute(deps));
+  app.post("/api/v1/auth/keys/code", caller, createAuthCodeRoute(deps));
+  app.post("/api/v1/auth/keys", exchangeAuthCodeRoute(deps));
+  const federation = { db: deps.db, allowInsecureIssuers: deps.federation.allowInsecureIssuers };
+  app.get("/api/v1/federation-policies", caller, listPoliciesRoute(federation));
+  app.post("/api/v1/federation-policies", caller, createPolicyRoute(federation));
+  app.get("/api/v1/federation-policies/:id", caller, getPolicyRoute(federation));
+  app.patch("/api/v1/federation-policies/:id", caller, updatePolicyRoute(federation));
+  app.delete("/api/v1/federation-policies/:id", caller, deletePolicyRoute(federation));
 
   return finishHttpApp(app, deps.logger);
 }

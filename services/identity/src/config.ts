@@ -12,6 +12,18 @@ export const identityEnv = z.object({
   SWITCHYARD_BOOTSTRAP_KEY: optionalString.pipe(z.string().min(32, "must be at least 32 characters").optional()),
   /** Requests per minute for keys without their own rate limit. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
+  /**
+   * Development and tests only: lets federation policies trust plain-http issuers on loopback and private
+   * addresses. Never set in production: it opens the token exchange to server-side request forgery.
+   */
+  FEDERATION_ALLOW_INSECURE_ISSUERS: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true"),
+  /** How often an issuer's key set may be fetched again for a token naming a key not seen yet (rotation). */
+  FEDERATION_KEYS_REFRESH_MS: z.coerce.number().int().min(100).default(60_000),
+  /** Token exchanges per federation policy per minute, in each identity process; more get 429. */
+  FEDERATION_EXCHANGES_PER_MINUTE: z.coerce.number().int().min(1).default(120),
 });
 export type IdentityConfig = z.infer<typeof identityEnv>;
 

@@ -110,4 +110,71 @@ CREATE INDEX holds_by_guardrail ON identity.holds USING gin (guardrail_ids);
 CREATE INDEX holds_by_expiry ON identity.holds (expires_at);
 `,
   },
+  {
+    id: "003_auth_codes",
+    sql: `
+-- PKCE authorization codes: only the code's SHA-256 is kept; a code mints at most one key.
+CREATE TABLE identity.auth_codes (
+  code_hash text PRIMARY KEY,
+  organization_id uuid NOT NULL REFERENCES identity.organizations(id) ON DELETE CASCADE,
+  workspace_id uuid NOT NULL REFERENCES identity.workspaces(id) ON DELETE CASCADE,
+  created_by_key text NOT NULL,
+  callback_url text NOT NULL,
+  code_challenge text,
+  code_challenge_method text CHECK (code_challenge_method IN ('S256', 'plain')),
+  key_limit numeric(20, 10),
+  limit_reset text CHECK (limit_reset IN ('daily', 'weekly', 'monthly')),
+  key_expires_at timestamptz,
+  key_label text,
+  spawn_agent text,
+  spawn_cloud text,
+  app_id integer NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  expires_at timestamptz NOT NULL,
+  used_at timestamptz,
+  key_hash text
+);
+CREATE INDEX auth_codes_by_expiry ON identity.auth_codes (expires_at);
+`,
+  },
+  {
+    id: "004_federation",
+    sql: `
+-- Who may exchange which workload-identity tokens for access tokens acting as which key.
+CREATE TABLE identity.federation_policies (
+  id uuid PRIMARY KEY,
+  organization_id uuid NOT NULL REFERENCES identity.organizations(id) ON DELETE CASCADE,
+  name text NOT NULL,
+  issuer text NOT NULL,
+  audiences text[] NOT NULL,
+  claim_conditions jsonb NOT NULL,
+  target_key_hash text NOT NULL REFERENCES identity.api_keys(hash) ON DELETE CASCADE,
+  replay_protection boolean NOT NULL DEFAULT true,
+  max_token_lifetime_seconds integer,
+  disabled boolean NOT NULL DEFAULT false,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz
+);
+CREATE INDEX federation_policies_by_organization ON identity.federation_policies (organization_id, created_at, id);
+
+-- Subject-token ids seen per issuer, kept until the token expires (replay protection).
+CREATE TABLE identity.federation_seen_tokens (
+  issuer text NOT NULL,
+  jti text NOT NULL,
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (issuer, jti)
+);
+CREATE INDEX federation_seen_tokens_by_expiry ON identity.federation_seen_tokens (expires_at);
+
+-- Keys that sign access tokens; the newest signs, the others stay published until tokens they signed expire.
+CREATE TABLE identity.signing_keys (
+  kid text PRIMARY KEY,
+  algorithm text NOT NULL,
+  private_jwk jsonb NOT NULL,
+  public_jwk jsonb NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  retired_at timestamptz
+);
+`,
+  },
 ];

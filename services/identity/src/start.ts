@@ -11,6 +11,7 @@ import {
 } from "@switchyard/runtime";
 import type { HoldDecision, HoldRequest, KeyAuthentication, KeyDescription, WorkspacePolicy } from "@switchyard/contracts";
 import type { Express } from "express";
+import type { JWK } from "jose";
 import { createApp } from "./app.js";
 import type { IdentityConfig } from "./config.js";
 import { describeKeys, workspacePolicy } from "./internal.js";
@@ -18,6 +19,9 @@ import { authenticateKey } from "./keys/service.js";
 import { migrations, schema } from "./migrations.js";
 import { bootstrap, createOrganization, type NewOrganization } from "./organizations.js";
 import { deleteExpiredHolds, placeHold, releaseHold } from "./spend/holds.js";
+import { startAccessTokens } from "./federation/access-tokens.js";
+import { forgetExpiredTokenIds } from "./federation/exchange.js";
+import { createSubjectTokenVerifier } from "./federation/subject-token.js";
 import { startLedger } from "./spend/ledger.js";
 import { createLimitCache } from "./spend/limit-cache.js";
 
@@ -25,7 +29,10 @@ export interface IdentityDeps {
   db: Db;
   bus: Bus;
   logger: Logger;
-  config: Pick<IdentityConfig, "SWITCHYARD_BOOTSTRAP_KEY" | "RATE_LIMIT_PER_MINUTE" | "MAX_BODY_BYTES">;
+  config: Pick<
+    IdentityConfig,
+    "SWITCHYARD_BOOTSTRAP_KEY" | "RATE_LIMIT_PER_MINUTE" | "MAX_BODY_BYTES" | "FEDERATION_ALLOW_INSECURE_ISSUERS" | "FEDERATION_EXCHANGES_PER_MINUTE" | "FEDERATION_KEYS_REFRESH_MS"
+  >;
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
   health: HealthState;
@@ -45,6 +52,8 @@ export interface RunningIdentity {
   /** Spend holds for inference, without an HTTP hop. */
   hold(request: HoldRequest): Promise<HoldDecision>;
   release(generationId: string): Promise<boolean>;
+  /** Public keys of the access tokens identity signs, for the router without an HTTP hop. */
+  accessTokenKeys(): Promise<{ keys: JWK[] }>;
   /** An operator action: a new organization with its default workspace and first management key. */
   createOrganization(name: string): Promise<NewOrganization>;
   stop(): Promise<void>;
@@ -67,13 +76,16 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     limits.forget((event.data as { hash: string }).hash);
   });
   const sweep = setInterval(() => {
-    deleteExpiredHolds(db).then(
-      (n) => n > 0 && logger.info({ expired: n }, "expired spend holds removed"),
-      (error: unknown) => logger.warn({ err: error }, "could not remove expired spend holds"),
+    Promise.all([deleteExpiredHolds(db), forgetExpiredTokenIds(db)]).then(
+      ([holds, tokenIds]) => (holds > 0 || tokenIds > 0) && logger.info({ holds, tokenIds }, "expired spend holds and subject-token ids removed"),
+      (error: unknown) => logger.warn({ err: error }, "could not remove expired spend holds and subject-token ids"),
     );
   }, sweepEveryMs);
   sweep.unref();
   const relay = startOutboxRelay({ db, schema, bus, logger });
+  const accessTokens = await startAccessTokens(db, logger);
+  const allowInsecureIssuers = deps.config.FEDERATION_ALLOW_INSECURE_ISSUERS;
+  if (allowInsecureIssuers) logger.warn("FEDERATION_ALLOW_INSECURE_ISSUERS is on: plain-http and private-address issuers are trusted (development only)");
   const events = outboxSink(schema, relay);
   const result = await bootstrap({ db, events }, deps.config.SWITCHYARD_BOOTSTRAP_KEY);
   if (result.kind === "generated") {
@@ -88,6 +100,9 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     events,
     limits,
     keyChanged: limits.forget,
+    accessTokens,
+    subjectTokens: createSubjectTokenVerifier({ allowInsecureIssuers, minRefreshIntervalMs: deps.config.FEDERATION_KEYS_REFRESH_MS }),
+    federation: { allowInsecureIssuers, exchangesPerPolicyPerMinute: deps.config.FEDERATION_EXCHANGES_PER_MINUTE },
     logger,
     verifyCaller: deps.verifyCaller,
     verifyService: deps.verifyService,
@@ -106,6 +121,7 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     createOrganization: (name) => createOrganization({ db, events }, name),
     hold: (request) => placeHold(db, limits, request),
     release: (generationId) => releaseHold(db, generationId),
+    accessTokenKeys: () => accessTokens.jwks(),
     async stop() {
       clearInterval(sweep);
       await keyEvents.stop();

@@ -45,6 +45,13 @@ export function createRouterApp(deps: RouterDeps): Express {
     Object.entries(deps.targets).map(([name, target]) => [name, forwardTo(name, target, deps.logger)]),
   ) as Record<ServiceName, RequestHandler>;
 
+  const admit = async (subject: string, limit: number) => {
+    const decision = await deps.rateLimiter.hit(subject, limit);
+    if (!decision.allowed) {
+      throw new HttpError("rate_limited", "Rate limit exceeded", { limit_per_minute: limit }, { "Retry-After": String(decision.retryAfterSeconds) });
+    }
+  };
+
   app.use(async (req, res, next) => {
     const route = routeFor(req.path);
     if (!route) return next();
@@ -53,15 +60,13 @@ export function createRouterApp(deps: RouterDeps): Express {
     delete req.headers[serviceHeader];
     const length = Number(req.headers["content-length"] ?? 0);
     if (length > deps.maxBodyBytes) throw new HttpError("payload_too_large", "Request payload too large");
-    if (!route.public) {
+    if (route.public) {
+      // Routes that take no key are limited per client address; a credential sent anyway goes no further.
+      await admit(`address:${req.ip ?? "unknown"}`, deps.defaultRateLimitPerMinute);
+      delete req.headers.authorization;
+    } else {
       const key = await deps.authenticator.authenticate(req.headers.authorization);
-      const limit = key.rateLimitPerMinute ?? deps.defaultRateLimitPerMinute;
-      const decision = await deps.rateLimiter.hit(key.hash, limit);
-      if (!decision.allowed) {
-        throw new HttpError("rate_limited", "Rate limit exceeded", { limit_per_minute: limit }, {
-          "Retry-After": String(decision.retryAfterSeconds),
-        });
-      }
+      await admit(key.hash, key.rateLimitPerMinute ?? deps.defaultRateLimitPerMinute);
       // Services never see the secret; they see who the router says is calling.
       delete req.headers.authorization;
       req.headers[callerHeader] = await deps.signCaller({

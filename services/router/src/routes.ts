@@ -9,8 +9,12 @@ interface ServiceRoute {
   public?: boolean;
 }
 
-/** Which service owns which public path. Longest prefix first is not needed: prefixes do not nest. */
+/** Which service owns which public path; the first match wins, so a nested prefix comes before its parent. */
 export const serviceRoutes: readonly ServiceRoute[] = [
+  { prefix: "/api/v1/auth/keys/code", service: "identity" },
+  { prefix: "/api/v1/auth/keys", service: "identity", public: true },
+  { prefix: "/api/v1/oauth", service: "identity", public: true },
+  { prefix: "/api/v1/federation-policies", service: "identity" },
   { prefix: "/api/v1/keys", service: "identity" },
   { prefix: "/api/v1/key", service: "identity" },
   { prefix: "/api/v1/workspaces", service: "identity" },
@@ -23,6 +27,8 @@ export const serviceRoutes: readonly ServiceRoute[] = [
   { prefix: "/api/v1/generation", service: "inference" },
 ];
 
+/** Case-insensitive, as the services' routes are: `/AUTH/KEYS/CODE` must not pass for the public `/auth/keys`. */
 export function routeFor(path: string): ServiceRoute | undefined {
-  return serviceRoutes.find((route) => path === route.prefix || path.startsWith(`${route.prefix}/`));
+  const lower = path.toLowerCase();
+  return serviceRoutes.find((route) => lower === route.prefix || lower.startsWith(`${route.prefix}/`));
 }

@@ -69,7 +69,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     logger: logger.child({ service: "router" }),
     bus,
     db,
-    identity: { authenticate: identity.authenticate },
+    identity: { authenticate: identity.authenticate, accessTokenKeys: identity.accessTokenKeys },
     signCaller: createCallerSigner(secret),
     targets: {
       identity: { kind: "handler", handler: identity.app },

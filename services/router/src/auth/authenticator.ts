@@ -1,5 +1,6 @@
 import type { KeyAuthentication } from "@switchyard/contracts";
 import { classifySecret, hashSecret, HttpError, ServiceUnavailableError, unauthorized } from "@switchyard/runtime";
+import { createAccessTokenVerifier, looksLikeJwt } from "./access-tokens.js";
 import type { IdentityClient } from "./identity-client.js";
 
 export interface AuthenticatorOptions {
@@ -19,6 +20,16 @@ export interface AuthenticatedKey {
   rateLimitPerMinute: number | null;
 }
 
+/** Identity could not be asked: the caller should retry, not think its credential is bad. */
+async function unavailableOnOutage<T>(ask: () => Promise<T>): Promise<T> {
+  try {
+    return await ask();
+  } catch (error) {
+    if (error instanceof ServiceUnavailableError) throw new HttpError("unavailable", "Authentication is temporarily unavailable");
+    throw error;
+  }
+}
+
 /** One body for unknown and malformed keys: a caller cannot tell which it sent. */
 const invalidKey = () => unauthorized("Invalid API key");
 
@@ -33,6 +44,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
   const cache = new Map<string, Entry>();
   const pending = new Map<string, Promise<KeyAuthentication | undefined>>();
   let invalidations = 0;
+  const verifyAccessToken = createAccessTokenVerifier(() => options.identity.accessTokenKeys(), now);
 
   async function lookup(hash: string): Promise<KeyAuthentication | undefined> {
     const hit = cache.get(hash);
@@ -60,19 +72,24 @@ export function createAuthenticator(options: AuthenticatorOptions) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
       if (!match?.[1]) throw unauthorized("Missing Authentication header");
       const secret = match[1];
-      // A mistyped Switchyard key fails its checksum here, before any lookup.
-      if (classifySecret(secret) === "malformed") throw invalidKey();
-      const hash = hashSecret(secret);
-      let key: KeyAuthentication | undefined;
-      try {
-        key = await lookup(hash);
-      } catch (error) {
-        if (error instanceof ServiceUnavailableError) throw new HttpError("unavailable", "Authentication is temporarily unavailable");
-        throw error;
+      let hash: string;
+      let viaAccessToken = false;
+      if (looksLikeJwt(secret)) {
+        // An access token from the token exchange acts as its target key: that key's state, limits, usage.
+        const claims = await unavailableOnOutage(() => verifyAccessToken(secret));
+        if (!claims) throw unauthorized("Invalid or expired access token");
+        hash = claims.sub;
+        viaAccessToken = true;
+      } else {
+        // A mistyped Switchyard key fails its checksum here, before any lookup.
+        if (classifySecret(secret) === "malformed") throw invalidKey();
+        hash = hashSecret(secret);
       }
+      const key = await unavailableOnOutage(() => lookup(hash));
       if (!key) throw invalidKey();
       if (key.disabled) throw unauthorized("API key is disabled");
       if (key.expires_at && Date.parse(key.expires_at) <= now()) throw unauthorized("API key has expired");
+      if (viaAccessToken && key.is_management_key) throw invalidKey();
       return {
         hash: key.hash,
         organizationId: key.organization_id,

@@ -1,0 +1,108 @@
+import { maxAccessTokenSeconds, type ClaimCondition, type OAuthError, type TokenExchangeBody, type TokenExchangeResponse } from "@switchyard/contracts";
+import type { Queryable } from "@switchyard/runtime";
+import type { JWTPayload } from "jose";
+import type { AccessTokens } from "./access-tokens.js";
+import { policyById } from "./policies.js";
+import { IssuerUnavailable, SubjectTokenRejected, type createSubjectTokenVerifier } from "./subject-token.js";
+
+/** An RFC 6749 §5.2 error with its HTTP status. */
+export class OAuthFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: OAuthError,
+  ) {
+    super(body.error_description);
+  }
+}
+
+/** One answer for every way a subject token can fail to be accepted, so a caller learns nothing from it. */
+export const notAccepted = () => new OAuthFailure(400, { error: "invalid_grant", error_description: "The subject token was not accepted" });
+
+export interface ExchangeDeps {
+  db: Queryable;
+  verifier: ReturnType<typeof createSubjectTokenVerifier>;
+  tokens: AccessTokens;
+  now?: () => number;
+}
+
+/** `*` matches any run of characters; everything else matches itself. */
+const globMatches = (pattern: string, value: string) =>
+  new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`, "s").test(value);
+
+/** A claim's values as strings: a list claim holds when any of its items does. */
+function claimValues(claims: JWTPayload, name: string): string[] {
+  const value = claims[name];
+  const list = Array.isArray(value) ? value : [value];
+  return list.filter((v) => ["string", "number", "boolean"].includes(typeof v)).map(String);
+}
+
+export const conditionHolds = (claims: JWTPayload, c: ClaimCondition) =>
+  claimValues(claims, c.claim).some((value) => (c.equals !== undefined ? value === c.equals : globMatches(c.matches!, value)));
+
+/**
+ * RFC 8693 token exchange: the policy named, the subject token verified against its issuer, the claim
+ * conditions, the target key, replay protection; then an access token acting as the target key that
+ * lives at most 15 minutes and never past the subject token.
+ */
+export async function exchangeToken(deps: ExchangeDeps, body: TokenExchangeBody): Promise<TokenExchangeResponse> {
+  const now = deps.now ?? Date.now;
+  const policy = await policyById(deps.db, body.federation_policy_id);
+  if (!policy || policy.disabled) throw notAccepted();
+  let claims: JWTPayload;
+  try {
+    claims = await deps.verifier.verify(body.subject_token, {
+      issuer: policy.issuer,
+      audiences: policy.audiences,
+      maxTokenLifetimeSeconds: policy.max_token_lifetime_seconds,
+    });
+  } catch (error) {
+    if (error instanceof IssuerUnavailable) {
+      throw new OAuthFailure(503, { error: "temporarily_unavailable", error_description: "The issuer's keys could not be fetched; retry later" });
+    }
+    if (error instanceof SubjectTokenRejected) throw notAccepted();
+    throw error;
+  }
+  if (!policy.claim_conditions.every((c) => conditionHolds(claims, c))) throw notAccepted();
+  const expiresIn = Math.min(maxAccessTokenSeconds, Math.floor((claims.exp ?? 0) - now() / 1000));
+  if (expiresIn < 1) throw notAccepted();
+
+  const [key] = await deps.db.query<{ workspace_id: string; disabled: boolean; is_management: boolean; expires_at: Date | null }>(
+    `SELECT workspace_id::text, disabled, is_management, expires_at FROM identity.api_keys WHERE hash = $1 AND organization_id = $2`,
+    [policy.target_key_hash, policy.organization_id],
+  );
+  if (!key || key.disabled || key.is_management || (key.expires_at && key.expires_at.getTime() <= now())) throw notAccepted();
+
+  if (policy.replay_protection) {
+    if (typeof claims.jti !== "string" || claims.jti.length === 0 || claims.jti.length > 512) throw notAccepted();
+    // Kept until the subject token expires: after that it could not be exchanged anyway.
+    const fresh = await deps.db.query(
+      `INSERT INTO identity.federation_seen_tokens (issuer, jti, expires_at) VALUES ($1, $2, to_timestamp($3)) ON CONFLICT DO NOTHING RETURNING 1`,
+      [policy.issuer, claims.jti, claims.exp],
+    );
+    if (fresh.length === 0) throw notAccepted();
+  }
+
+  const accessToken = await deps.tokens.issue(
+    {
+      sub: policy.target_key_hash,
+      org: policy.organization_id,
+      ws: key.workspace_id,
+      pol: policy.id,
+      scope: "inference",
+      act: { iss: policy.issuer, sub: String(claims.sub ?? "") },
+    },
+    expiresIn,
+  );
+  return {
+    access_token: accessToken,
+    issued_token_type: "urn:ietf:params:oauth:token-type:access_token",
+    token_type: "Bearer",
+    expires_in: expiresIn,
+    scope: "inference",
+  };
+}
+
+/** Seen subject-token ids past their expiry are useless: this keeps the table small. */
+export async function forgetExpiredTokenIds(db: Queryable): Promise<number> {
+  return (await db.query(`DELETE FROM identity.federation_seen_tokens WHERE expires_at < now() - interval '5 minutes' RETURNING 1`)).length;
+}

@@ -1,0 +1,65 @@
+import { tokenExchangeBody, tokenExchangeGrantType, type OAuthError } from "@switchyard/contracts";
+import type { Logger } from "@switchyard/runtime";
+import express, { type RequestHandler } from "express";
+import { exchangeToken, OAuthFailure, type ExchangeDeps } from "../federation/exchange.js";
+
+export interface OAuthTokenDeps extends ExchangeDeps {
+  logger: Logger;
+  /** Exchanges per federation policy per minute, in this process. */
+  perPolicyPerMinute: number;
+}
+
+/** The form body, for this route only; the rest of identity speaks JSON. */
+export const formBody = express.urlencoded({ extended: false, limit: "64kb", parameterLimit: 20 });
+
+/** RFC 6749 §5.2: which error code a malformed field earns. */
+function malformed(body: Record<string, unknown>, issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): OAuthError {
+  const fields = issues.map((i) => String(i.path[0] ?? "body"));
+  if (typeof body.grant_type === "string" && body.grant_type !== tokenExchangeGrantType && fields.includes("grant_type")) {
+    return { error: "unsupported_grant_type", error_description: `grant_type must be ${tokenExchangeGrantType}` };
+  }
+  if (fields.length === 1 && fields[0] === "scope") return { error: "invalid_scope", error_description: "scope: only inference is available" };
+  return { error: "invalid_request", error_description: issues.map((i) => `${String(i.path[0] ?? "body")}: ${i.message}`).join("; ") };
+}
+
+/** A fixed one-minute window per policy: enough to stop a caller hammering the issuer through us. */
+function perMinuteLimiter(limit: number) {
+  let window = 0;
+  const counts = new Map<string, number>();
+  return (key: string): boolean => {
+    const current = Math.floor(Date.now() / 60_000);
+    if (current !== window) {
+      window = current;
+      counts.clear();
+    }
+    const n = (counts.get(key) ?? 0) + 1;
+    counts.set(key, n);
+    return n <= limit;
+  };
+}
+
+/** `POST /oauth/token`: RFC 8693 token exchange, answering in RFC 6749's error format and never cached. */
+export const oauthTokenRoute = (deps: OAuthTokenDeps): RequestHandler => {
+  const allow = perMinuteLimiter(deps.perPolicyPerMinute);
+  return async (req, res) => {
+    res.set({ "Cache-Control": "no-store", Pragma: "no-cache" });
+    const send = (status: number, body: unknown) => res.status(status).json(body);
+    if (!req.is("application/x-www-form-urlencoded")) {
+      return send(400, { error: "invalid_request", error_description: "The body must be application/x-www-form-urlencoded" });
+    }
+    const raw = (req.body ?? {}) as Record<string, unknown>;
+    const parsed = tokenExchangeBody.safeParse(raw);
+    if (!parsed.success) return send(400, malformed(raw, parsed.error.issues));
+    if (!allow(parsed.data.federation_policy_id)) {
+      res.set("Retry-After", String(60 - (Math.floor(Date.now() / 1000) % 60)));
+      return send(429, { error: "temporarily_unavailable", error_description: "Too many token requests for this policy; retry later" });
+    }
+    try {
+      send(200, await exchangeToken(deps, parsed.data));
+    } catch (error) {
+      if (error instanceof OAuthFailure) return send(error.status, error.body);
+      deps.logger.error({ err: error }, "token exchange failed");
+      send(500, { error: "server_error", error_description: "The token could not be issued" });
+    }
+  };
+};
