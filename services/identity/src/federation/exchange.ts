@@ -10,13 +10,16 @@ export class OAuthFailure extends Error {
   constructor(
     readonly status: number,
     readonly body: OAuthError,
+    /** Why, for the operator's log only. */
+    readonly reason: string = body.error_description,
   ) {
     super(body.error_description);
   }
 }
 
 /** One answer for every way a subject token can fail to be accepted, so a caller learns nothing from it. */
-export const notAccepted = () => new OAuthFailure(400, { error: "invalid_grant", error_description: "The subject token was not accepted" });
+export const notAccepted = (reason: string) =>
+  new OAuthFailure(400, { error: "invalid_grant", error_description: "The subject token was not accepted" }, reason);
 
 export interface ExchangeDeps {
   db: Queryable;
@@ -47,7 +50,7 @@ export const conditionHolds = (claims: JWTPayload, c: ClaimCondition) =>
 export async function exchangeToken(deps: ExchangeDeps, body: TokenExchangeBody): Promise<TokenExchangeResponse> {
   const now = deps.now ?? Date.now;
   const policy = await policyById(deps.db, body.federation_policy_id);
-  if (!policy || policy.disabled) throw notAccepted();
+  if (!policy || policy.disabled) throw notAccepted(policy ? "policy is disabled" : "no such policy");
   let claims: JWTPayload;
   try {
     claims = await deps.verifier.verify(body.subject_token, {
@@ -57,29 +60,32 @@ export async function exchangeToken(deps: ExchangeDeps, body: TokenExchangeBody)
     });
   } catch (error) {
     if (error instanceof IssuerUnavailable) {
-      throw new OAuthFailure(503, { error: "temporarily_unavailable", error_description: "The issuer's keys could not be fetched; retry later" });
+      throw new OAuthFailure(503, { error: "temporarily_unavailable", error_description: "The issuer's keys could not be fetched; retry later" }, error.message);
     }
-    if (error instanceof SubjectTokenRejected) throw notAccepted();
+    if (error instanceof SubjectTokenRejected) throw notAccepted(error.message);
     throw error;
   }
-  if (!policy.claim_conditions.every((c) => conditionHolds(claims, c))) throw notAccepted();
+  const failed = policy.claim_conditions.find((c) => !conditionHolds(claims, c));
+  if (failed) throw notAccepted(`claim condition on ${failed.claim} does not hold`);
   const expiresIn = Math.min(maxAccessTokenSeconds, Math.floor((claims.exp ?? 0) - now() / 1000));
-  if (expiresIn < 1) throw notAccepted();
+  if (expiresIn < 1) throw notAccepted("subject token expires within a second");
 
   const [key] = await deps.db.query<{ workspace_id: string; disabled: boolean; is_management: boolean; expires_at: Date | null }>(
     `SELECT workspace_id::text, disabled, is_management, expires_at FROM identity.api_keys WHERE hash = $1 AND organization_id = $2`,
     [policy.target_key_hash, policy.organization_id],
   );
-  if (!key || key.disabled || key.is_management || (key.expires_at && key.expires_at.getTime() <= now())) throw notAccepted();
+  if (!key || key.disabled || key.is_management || (key.expires_at && key.expires_at.getTime() <= now())) {
+    throw notAccepted("target key is missing, disabled, expired or a management key");
+  }
 
   if (policy.replay_protection) {
-    if (typeof claims.jti !== "string" || claims.jti.length === 0 || claims.jti.length > 512) throw notAccepted();
+    if (typeof claims.jti !== "string" || claims.jti.length === 0 || claims.jti.length > 512) throw notAccepted("replay protection needs a jti");
     // Kept until the subject token expires: after that it could not be exchanged anyway.
     const fresh = await deps.db.query(
       `INSERT INTO identity.federation_seen_tokens (issuer, jti, expires_at) VALUES ($1, $2, to_timestamp($3)) ON CONFLICT DO NOTHING RETURNING 1`,
       [policy.issuer, claims.jti, claims.exp],
     );
-    if (fresh.length === 0) throw notAccepted();
+    if (fresh.length === 0) throw notAccepted("jti already exchanged");
   }
 
   const accessToken = await deps.tokens.issue(

@@ -57,7 +57,10 @@ export const oauthTokenRoute = (deps: OAuthTokenDeps): RequestHandler => {
     try {
       send(200, await exchangeToken(deps, parsed.data));
     } catch (error) {
-      if (error instanceof OAuthFailure) return send(error.status, error.body);
+      if (error instanceof OAuthFailure) {
+        deps.logger.info({ policy: parsed.data.federation_policy_id, reason: error.reason, status: error.status }, "token exchange refused");
+        return send(error.status, error.body);
+      }
       deps.logger.error({ err: error }, "token exchange failed");
       send(500, { error: "server_error", error_description: "The token could not be issued" });
     }
