@@ -72,4 +72,36 @@ describe("rate limits shared by router replicas", () => {
       await b.close();
     }
   });
+
+  it("counts hits that are on their way to the shared figure while the exchange runs", async () => {
+    const now = () => minuteStart + 2000;
+    let release: (() => void) | undefined;
+    let armed = false;
+    // The periodic exchange waits on a gate: a hit arriving meanwhile must still see the hits it carries.
+    const gated: Db = {
+      ...db,
+      async query(sql, params) {
+        if (armed && release === undefined && sql.includes("WITH hit AS")) {
+          await new Promise<void>((resolve) => (release = resolve));
+        }
+        return db.query(sql, params);
+      },
+    };
+    const limiter = sharedRateLimiter(gated, { syncMs: 10, now });
+    try {
+      const first = [];
+      for (let i = 0; i < 3; i++) {
+        first.push((await limiter.hit("key-4", 3)).allowed);
+        armed = true;
+      }
+      expect(first).toEqual([true, true, true]);
+      // The first sight exchanged at once; the next two now travel in a gated exchange.
+      while (!release) await sleep(5);
+      expect((await limiter.hit("key-4", 3)).allowed).toBe(false);
+      release();
+    } finally {
+      release?.();
+      await limiter.close();
+    }
+  });
 });

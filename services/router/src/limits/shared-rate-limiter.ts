@@ -10,6 +10,8 @@ interface KeyCount {
   current: number;
   /** Hits admitted here since then, not yet added to the shared count. */
   unsent: number;
+  /** Hits on their way to the shared count in an exchange under way: still counted here until it answers. */
+  sending: number;
 }
 
 export interface SharedRateLimiterOptions {
@@ -55,17 +57,17 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
       else hits.set(key, c.unsent);
     }
     if (hits.size === 0) return;
-    for (const key of hits.keys()) counts.get(key)!.unsent = 0;
+    for (const [key, n] of hits) Object.assign(counts.get(key)!, { unsent: 0, sending: n });
     try {
       for (const row of await exchange(window, hits)) {
         const c = counts.get(row.key_hash);
         // Hits admitted while the statement ran are still in `unsent`; the shared figure holds the rest.
-        if (c?.window === window) Object.assign(c, { current: row.current, previous: row.previous });
+        if (c?.window === window) Object.assign(c, { current: row.current, previous: row.previous, sending: 0 });
       }
     } catch (error) {
-      for (const [key, n] of hits) {
+      for (const key of hits.keys()) {
         const c = counts.get(key);
-        if (c?.window === window) c.unsent += n;
+        if (c?.window === window) Object.assign(c, { unsent: c.unsent + c.sending, sending: 0 });
       }
       throw error;
     }
@@ -90,14 +92,14 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
       if (c?.window !== window) {
         // First sight of this key in this minute: count and read the shared figure now.
         const [row] = await exchange(window, new Map([[key, 1]]));
-        c = { window, previous: row?.previous ?? 0, current: row?.current ?? 1, unsent: 0 };
+        c = { window, previous: row?.previous ?? 0, current: row?.current ?? 1, unsent: 0, sending: 0 };
         counts.set(key, c);
         const decision = decide(c.previous, c.current, perMinute, t);
         // Only admitted requests count, as in memory: a refused one is taken back at the next exchange.
         if (!decision.allowed) c.unsent = -1;
         return decision;
       }
-      const decision = decide(c.previous, c.current + c.unsent + 1, perMinute, t);
+      const decision = decide(c.previous, c.current + c.sending + c.unsent + 1, perMinute, t);
       if (decision.allowed) c.unsent++;
       return decision;
     },
