@@ -1,7 +1,4 @@
-import { randomBytes, randomUUID } from "node:crypto";
-import type { EventEnvelope } from "@switchyard/contracts";
-import { jetstream } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
@@ -9,7 +6,7 @@ import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
 import { startTestNats, type TestNats } from "./support/nats.js";
 import { spendCatalog } from "./support/spend-fixture.js";
-import { gatewayDriver, spendHelpers } from "./support/spend-scenarios.js";
+import { chargesOnceHoweverDelivered, gatewayDriver, spendHelpers } from "./support/spend-scenarios.js";
 
 /** Spend over a NATS of this test's own, which it stops and starts: usage arrives once, whatever the transport does. */
 let nats: TestNats;
@@ -50,47 +47,5 @@ describe("spend when NATS fails", () => {
     expect(await usageOf(hash)).toBe(0.2);
   }, 60_000);
 
-  it("applies a charge once however often it is delivered or reported", async () => {
-    const { key, hash } = await h.newKey();
-    const me = (await gw.call("GET", "/key", { key })).body.data!;
-    const charge = (generationId: string, cost: string): EventEnvelope<"inference.generation.completed.v1"> => ({
-      id: randomUUID(),
-      subject: "inference.generation.completed.v1",
-      occurred_at: new Date().toISOString(),
-      data: {
-        generation_id: generationId,
-        key_hash: hash,
-        organization_id: String(me.organization_id),
-        workspace_id: String(me.workspace_id),
-        guardrail_ids: [],
-        model: "spend/cent",
-        provider: "alpha",
-        status: "completed",
-        streamed: false,
-        prompt_tokens: 1,
-        completion_tokens: 1,
-        usage_estimated: false,
-        cost_usd: cost,
-        is_byok: false,
-      },
-    });
-    const nc = await connect({ servers: nats.url });
-    try {
-      const js = jetstream(nc);
-      const subject = `${namespace}.inference.generation.completed.v1`;
-      const send = (event: EventEnvelope) => js.publish(subject, JSON.stringify(event), { msgID: randomUUID() });
-      const first = charge(`gen-fault-${randomUUID()}`, "0.05");
-      await send(first);
-      // The same event again under a new message id: a redelivery after a crash between commit and ack, or a
-      // publish retried after the deduplication window. Then the same generation reported by a new event.
-      await send(first);
-      await send({ ...charge(first.data.generation_id, "0.05"), id: randomUUID() });
-      // A charge published after them: once it is applied, the duplicates before it have been handled.
-      await send(charge(`gen-fault-${randomUUID()}`, "0.01"));
-      await eventually(async () => ((await usageOf(hash)) ?? 0) >= 0.06, 10_000);
-      expect(await usageOf(hash)).toBe(0.06);
-    } finally {
-      await nc.close();
-    }
-  }, 30_000);
+  it("applies a charge once however often it is delivered or reported", () => chargesOnceHoweverDelivered(gatewayDriver(gw, alpha), { url: nats.url, namespace }), 30_000);
 });

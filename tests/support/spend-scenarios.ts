@@ -1,3 +1,7 @@
+import { randomUUID } from "node:crypto";
+import type { EventEnvelope } from "@switchyard/contracts";
+import { jetstream } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import { expect } from "vitest";
 import { eventually } from "./eventually.js";
 import type { FakeProvider } from "./fake-provider.js";
@@ -83,4 +87,52 @@ export async function guardrailBudgetUnderConcurrency(d: SpendDriver): Promise<v
   await eventually(async () => (await total()) >= 0.05, d.usageWithinMs);
   expect(Number((await total()).toFixed(12))).toBe(0.05);
   await d.call("DELETE", `/guardrails/${id}`);
+}
+
+/**
+ * Publishes charges straight to NATS: one event twice under new message ids (a redelivery after a crash
+ * between commit and ack, or a publish retried after the deduplication window), the same generation under a
+ * new event id, then a sentinel charge. Usage must count each generation once.
+ */
+export async function chargesOnceHoweverDelivered(d: SpendDriver, nats: { url: string; namespace: string }): Promise<void> {
+  const { data, newKey, keyRecord } = spendHelpers(d);
+  const { key, hash } = await newKey();
+  const me = data(await d.call("GET", "/key", undefined, key));
+  const charge = (generationId: string, cost: string): EventEnvelope<"inference.generation.completed.v1"> => ({
+    id: randomUUID(),
+    subject: "inference.generation.completed.v1",
+    occurred_at: new Date().toISOString(),
+    data: {
+      generation_id: generationId,
+      key_hash: hash,
+      organization_id: String(me.organization_id),
+      workspace_id: String(me.workspace_id),
+      guardrail_ids: [],
+      model: "spend/cent",
+      provider: "alpha",
+      status: "completed",
+      streamed: false,
+      prompt_tokens: 1,
+      completion_tokens: 1,
+      usage_estimated: false,
+      cost_usd: cost,
+      is_byok: false,
+    },
+  });
+  const nc = await connect({ servers: nats.url });
+  try {
+    const js = jetstream(nc);
+    const send = (event: EventEnvelope) => js.publish(`${nats.namespace}.${event.subject}`, JSON.stringify(event), { msgID: randomUUID() });
+    const first = charge(`gen-fault-${randomUUID()}`, "0.05");
+    await send(first);
+    await send(first);
+    await send({ ...charge(first.data.generation_id, "0.05"), id: randomUUID() });
+    // Once the sentinel is applied, the duplicates published before it have been handled.
+    await send(charge(`gen-fault-${randomUUID()}`, "0.01"));
+    const usage = async () => (await keyRecord(hash)).usage ?? 0;
+    await eventually(async () => (await usage()) >= 0.06, d.usageWithinMs * 2);
+    expect(await usage()).toBe(0.06);
+  } finally {
+    await nc.close();
+  }
 }

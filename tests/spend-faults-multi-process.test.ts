@@ -1,0 +1,106 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "./support/eventually.js";
+import { startTestNats, type TestNats } from "./support/nats.js";
+import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { chargesOnceHoweverDelivered, spendHelpers } from "./support/spend-scenarios.js";
+import { chatsServed, spendTopologyStartupMs, startSpendTopology, type SpendTopology } from "./support/spend-topology.js";
+
+/**
+ * The faults of spend-faults.test.ts with router, identity, catalog and two inference replicas as separate
+ * processes, over a NATS of this test's own that it kills and restarts: usage arrives once, whatever the
+ * transport does.
+ */
+let nats: TestNats;
+let database: TestDatabase;
+let topology: SpendTopology;
+let h: ReturnType<typeof spendHelpers>;
+
+beforeAll(async () => {
+  nats = await startTestNats({ private: true });
+  database = await createTestDatabase();
+  topology = await startSpendTopology({ natsUrl: nats.url, databaseUrl: database.url });
+  h = spendHelpers(topology.driver);
+}, spendTopologyStartupMs);
+
+afterAll(async () => {
+  const codes = await topology?.stop();
+  await nats?.stop();
+  await database?.drop();
+  // Checked after cleaning up, so a failed start leaves no NATS server or database behind.
+  expect(codes).toEqual([0, 0, 0, 0, 0]); // every process drained cleanly on SIGTERM, NATS outage or not
+});
+
+/** A key's charges written to the outbox the replicas share on Postgres, and not yet published. */
+async function unpublishedCharges(url: string, keyHash: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const [row] = (
+      await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM inference.outbox
+         WHERE published_at IS NULL AND subject = 'inference.generation.completed.v1' AND data->>'key_hash' = $1`,
+        [keyHash],
+      )
+    ).rows;
+    return row!.n;
+  } finally {
+    await client.end();
+  }
+}
+const usageOf = async (hash: string) => (await h.keyRecord(hash)).usage;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("spend across processes when NATS fails", () => {
+  it("serves 20 completions on both replicas while NATS is down and applies their usage exactly once when it returns", async () => {
+    const { key, hash } = await h.newKey({ limit: 1 });
+    await nats.kill!();
+    // Holds go to identity over HTTP; each replica's outbox keeps its generations' events until NATS is back.
+    const answers = await topology.driver.burst(20, () => Promise.all(Array.from({ length: 20 }, () => h.chat(key, "spend/cent"))));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    await sleep(300);
+    expect(await usageOf(hash)).toBe(0); // the charges wait in the outboxes; their holds still count meanwhile
+    expect((await h.keyRecord(hash)).limit_remaining).toBe(1);
+
+    await nats.restart!();
+    // The outbox relays back off up to 10 s while NATS is away, and identity's durable consumer restarts with
+    // a backoff of its own: generous, but bounded.
+    await eventually(async () => ((await usageOf(hash)) ?? 0) >= 0.2, 45_000);
+    await sleep(500);
+    expect(await h.keyRecord(hash)).toMatchObject({ usage: 0.2, limit_remaining: 0.8 });
+  }, 75_000);
+
+  it("keeps the charges of a replica killed during the outage in its outbox and applies them once when it is back", async () => {
+    const { key, hash } = await h.newKey({ limit: 1 });
+    const victim = topology.replicas[0]!;
+    const logMark = victim.output().length;
+    await nats.kill!();
+    const before = chatsServed(victim);
+    const answers = await topology.driver.burst(20, () => Promise.all(Array.from({ length: 20 }, () => h.chat(key, "spend/cent"))));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    expect(chatsServed(victim) - before).toBeGreaterThan(0); // it has charges of its own to lose
+
+    if (database.url) {
+      // One outbox for both replicas: every charge has been written, none published.
+      await eventually(async () => (await unpublishedCharges(database.url!, hash)) === 20, 5000);
+    }
+    // Its relay has claimed charges, waited out the 5 s NATS request timeout and let go of them: by then its
+    // records, written GENERATION_FLUSH_MS (50 ms) after each answer, are all in its outbox. Killed now, with
+    // its next try 500 ms away, it leaves no 30 s claim that would hold them back (the wait below allows for one).
+    await eventually(async () => victim.output().slice(logMark).includes("outbox relay could not publish"), 20_000);
+    const killed = new Promise((resolve) => victim.child.once("exit", (_code, signal) => resolve(signal)));
+    victim.child.kill("SIGKILL");
+    expect(await killed).toBe("SIGKILL");
+    expect(await usageOf(hash)).toBe(0);
+
+    await nats.restart!();
+    // An inference process cannot start while NATS is down, so the replica comes back after it: the same
+    // port and data folder (its own PGlite, or the shared Postgres).
+    await topology.restartReplica(0);
+    await eventually(async () => ((await usageOf(hash)) ?? 0) >= 0.2, 45_000);
+    await sleep(500);
+    expect(await h.keyRecord(hash)).toMatchObject({ usage: 0.2, limit_remaining: 0.8 });
+  }, 75_000);
+
+  it("applies a charge once however often it is delivered or reported", () => chargesOnceHoweverDelivered(topology.driver, { url: nats.url, namespace: topology.namespace }), 30_000);
+});
