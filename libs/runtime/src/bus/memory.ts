@@ -72,8 +72,8 @@ export function createMemoryBus(options: { logger: Logger }): Bus {
 
   /** Events of one `publishAll` to one group, in order: together to a batch consumer, else one by one. */
   async function deliverAll(group: Group, events: EventEnvelope[]): Promise<void> {
-    const member = group.members[group.next++ % group.members.length];
-    if (group.batches && member && events.length > 1) {
+    const member = group.batches && events.length > 1 ? group.members[group.next++ % group.members.length] : undefined;
+    if (member) {
       try {
         await runTracked(member.inFlight, () => member.handle(structuredClone(events)));
         return;
@@ -130,14 +130,9 @@ export function createMemoryBus(options: { logger: Logger }): Bus {
     };
   }
 
-  return {
+  const bus: Bus = {
     kind: "memory",
-    async publish(event) {
-      if (closed) throw new Error("the in-process bus is closed");
-      const parsed = accept(event);
-      const matching = [...groups.values()].filter((g) => matchesAny(g.subjects, parsed.subject));
-      await track(Promise.all(matching.map((group) => deliver(group, parsed))));
-    },
+    publish: (event) => bus.publishAll!([event]),
 
     async publishAll(events) {
       if (closed) throw new Error("the in-process bus is closed");
@@ -178,4 +173,5 @@ export function createMemoryBus(options: { logger: Logger }): Bus {
       listeners.clear();
     },
   };
+  return bus;
 }
