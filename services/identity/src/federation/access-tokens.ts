@@ -50,15 +50,17 @@ export async function startAccessTokens(db: Db, logger: Logger): Promise<AccessT
   const current = async () => {
     // Re-read now and then, so a rotation by another replica is picked up.
     if (signer && Date.now() - signer.loadedAt < 60_000) return signer;
-    let [row] = await db.query<SigningKeyRow>(
-      `SELECT kid, private_jwk, public_jwk, created_at FROM identity.signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1`,
-    );
+    const newest = async () =>
+      (
+        await db.query<SigningKeyRow>(
+          `SELECT kid, private_jwk, public_jwk, created_at FROM identity.signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1`,
+        )
+      )[0];
+    let row = await newest();
     if (!row || Date.now() - row.created_at.getTime() > rotateAfterMs) {
       await newKey(db);
       logger.info("new access-token signing key");
-      [row] = await db.query<SigningKeyRow>(
-        `SELECT kid, private_jwk, public_jwk, created_at FROM identity.signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1`,
-      );
+      row = await newest();
     }
     signer = { kid: row!.kid, key: await importJWK(row!.private_jwk, algorithm), loadedAt: Date.now() };
     return signer;

@@ -39,7 +39,7 @@ function claimValues(claims: JWTPayload, name: string): string[] {
   return list.filter((v) => ["string", "number", "boolean"].includes(typeof v)).map(String);
 }
 
-export const conditionHolds = (claims: JWTPayload, c: ClaimCondition) =>
+const conditionHolds = (claims: JWTPayload, c: ClaimCondition) =>
   claimValues(claims, c.claim).some((value) => (c.equals !== undefined ? value === c.equals : globMatches(c.matches!, value)));
 
 /**
