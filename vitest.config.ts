@@ -11,6 +11,7 @@ export default defineConfig({
     alias: {
       "@switchyard/contracts": lib("contracts"),
       "@switchyard/runtime": lib("runtime"),
+      "@switchyard/upstream": lib("upstream"),
       "@switchyard/identity": service("identity"),
       "@switchyard/router": service("router"),
       "@switchyard/catalog": service("catalog"),

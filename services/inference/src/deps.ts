@@ -1,7 +1,7 @@
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
 import type { GenerationRecorder } from "./generations/recorder.js";
-import type { Cooldowns } from "./routing/attempts.js";
+import type { Cooldowns } from "@switchyard/upstream";
 import type { SpendHolds } from "./spend/holds.js";
 
 export interface InferenceDeps {

@@ -2,7 +2,7 @@ import type { ChatUsage, FinishReason, OpenRouterMetadata } from "@switchyard/co
 import { picoToUsd } from "@switchyard/runtime";
 import { costOf, estimateTokens, type Cost } from "./cost.js";
 import type { UpstreamUsage } from "./providers/types.js";
-import type { Candidate } from "./routing/candidates.js";
+import type { Candidate } from "@switchyard/upstream";
 
 const finishReasons = new Set<FinishReason>(["stop", "length", "tool_calls", "content_filter", "error"]);
 

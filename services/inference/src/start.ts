@@ -5,7 +5,7 @@ import type { InferenceConfig } from "./config.js";
 import type { InferenceDeps } from "./deps.js";
 import { createRecorder } from "./generations/recorder.js";
 import { migrations, schema } from "./migrations.js";
-import { createCooldowns } from "./routing/attempts.js";
+import { createCooldowns } from "@switchyard/upstream";
 
 export interface InferenceStartDeps {
   db: Db;

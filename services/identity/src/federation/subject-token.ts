@@ -1,6 +1,6 @@
 import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from "jose";
 import { z } from "zod";
-import { FetchRefused, fetchJson, type SafeFetchOptions } from "./safe-fetch.js";
+import { FetchRefused, fetchJson, type SafeFetchOptions } from "@switchyard/upstream";
 
 /** What a token exchange policy says about acceptable subject tokens. */
 export interface SubjectTokenPolicy {

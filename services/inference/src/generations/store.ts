@@ -1,13 +1,7 @@
+import type { Attempt } from "@switchyard/upstream";
+export type { Attempt } from "@switchyard/upstream";
 import type { Generation } from "@switchyard/contracts";
 import { notFound, picoToDecimal, picoToUsd, toPico, type EventSink, type Queryable } from "@switchyard/runtime";
-
-export interface Attempt {
-  provider: string;
-  model: string;
-  status: number | null;
-  latencyMs: number;
-  error?: string;
-}
 
 export interface FinishedGeneration {
   id: string;

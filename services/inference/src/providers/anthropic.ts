@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { messagesRequest } from "./anthropic-messages.js";
-import { postJson } from "./http.js";
+import { postJson } from "@switchyard/upstream";
 import { sseData } from "./openai-compatible.js";
 import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 

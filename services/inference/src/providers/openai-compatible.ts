@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { postJson } from "./http.js";
+import { postJson } from "@switchyard/upstream";
 import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
 const usage = z

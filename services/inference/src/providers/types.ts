@@ -1,12 +1,6 @@
-/** Where and how to call one upstream endpoint. */
-export interface UpstreamTarget {
-  provider: string;
-  baseUrl: string;
-  apiKey: string | undefined;
-  upstreamModel: string;
-  /** The endpoint's output limit, for wire formats that require one on every request. */
-  maxCompletionTokens: number | null;
-}
+import type { UpstreamTarget } from "@switchyard/upstream";
+
+export { UpstreamError, type UpstreamTarget } from "@switchyard/upstream";
 
 export interface UpstreamUsage {
   promptTokens: number;
@@ -33,21 +27,6 @@ export interface UpstreamChunk {
   usage: UpstreamUsage | undefined;
   systemFingerprint: string | null;
   serviceTier: string | null;
-}
-
-/**
- * A provider failure. `retryable` says whether another endpoint may be tried (timeouts, rate limits,
- * server errors, connection failures); `retryAfterMs` comes from the provider's Retry-After.
- */
-export class UpstreamError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | null,
-    readonly retryable: boolean,
-    readonly retryAfterMs?: number,
-  ) {
-    super(message);
-  }
 }
 
 /** One file per wire format; OpenAI-compatible servers share one implementation. */

@@ -8,6 +8,7 @@ import {
   type SpendBudget,
 } from "@switchyard/contracts";
 import { badRequest, callerOf, forbidden, HttpError, parseInput, type Caller } from "@switchyard/runtime";
+import { orderCandidates, upstreamFailure, type Candidate } from "@switchyard/upstream";
 import type { Request, RequestHandler } from "express";
 import type { InferenceDeps } from "../deps.js";
 import type { Attempt } from "../generations/store.js";
@@ -16,8 +17,6 @@ import { dropUnsupported } from "../parameters.js";
 import { activePlugins, compressMessages, type ActivePlugins } from "../plugins.js";
 import type { ChatProvider, UpstreamTarget } from "../providers/types.js";
 import { firstAccepting } from "../routing/attempts.js";
-import { orderCandidates, type Candidate } from "../routing/candidates.js";
-import { upstreamFailure } from "../routing/failure.js";
 import { reserve } from "../spend/holds.js";
 import { bufferedCompletion } from "./buffered.js";
 import { streamedCompletion } from "./streamed.js";

@@ -1,7 +1,7 @@
 import { account, metadataBody, type Accounted } from "../responses.js";
 import type { UpstreamUsage } from "../providers/types.js";
 import { promptText } from "../request-body.js";
-import type { Candidate } from "../routing/candidates.js";
+import type { Candidate } from "@switchyard/upstream";
 import { abandoned, type ChatContext } from "./chat-completions.js";
 
 export interface Outcome {

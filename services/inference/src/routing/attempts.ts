@@ -1,82 +1,15 @@
-import type { ResolvedEndpoint } from "@switchyard/contracts";
-import type { Logger } from "@switchyard/runtime";
-import type { Attempt } from "../generations/store.js";
+import { firstAccepting as tryInOrder, type Attempt, type AttemptContext, type Candidate, type UpstreamTarget } from "@switchyard/upstream";
 import { anthropic } from "../providers/anthropic.js";
 import { google } from "../providers/google.js";
 import { openAiCompatible } from "../providers/openai-compatible.js";
-import { UpstreamError, type ChatProvider, type UpstreamTarget } from "../providers/types.js";
-import type { Candidate } from "./candidates.js";
+import type { ChatProvider } from "../providers/types.js";
 
-/** Wire formats by the catalog's adapter name. */
+/** Chat wire formats by the catalog's adapter name. */
 const providers: Record<string, ChatProvider> = { openai: openAiCompatible, "openai-compatible": openAiCompatible, anthropic, google };
 
-/** Endpoints that answered with Retry-After rest until then; shared by every request of this process. */
-const endpointKey = (e: ResolvedEndpoint) => `${e.provider}/${e.upstream_model}`;
-
-export function createCooldowns(now: () => number = Date.now) {
-  const until = new Map<string, number>();
-  return {
-    coolingDown: (endpoint: ResolvedEndpoint) => (until.get(endpointKey(endpoint)) ?? 0) > now(),
-    rest(endpoint: ResolvedEndpoint, ms: number) {
-      until.set(endpointKey(endpoint), now() + Math.min(ms, 300_000));
-    },
-  };
-}
-export type Cooldowns = ReturnType<typeof createCooldowns>;
-
-export interface AttemptContext {
-  env: Record<string, string | undefined>;
-  cooldowns: Cooldowns;
-  logger: Logger;
-  signal: AbortSignal;
-}
-
-export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string | undefined>): UpstreamTarget {
-  const apiKey = endpoint.api_key_env.map((name) => env[name]).find((value) => value);
-  return { provider: endpoint.provider, baseUrl: endpoint.base_url, apiKey, upstreamModel: endpoint.upstream_model, maxCompletionTokens: endpoint.max_completion_tokens };
-}
-
-/**
- * Tries candidates in order until one accepts the request. Failures before the first byte that another
- * endpoint might not have (timeouts, 429, 5xx, connection errors) move on to the next endpoint; any other
- * failure moves on to the next model of the request's `models` list.
- */
-export async function firstAccepting<T>(
+export const firstAccepting = <T>(
   candidates: Candidate[],
   context: AttemptContext,
   attempts: Attempt[],
   call: (provider: ChatProvider, target: UpstreamTarget, candidate: Candidate) => Promise<T>,
-): Promise<{ result: T; candidate: Candidate }> {
-  let last: UpstreamError | undefined;
-  let refusedModel: string | undefined;
-  for (const candidate of candidates) {
-    if (context.signal.aborted) break;
-    // A refusal another endpoint of the same model would repeat skips to the next model of `models`.
-    if (candidate.model === refusedModel) continue;
-    const provider = providers[candidate.endpoint.adapter];
-    if (!provider) {
-      attempts.push({ provider: candidate.endpoint.provider, model: candidate.model, status: null, latencyMs: 0, error: `no ${candidate.endpoint.adapter} adapter` });
-      continue;
-    }
-    const started = performance.now();
-    try {
-      const result = await call(provider, targetOf(candidate.endpoint, context.env), candidate);
-      attempts.push({ provider: candidate.endpoint.provider, model: candidate.model, status: 200, latencyMs: Math.round(performance.now() - started) });
-      return { result, candidate };
-    } catch (error) {
-      if (!(error instanceof UpstreamError)) throw error;
-      attempts.push({
-        provider: candidate.endpoint.provider,
-        model: candidate.model,
-        status: error.status,
-        latencyMs: Math.round(performance.now() - started),
-        error: error.message,
-      });
-      if (error.retryAfterMs !== undefined) context.cooldowns.rest(candidate.endpoint, error.retryAfterMs);
-      context.logger.warn({ provider: candidate.endpoint.provider, status: error.status, err: error.message }, "upstream attempt failed");
-      last = error;
-      if (!error.retryable) refusedModel = candidate.model;
-    }
-  }
-  throw last ?? new UpstreamError("no endpoint could be tried", null, false);
-}
+) => tryInOrder(providers, candidates, context, attempts, call);

@@ -1,5 +1,5 @@
 import { HttpError } from "@switchyard/runtime";
-import { UpstreamError } from "../providers/types.js";
+import { UpstreamError } from "./errors.js";
 
 /** What the caller hears when no endpoint answered: the provider's own 4xx, a 429, a timeout, or a 502. */
 export function upstreamFailure(error: unknown, timedOut: boolean): HttpError {

@@ -1,5 +1,5 @@
 import { Agent, request } from "undici";
-import { UpstreamError } from "./types.js";
+import { UpstreamError } from "./errors.js";
 
 /**
  * One keep-alive pool per process for every upstream: connections are reused across requests, which

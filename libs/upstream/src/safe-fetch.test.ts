@@ -2,7 +2,7 @@ import type { LookupAddress } from "node:dns";
 import { createServer } from "node:http";
 import { createServer as createTcpServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listenLocal } from "../../../../tests/support/listen.js";
+import { listenLocal } from "../../../tests/support/listen.js";
 import { classifyAddress, FetchFailed, fetchJson, FetchRefused, vetUrl, type SafeFetchOptions } from "./safe-fetch.js";
 
 describe("address classification", () => {

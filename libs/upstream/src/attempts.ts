@@ -1,0 +1,96 @@
+import type { ResolvedEndpoint } from "@switchyard/contracts";
+import type { Logger } from "@switchyard/runtime";
+import type { Candidate } from "./candidates.js";
+import { UpstreamError } from "./errors.js";
+
+/** Where and how to call one upstream endpoint. */
+export interface UpstreamTarget {
+  provider: string;
+  baseUrl: string;
+  apiKey: string | undefined;
+  upstreamModel: string;
+  /** The endpoint's output limit, for wire formats that require one on every request. */
+  maxCompletionTokens: number | null;
+}
+
+/** One try of one endpoint, as a generation record keeps it. */
+export interface Attempt {
+  provider: string;
+  model: string;
+  status: number | null;
+  latencyMs: number;
+  error?: string;
+}
+
+/** Endpoints that answered with Retry-After rest until then; shared by every request of this process. */
+const endpointKey = (e: ResolvedEndpoint) => `${e.provider}/${e.upstream_model}`;
+
+export function createCooldowns(now: () => number = Date.now) {
+  const until = new Map<string, number>();
+  return {
+    coolingDown: (endpoint: ResolvedEndpoint) => (until.get(endpointKey(endpoint)) ?? 0) > now(),
+    rest(endpoint: ResolvedEndpoint, ms: number) {
+      until.set(endpointKey(endpoint), now() + Math.min(ms, 300_000));
+    },
+  };
+}
+export type Cooldowns = ReturnType<typeof createCooldowns>;
+
+export interface AttemptContext {
+  env: Record<string, string | undefined>;
+  cooldowns: Cooldowns;
+  logger: Logger;
+  signal: AbortSignal;
+}
+
+export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string | undefined>): UpstreamTarget {
+  const apiKey = endpoint.api_key_env.map((name) => env[name]).find((value) => value);
+  return { provider: endpoint.provider, baseUrl: endpoint.base_url, apiKey, upstreamModel: endpoint.upstream_model, maxCompletionTokens: endpoint.max_completion_tokens };
+}
+
+/**
+ * Tries candidates in order until one accepts the request. Failures before the first byte that another
+ * endpoint might not have (timeouts, 429, 5xx, connection errors) move on to the next endpoint; any other
+ * failure moves on to the next model of the request's `models` list. `providers` maps the catalog's
+ * adapter names to this service's implementations; an endpoint without one is skipped.
+ */
+export async function firstAccepting<P, T>(
+  providers: Readonly<Record<string, P>>,
+  candidates: Candidate[],
+  context: AttemptContext,
+  attempts: Attempt[],
+  call: (provider: P, target: UpstreamTarget, candidate: Candidate) => Promise<T>,
+): Promise<{ result: T; candidate: Candidate }> {
+  let last: UpstreamError | undefined;
+  let refusedModel: string | undefined;
+  for (const candidate of candidates) {
+    if (context.signal.aborted) break;
+    // A refusal another endpoint of the same model would repeat skips to the next model of `models`.
+    if (candidate.model === refusedModel) continue;
+    const provider = providers[candidate.endpoint.adapter];
+    if (!provider) {
+      attempts.push({ provider: candidate.endpoint.provider, model: candidate.model, status: null, latencyMs: 0, error: `no ${candidate.endpoint.adapter} adapter` });
+      continue;
+    }
+    const started = performance.now();
+    try {
+      const result = await call(provider, targetOf(candidate.endpoint, context.env), candidate);
+      attempts.push({ provider: candidate.endpoint.provider, model: candidate.model, status: 200, latencyMs: Math.round(performance.now() - started) });
+      return { result, candidate };
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      attempts.push({
+        provider: candidate.endpoint.provider,
+        model: candidate.model,
+        status: error.status,
+        latencyMs: Math.round(performance.now() - started),
+        error: error.message,
+      });
+      if (error.retryAfterMs !== undefined) context.cooldowns.rest(candidate.endpoint, error.retryAfterMs);
+      context.logger.warn({ provider: candidate.endpoint.provider, status: error.status, err: error.message }, "upstream attempt failed");
+      last = error;
+      if (!error.retryable) refusedModel = candidate.model;
+    }
+  }
+  throw last ?? new UpstreamError("no endpoint could be tried", null, false);
+}
