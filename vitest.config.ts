@@ -16,6 +16,7 @@ export default defineConfig({
       "@switchyard/router": service("router"),
       "@switchyard/catalog": service("catalog"),
       "@switchyard/inference": service("inference"),
+      "@switchyard/media": service("media"),
       "@switchyard/standalone": service("standalone"),
     },
   },

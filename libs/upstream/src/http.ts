@@ -1,4 +1,4 @@
-import { Agent, request } from "undici";
+import { Agent, FormData, request } from "undici";
 import { UpstreamError } from "./errors.js";
 
 /**
@@ -24,20 +24,18 @@ function retryAfterMs(header: string | string[] | undefined): number | undefined
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
+/** What an upstream call may send: JSON text, raw bytes (audio), or a multipart form (undici's `FormData`, exported here; it sets the boundary). */
+export { FormData };
+export type UpstreamBody = string | Uint8Array | FormData;
+
 /**
- * POSTs JSON upstream. A connection failure or an error status becomes an `UpstreamError` that says
+ * POSTs to an upstream. A connection failure or an error status becomes an `UpstreamError` that says
  * whether another endpoint may be tried; an abort by the caller is rethrown as it is.
  */
-export async function postJson(provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<UpstreamResponse> {
+export async function post(provider: string, url: string, headers: Record<string, string>, body: UpstreamBody, signal: AbortSignal): Promise<UpstreamResponse> {
   let res;
   try {
-    res = await request(url, {
-      method: "POST",
-      dispatcher: agent,
-      headers: { "content-type": "application/json", ...headers },
-      body: JSON.stringify(body),
-      signal,
-    });
+    res = await request(url, { method: "POST", dispatcher: agent, headers, body, signal });
   } catch (error) {
     if (signal.aborted) throw error;
     throw new UpstreamError(`${provider} unreachable: ${(error as Error).message}`, null, true);
@@ -48,3 +46,7 @@ export async function postJson(provider: string, url: string, headers: Record<st
   }
   return { status: res.statusCode, headers: res.headers, body: res.body };
 }
+
+/** POSTs JSON upstream; see `post`. */
+export const postJson = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<UpstreamResponse> =>
+  post(provider, url, { "content-type": "application/json", ...headers }, JSON.stringify(body), signal);

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { messagesRequest } from "./anthropic-messages.js";
-import { postJson } from "@switchyard/upstream";
-import { sseData } from "./openai-compatible.js";
+import { postJson, sseData } from "@switchyard/upstream";
 import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
 const apiVersion = "2023-06-01";

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { generateContentRequest, signatureFormat } from "./google-messages.js";
-import { postJson } from "@switchyard/upstream";
-import { sseData } from "./openai-compatible.js";
+import { postJson, sseData } from "@switchyard/upstream";
 import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
 const count = z.number().int().min(0).nullish();
