@@ -24,6 +24,8 @@ const resolved = (endpoints: ResolvedEndpoint[]): ResolvedModel => ({
   model: "v/m",
   variant: null,
   sort: null,
+  input_modalities: ["text"],
+  output_modalities: ["text"],
   preset: null,
   endpoints,
   excluded: [],

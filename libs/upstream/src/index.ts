@@ -5,3 +5,5 @@ export * from "./failure.js";
 export * from "./http.js";
 export * from "./safe-fetch.js";
 export * from "./sse.js";
+export * from "./holds.js";
+export * from "./remote.js";

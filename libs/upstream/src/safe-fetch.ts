@@ -14,7 +14,10 @@ export type AddressClass = "public" | "local" | "forbidden";
 export type Resolve = (host: string) => Promise<LookupAddress[]>;
 
 export interface SafeFetchOptions {
+  /** Lets http URLs and loopback or private addresses through (development against local servers). */
   allowInsecure: boolean;
+  /** Lets plain http URLs through while addresses are still vetted (image references may be http). */
+  allowHttp?: boolean;
   timeoutMs: number;
   maxBytes: number;
   maxRedirects?: number;
@@ -112,9 +115,9 @@ function vetAddress(address: string, host: string, allowInsecure: boolean): void
  * Checks the scheme, resolves the host and checks every answer, so a name with one public and one private
  * answer is refused. Returns the address to connect to; the caller must connect to exactly that one.
  */
-export async function vetUrl(url: URL, allowInsecure: boolean, resolve: Resolve = systemResolve): Promise<LookupAddress> {
-  if (url.protocol !== "https:" && !(allowInsecure && url.protocol === "http:")) {
-    throw new FetchRefused(`refusing ${url.protocol} URL ${url.origin}: only https is allowed`);
+export async function vetUrl(url: URL, allowInsecure: boolean, resolve: Resolve = systemResolve, allowHttp = false): Promise<LookupAddress> {
+  if (url.protocol !== "https:" && !((allowInsecure || allowHttp) && url.protocol === "http:")) {
+    throw new FetchRefused(`refusing ${url.protocol} URL ${url.origin}: only ${allowHttp ? "http and https are" : "https is"} allowed`);
   }
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
   const literal = isIP(host);
@@ -140,13 +143,13 @@ function pinnedLookup(pinned: LookupAddress): LookupFunction {
   };
 }
 
-type Hop = { redirect: URL } | { body: unknown };
+type Hop = { redirect: URL } | { body: Buffer; contentType: string | undefined };
 
-function request(url: URL, pinned: LookupAddress, options: SafeFetchOptions, signal: AbortSignal): Promise<Hop> {
+function request(url: URL, pinned: LookupAddress, options: SafeFetchOptions & { accept: string }, signal: AbortSignal): Promise<Hop> {
   const client = url.protocol === "https:" ? https : http;
   return new Promise<Hop>((resolve, reject) => {
     // agent: false keeps a pooled socket to some earlier address from being reused for this host.
-    const req = client.request(url, { method: "GET", headers: { accept: "application/json" }, lookup: pinnedLookup(pinned), agent: false, signal });
+    const req = client.request(url, { method: "GET", headers: { accept: options.accept }, lookup: pinnedLookup(pinned), agent: false, signal });
     req.on("error", (error) => reject(signal.aborted ? new FetchFailed(`timed out fetching ${url.href}`) : new FetchFailed(`fetching ${url.href}: ${error.message}`)));
     req.on("response", (res) => {
       const status = res.statusCode ?? 0;
@@ -182,12 +185,7 @@ function request(url: URL, pinned: LookupAddress, options: SafeFetchOptions, sig
         if (!res.complete) reject(new FetchFailed(`${url.href} closed the connection mid-body`));
       });
       res.on("end", () => {
-        if (size > options.maxBytes) return;
-        try {
-          resolve({ body: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
-        } catch {
-          reject(new FetchFailed(`${url.href} did not answer with JSON`));
-        }
+        if (size <= options.maxBytes) resolve({ body: Buffer.concat(chunks), contentType: res.headers["content-type"] });
       });
     });
     req.end();
@@ -195,11 +193,11 @@ function request(url: URL, pinned: LookupAddress, options: SafeFetchOptions, sig
 }
 
 /**
- * GETs a JSON document from a URL we do not control (an issuer's discovery document or key set). Every hop
- * is vetted and then connected to the vetted address only, so DNS rebinding between check and connect does
+ * GETs a document from a URL we do not control (an issuer's key set, a reference image). Every hop is
+ * vetted and then connected to the vetted address only, so DNS rebinding between check and connect does
  * not work; one deadline covers resolution, redirects and the body.
  */
-export async function fetchJson(href: string, options: SafeFetchOptions): Promise<unknown> {
+export async function fetchBytes(href: string, options: SafeFetchOptions & { accept: string }): Promise<{ body: Buffer; contentType: string | undefined }> {
   const maxRedirects = options.maxRedirects ?? 3;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), options.timeoutMs);
@@ -215,14 +213,24 @@ export async function fetchJson(href: string, options: SafeFetchOptions): Promis
       throw new FetchRefused(`not a URL: ${href}`);
     }
     for (let redirects = 0; ; redirects++) {
-      const pinned = await Promise.race([vetUrl(url, options.allowInsecure, options.resolve), timedOut]);
+      const pinned = await Promise.race([vetUrl(url, options.allowInsecure, options.resolve, options.allowHttp), timedOut]);
       const hop = await Promise.race([request(url, pinned, options, controller.signal), timedOut]);
-      if ("body" in hop) return hop.body;
+      if ("body" in hop) return hop;
       if (redirects === maxRedirects) throw new FetchFailed(`${href} redirected more than ${maxRedirects} times`);
       url = hop.redirect;
     }
   } finally {
     clearTimeout(timer);
     controller.abort();
+  }
+}
+
+/** GETs a JSON document (an issuer's discovery document or key set); see `fetchBytes`. */
+export async function fetchJson(href: string, options: SafeFetchOptions): Promise<unknown> {
+  const { body } = await fetchBytes(href, { ...options, accept: "application/json" });
+  try {
+    return JSON.parse(body.toString("utf8"));
+  } catch {
+    throw new FetchFailed(`${href} did not answer with JSON`);
   }
 }

@@ -1,13 +1,12 @@
-import { holdResponse, releaseHoldResponse, resolveModelResponse } from "@switchyard/contracts";
 import {
   createCallerVerifier,
   createInternalClient,
   createLogger,
   createServiceSigner,
-  notFound,
   openBackends,
   serveProcess,
 } from "@switchyard/runtime";
+import { remoteHolds, remoteResolve } from "@switchyard/upstream";
 import { loadInferenceConfig } from "./config.js";
 import { startInference } from "./start.js";
 
@@ -28,22 +27,8 @@ const inference = await startInference({
   db,
   bus,
   logger,
-  async resolve(request) {
-    const body = { model: request.model, key_hash: request.keyHash, workspace_id: request.workspaceId, organization_id: request.organizationId, host: request.host };
-    const answer = await catalog.post("/internal/models/resolve", body, resolveModelResponse);
-    if (!answer) throw notFound(`Model ${request.model} not found`);
-    return answer.data;
-  },
-  holds: {
-    async hold(request) {
-      const answer = await identity.post("/internal/holds", request, holdResponse);
-      if (!answer) throw new Error("identity has no /internal/holds route");
-      return answer.data;
-    },
-    async release(generationId) {
-      return (await identity.post("/internal/holds/release", { generation_id: generationId }, releaseHoldResponse))?.released ?? false;
-    },
-  },
+  resolve: remoteResolve(catalog),
+  holds: remoteHolds(identity),
   config,
   verifyCaller: createCallerVerifier(secret),
   health,

@@ -1,0 +1,48 @@
+import type { HoldDecision, HoldRequest } from "@switchyard/contracts";
+import { HttpError, picoToDecimal } from "@switchyard/runtime";
+
+/** Identity's spend holds: in-process in standalone, over HTTP otherwise. */
+export interface SpendHolds {
+  hold(request: HoldRequest): Promise<HoldDecision>;
+  release(generationId: string): Promise<boolean>;
+}
+
+export interface HoldContext {
+  holds: SpendHolds;
+  generationId: string;
+  keyHash: string;
+  budgets: HoldRequest["budgets"];
+  /** How long an unsettled hold lives: the request deadline plus time for its completion event. */
+  ttlMs: number;
+}
+
+/**
+ * Asks identity to hold `amount` picodollars for the generation. A key whose settled spend has reached its
+ * limit is refused with 403 `Key limit exceeded` here; other refusals come back for the caller to explain.
+ */
+export async function requestHold(context: HoldContext, amount: bigint): Promise<HoldDecision & { granted: false } | undefined> {
+  let decision: HoldDecision;
+  try {
+    decision = await context.holds.hold({
+      generation_id: context.generationId,
+      key_hash: context.keyHash,
+      amount_usd: picoToDecimal(amount),
+      is_byok: false,
+      budgets: context.budgets,
+      ttl_ms: context.ttlMs,
+    });
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    // No provider is called on credit that could not be checked.
+    throw new HttpError("unavailable", "Spend limits cannot be checked right now; try again shortly");
+  }
+  if (decision.granted) return undefined;
+  if (decision.limited_by === "key" && decision.exhausted) throw new HttpError("forbidden", "Key limit exceeded");
+  return decision;
+}
+
+/** The sentence that says whose limit refused a hold. */
+export const limitOwner = (decision: HoldDecision & { granted: false }): string =>
+  decision.limited_by === "key"
+    ? "To increase, raise this key's limit or wait for it to reset."
+    : `The budget of guardrail ${decision.guardrail_id} limits it; raise its limit_usd or wait for it to reset.`;

@@ -1,0 +1,25 @@
+import { holdResponse, releaseHoldResponse, resolveModelResponse, type ResolvedModel, type ResolveRequest } from "@switchyard/contracts";
+import { notFound, type InternalClient } from "@switchyard/runtime";
+import type { SpendHolds } from "./holds.js";
+
+/** Catalog's model resolution over HTTP, for a service that runs as its own process. */
+export const remoteResolve =
+  (catalog: InternalClient) =>
+  async (request: ResolveRequest): Promise<ResolvedModel> => {
+    const body = { model: request.model, key_hash: request.keyHash, workspace_id: request.workspaceId, organization_id: request.organizationId, host: request.host };
+    const answer = await catalog.post("/internal/models/resolve", body, resolveModelResponse);
+    if (!answer) throw notFound(`Model ${request.model} not found`);
+    return answer.data;
+  };
+
+/** Identity's spend holds over HTTP. */
+export const remoteHolds = (identity: InternalClient): SpendHolds => ({
+  async hold(request) {
+    const answer = await identity.post("/internal/holds", request, holdResponse);
+    if (!answer) throw new Error("identity has no /internal/holds route");
+    return answer.data;
+  },
+  async release(generationId) {
+    return (await identity.post("/internal/holds/release", { generation_id: generationId }, releaseHoldResponse))?.released ?? false;
+  },
+});
