@@ -36,6 +36,12 @@ const generationCompleted = z.object({
   is_byok: z.boolean(),
 });
 
+/** A finished transcription or image generation: charged like a chat generation, with what was produced. */
+const mediaCompleted = generationCompleted.extend({
+  seconds: z.number().min(0).optional(),
+  images: z.number().int().min(0).optional(),
+});
+
 export const eventRegistry = {
   "identity.api_key.created.v1": apiKeyChanged,
   "identity.api_key.updated.v1": apiKeyChanged,
@@ -48,6 +54,8 @@ export const eventRegistry = {
   "catalog.guardrail.deleted.v1": guardrailChanged,
   "catalog.models.reloaded.v1": catalogReloaded,
   "inference.generation.completed.v1": generationCompleted,
+  "media.transcription.completed.v1": mediaCompleted,
+  "media.image.completed.v1": mediaCompleted,
 } as const;
 
 export type EventSubject = keyof typeof eventRegistry;

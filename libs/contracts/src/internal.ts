@@ -89,6 +89,9 @@ export const resolvedModel = z.object({
   preset: z
     .object({ slug: z.string(), version: z.number().int(), system_prompt: z.string(), config: z.record(z.string(), z.unknown()) })
     .nullable(),
+  /** What the model takes and produces (`transcription`, `image`...): media checks it serves the operation asked. */
+  input_modalities: z.array(z.string()).default(["text"]),
+  output_modalities: z.array(z.string()).default(["text"]),
   endpoints: z.array(resolvedEndpoint),
   excluded: z.array(z.object({ provider: z.string(), reason: z.string() })),
   /** Guardrails that applied to the key; spend is charged against their budgets too. */

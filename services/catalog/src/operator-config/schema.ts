@@ -18,7 +18,8 @@ const region = z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, "must be a lower-case 
 export const providerConfig = z.strictObject({
   slug,
   name: z.string().min(1),
-  adapter: z.enum(["openai", "openai-compatible", "anthropic", "google"]),
+  /** The wire format: chat speaks openai, anthropic and google; transcription openai and deepgram; images openai and google. */
+  adapter: z.enum(["openai", "openai-compatible", "anthropic", "google", "deepgram"]),
   base_url: z.url(),
   /** Environment variable holding the key; `<SLUG>_API_KEY` is also read. */
   api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
@@ -52,6 +53,10 @@ export const endpointConfig = z.strictObject({
     input_cache_write: price.optional(),
     internal_reasoning: price.optional(),
     audio: price.optional(),
+    /** Transcription: USD per second of audio. */
+    audio_second: price.optional(),
+    /** Image generation: USD per generated image (`image` is per input image). */
+    image_output: price.optional(),
     web_search: price.optional(),
   }),
   context_length: z.number().int().positive().optional(),

@@ -67,5 +67,13 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
   const budgets = guardrails.flatMap((g) =>
     g.limit_usd === null ? [] : [{ guardrail_id: g.id, limit_usd: g.limit_usd, reset_interval: g.reset_interval, include_byok: g.include_byok_in_budgets }],
   );
-  return { requested: request.model, model: model.id, variant, sort, preset, endpoints, excluded, guardrail_ids: guardrails.map((g) => g.id), budgets };
+  return {
+    requested: request.model,
+    model: model.id,
+    variant,
+    sort,
+    preset,
+    input_modalities: model.input_modalities,
+    output_modalities: model.output_modalities,
+    endpoints, excluded, guardrail_ids: guardrails.map((g) => g.id), budgets };
 }

@@ -3,7 +3,7 @@ import { type Bus, type Db, type Logger, type Queryable, type Subscription } fro
 import { schema } from "../migrations.js";
 
 export const ledgerConsumer = "identity_ledger";
-export const chargedSubjects = ["inference.generation.completed.v1"] as const;
+export const chargedSubjects = ["inference.generation.completed.v1", "media.transcription.completed.v1", "media.image.completed.v1"] as const;
 
 type Charged = EventEnvelope<(typeof chargedSubjects)[number]>;
 
