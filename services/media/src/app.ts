@@ -1,0 +1,17 @@
+import { createHttpApp, finishHttpApp, mountHealth, requireCaller } from "@switchyard/runtime";
+import type { Express } from "express";
+import type { MediaDeps } from "./deps.js";
+import { imagesRoute } from "./routes/images.js";
+import { transcriptionsRoute } from "./routes/transcriptions.js";
+
+/** Media's HTTP surface: transcription and image generation. */
+export function createApp(deps: MediaDeps): Express {
+  const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes, requestLogs: deps.requestLogs });
+  mountHealth(app, deps.readiness, deps.health);
+  const caller = requireCaller(deps.verifyCaller);
+  app.post("/api/v1/audio/transcriptions", caller, transcriptionsRoute(deps));
+  app.post("/api/v1/images", caller, imagesRoute(deps));
+  // Where the openai SDK's `images.generate` posts: the same operation.
+  app.post("/api/v1/images/generations", caller, imagesRoute(deps));
+  return finishHttpApp(app, deps.logger);
+}

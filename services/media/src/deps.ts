@@ -1,0 +1,34 @@
+import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
+import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
+import type { Cooldowns, SpendHolds } from "@switchyard/upstream";
+import type { ReferenceOptions } from "./images/references.js";
+import type { ImageProvider, TranscriptionProvider } from "./providers/types.js";
+
+export interface MediaDeps {
+  db: Db;
+  /** The outbox of `media.*.completed.v1` events. */
+  events: EventSink;
+  logger: Logger;
+  /** Catalog's model resolution: in-process in standalone, over HTTP otherwise. */
+  resolve(request: ResolveRequest): Promise<ResolvedModel>;
+  /** Identity's spend holds, asked before every attempt. */
+  holds: SpendHolds;
+  holdTtlMs: number;
+  /** Where provider keys are read (`api_key_env` names, `<SLUG>_API_KEY`). */
+  env: Record<string, string | undefined>;
+  cooldowns: Cooldowns;
+  /** Wire formats by the catalog's adapter name. */
+  transcribers: Readonly<Record<string, TranscriptionProvider>>;
+  imagers: Readonly<Record<string, ImageProvider>>;
+  verifyCaller: CallerVerifier;
+  /** Largest JSON body (base64 audio, data URLs). */
+  maxBodyBytes: number;
+  maxAudioBytes: number;
+  references: ReferenceOptions;
+  /** One deadline shared by every attempt of a request. */
+  requestTimeoutMs: number;
+  /** Off in standalone, where the router logs every request. */
+  requestLogs: boolean;
+  health: HealthState;
+  readiness: Record<string, ReadinessCheck>;
+}

@@ -1,0 +1,83 @@
+import { parseImageSize, type ImageGenerationRequest } from "@switchyard/contracts";
+import { picoToUsd } from "@switchyard/runtime";
+import type { Candidate } from "@switchyard/upstream";
+import type { Response } from "express";
+import { imageTokensBound, mediaCost, referenceTokens, type MediaUsage } from "../cost.js";
+import type { ImageCall, ImageProvider, ReferenceImage, UpstreamImages } from "../providers/types.js";
+import { recordGeneration, type MediaGeneration } from "../record.js";
+import type { MediaRun } from "../run.js";
+
+/** The provider-neutral call: a size tier is a resolution, explicit pixels stay pixels, `auto` means no ratio. */
+export function imageCall(request: ImageGenerationRequest, references: ReferenceImage[], options: Record<string, unknown>): ImageCall {
+  const size = request.size === undefined ? undefined : parseImageSize(request.size);
+  return {
+    prompt: request.prompt,
+    n: request.n ?? 1,
+    aspectRatio: request.aspect_ratio === "auto" ? undefined : request.aspect_ratio,
+    background: request.background,
+    outputFormat: request.output_format,
+    // Compression means nothing to PNG.
+    outputCompression: request.output_format === "jpeg" || request.output_format === "webp" ? request.output_compression : undefined,
+    quality: request.quality,
+    resolution: size && "tier" in size ? size.tier : request.resolution,
+    size: size && "width" in size ? size : undefined,
+    seed: request.seed,
+    references,
+    options,
+  };
+}
+
+/** Why an image wire format cannot serve this request; undefined when it can. */
+export function unfitFor(request: ImageGenerationRequest) {
+  return (provider: ImageProvider): string | undefined => {
+    const n = request.n ?? 1;
+    if (n > provider.maxImages) return provider.maxImages === 1 ? "makes one image per request (n must be 1)" : `makes at most ${provider.maxImages} images per request`;
+    if (request.output_format && !provider.outputFormats.includes(request.output_format)) return `cannot produce ${request.output_format}`;
+    if (request.input_references?.length && !provider.references) return "takes no input_references";
+    return undefined;
+  };
+}
+
+/** The most one attempt can cost: every image at its price and its token bound, every reference, the prompt. */
+export const worstCase = (call: ImageCall) => (c: Candidate) =>
+  mediaCost(c.endpoint.pricing, {
+    images: call.n,
+    references: call.references.length,
+    promptTokens: Buffer.byteLength(call.prompt) + call.references.length * referenceTokens,
+    completionTokens: call.n * (c.endpoint.max_completion_tokens ?? imageTokensBound),
+  });
+
+/** Usage to charge: the provider's tokens, or estimated ones (marked) when it reported none. */
+export function imageUsage(call: ImageCall, images: number, reported: { promptTokens: number; completionTokens: number } | undefined): { usage: MediaUsage; estimated: boolean } {
+  const promptTokens = reported?.promptTokens ?? Math.ceil(call.prompt.length / 4) + call.references.length * referenceTokens;
+  return { usage: { images, references: call.references.length, promptTokens, completionTokens: reported?.completionTokens ?? 0 }, estimated: reported === undefined };
+}
+
+/** What recording one image generation needs beside its usage and cost. */
+export const imageRecord = (run: MediaRun<ImageProvider>, candidate: Candidate | undefined, streamed: boolean): Omit<MediaGeneration, "usage" | "usageEstimated" | "costPico" | "status"> => ({
+  id: run.generationId,
+  kind: "image",
+  keyHash: run.caller.keyHash,
+  organizationId: run.caller.organizationId,
+  workspaceId: run.caller.workspaceId,
+  guardrailIds: run.guardrailIds,
+  requestId: run.requestId,
+  model: run.model,
+  provider: candidate?.endpoint.provider ?? null,
+  streamed,
+  latencyMs: Math.round(performance.now() - run.started),
+  attempts: run.attempts,
+});
+
+/** Charges a finished generation and answers with the buffered JSON. */
+export async function sendImages(run: MediaRun<ImageProvider>, call: ImageCall, candidate: Candidate, result: UpstreamImages, res: Response): Promise<void> {
+  const { usage, estimated } = imageUsage(call, result.images.length, result.usage);
+  const cost = mediaCost(candidate.endpoint.pricing, usage);
+  await recordGeneration(run.deps, { ...imageRecord(run, candidate, false), status: "completed", usage, usageEstimated: estimated, costPico: cost });
+  res.json({
+    created: Math.floor(Date.now() / 1000),
+    data: result.images.map((image) => ({ b64_json: image.b64, media_type: image.mediaType })),
+    usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens, cost: picoToUsd(cost) },
+  });
+}
+

@@ -1,0 +1,67 @@
+import { picoToUsd } from "@switchyard/runtime";
+import type { Candidate } from "@switchyard/upstream";
+import type { Response } from "express";
+import { mediaCost } from "../cost.js";
+import type { GeneratedImage, ImageCall, ImageProvider, ImageUsage } from "../providers/types.js";
+import { recordGeneration } from "../record.js";
+import { imageRecord, imageUsage, sendImages } from "./generation.js";
+import { firstAccepted, type MediaRun } from "../run.js";
+
+const keepAliveMs = 10_000;
+const frame = (event: Record<string, unknown>) => `data: ${JSON.stringify(event)}\n\n`;
+
+/**
+ * `stream: true`: an endpoint that streams natively sends partial images as SSE events, then one
+ * `image_generation.completed` event per image (the last carries usage), then `[DONE]`. An endpoint that
+ * does not stream answers with the buffered JSON, as the spec allows. A failure after the first event is
+ * one `error` event and the end of the stream; what was produced until then is charged.
+ */
+export async function streamImages(
+  run: MediaRun<ImageProvider>,
+  call: ImageCall,
+  callFor: (slug: string) => ImageCall,
+  worstCase: (c: Candidate) => bigint,
+  res: Response,
+): Promise<void> {
+  const { result, candidate } = await firstAccepted(run, worstCase, async (provider, target, c) =>
+    provider.stream
+      ? { kind: "stream" as const, parts: await provider.stream(callFor(c.endpoint.provider), target, run.signal) }
+      : { kind: "buffered" as const, images: await provider.generate(callFor(c.endpoint.provider), target, run.signal) },
+  );
+  if (result.kind === "buffered") return sendImages(run, call, candidate, result.images, res);
+
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  res.flushHeaders();
+  const keepAlive = setInterval(() => res.write(": OPENROUTER PROCESSING\n\n"), keepAliveMs);
+  const images: GeneratedImage[] = [];
+  let usage: ImageUsage | undefined;
+  let failure: string | undefined;
+  try {
+    for await (const part of result.parts) {
+      if (part.type === "partial") res.write(frame({ type: "image_generation.partial_image", b64_json: part.b64, partial_image_index: part.index }));
+      else if (part.type === "image") images.push(part.image);
+      else usage = part.usage;
+    }
+  } catch (error) {
+    failure = run.signal.aborted ? undefined : (error as Error).message;
+    if (!run.signal.aborted) run.deps.logger.warn({ err: failure, generationId: run.generationId }, "image stream failed mid-way");
+  } finally {
+    clearInterval(keepAlive);
+  }
+  const charged = imageUsage(call, images.length, usage);
+  const cost = mediaCost(candidate.endpoint.pricing, charged.usage);
+  const status = run.signal.aborted ? "cancelled" : failure !== undefined ? "error" : "completed";
+  await recordGeneration(run.deps, { ...imageRecord(run, candidate, true), status, usage: charged.usage, usageEstimated: charged.estimated, costPico: cost });
+  if (res.writableEnded || res.destroyed) return;
+  if (status !== "completed") {
+    res.end(frame({ type: "error", error: { message: `Provider returned error: ${failure ?? "stream ended"}`, code: "502" } }));
+    return;
+  }
+  const created = Math.floor(Date.now() / 1000);
+  const total = { prompt_tokens: charged.usage.promptTokens, completion_tokens: charged.usage.completionTokens, total_tokens: charged.usage.promptTokens + charged.usage.completionTokens, cost: picoToUsd(cost) };
+  images.forEach((image, index) => {
+    const last = index === images.length - 1;
+    res.write(frame({ type: "image_generation.completed", b64_json: image.b64, created, media_type: image.mediaType, ...(last ? { usage: total } : {}) }));
+  });
+  res.end("data: [DONE]\n\n");
+}

@@ -1,0 +1,34 @@
+import { outboxMigration, type Migration } from "@switchyard/runtime";
+
+export const schema = "media";
+
+export const migrations: Migration[] = [
+  outboxMigration(schema),
+  {
+    id: "001_generations",
+    sql: `
+CREATE TABLE media.generations (
+  id text PRIMARY KEY,
+  kind text NOT NULL CHECK (kind IN ('transcription', 'image')),
+  key_hash text NOT NULL,
+  organization_id uuid NOT NULL,
+  workspace_id uuid NOT NULL,
+  request_id text,
+  model text NOT NULL,
+  provider text,
+  status text NOT NULL,
+  streamed boolean NOT NULL,
+  seconds numeric(14, 3),
+  images integer,
+  prompt_tokens integer NOT NULL,
+  completion_tokens integer NOT NULL,
+  usage_estimated boolean NOT NULL,
+  cost_usd numeric(30, 12) NOT NULL,
+  latency_ms integer NOT NULL,
+  attempts jsonb NOT NULL DEFAULT '[]'::jsonb,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX generations_by_key ON media.generations (key_hash, created_at);
+`,
+  },
+];

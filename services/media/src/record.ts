@@ -1,0 +1,73 @@
+import { picoToDecimal, type Db, type EventSink, type Logger } from "@switchyard/runtime";
+import type { Attempt } from "@switchyard/upstream";
+import type { MediaUsage } from "./cost.js";
+
+export interface MediaGeneration {
+  id: string;
+  kind: "transcription" | "image";
+  keyHash: string;
+  organizationId: string;
+  workspaceId: string;
+  guardrailIds: string[];
+  requestId: string | null;
+  model: string;
+  provider: string | null;
+  status: "completed" | "error" | "cancelled";
+  streamed: boolean;
+  usage: MediaUsage;
+  usageEstimated: boolean;
+  costPico: bigint;
+  latencyMs: number;
+  attempts: Attempt[];
+}
+
+/**
+ * Writes the generation and its `media.<kind>.completed.v1` event in one transaction: spend is never
+ * recorded without the event that charges it. Retried a few times; a record that still cannot be
+ * written is logged with everything needed to charge it by hand, and its hold expires.
+ */
+export async function recordGeneration(deps: { db: Db; events: EventSink; logger: Logger }, g: MediaGeneration): Promise<void> {
+  const cost = picoToDecimal(g.costPico);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await deps.db.transaction(async (tx) => {
+        await tx.query(
+          `INSERT INTO media.generations (id, kind, key_hash, organization_id, workspace_id, request_id, model, provider, status, streamed,
+             seconds, images, prompt_tokens, completion_tokens, usage_estimated, cost_usd, latency_ms, attempts)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (id) DO NOTHING`,
+          [g.id, g.kind, g.keyHash, g.organizationId, g.workspaceId, g.requestId, g.model, g.provider, g.status, g.streamed,
+            g.usage.seconds ?? null, g.usage.images ?? null, g.usage.promptTokens + (g.usage.audioTokens ?? 0), g.usage.completionTokens, g.usageEstimated, cost,
+            g.latencyMs, JSON.stringify(g.attempts)],
+        );
+        const data = {
+          generation_id: g.id,
+          key_hash: g.keyHash,
+          organization_id: g.organizationId,
+          workspace_id: g.workspaceId,
+          guardrail_ids: g.guardrailIds,
+          model: g.model,
+          provider: g.provider,
+          status: g.status,
+          streamed: g.streamed,
+          prompt_tokens: g.usage.promptTokens + (g.usage.audioTokens ?? 0),
+          completion_tokens: g.usage.completionTokens,
+          usage_estimated: g.usageEstimated,
+          cost_usd: cost,
+          is_byok: false,
+          ...(g.usage.seconds !== undefined ? { seconds: g.usage.seconds } : {}),
+          ...(g.usage.images !== undefined ? { images: g.usage.images } : {}),
+        };
+        if (g.kind === "transcription") await deps.events.enqueue(tx, "media.transcription.completed.v1", data);
+        else await deps.events.enqueue(tx, "media.image.completed.v1", data);
+      });
+      deps.events.committed();
+      return;
+    } catch (error) {
+      if (attempt >= 4) {
+        deps.logger.error({ err: error, generation: { ...g, costPico: undefined, cost } }, "media generation could not be recorded; charge it by hand");
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+    }
+  }
+}

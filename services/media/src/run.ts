@@ -1,0 +1,135 @@
+import { randomUUID } from "node:crypto";
+import { sessionIdHeader, type ProviderPreferences, type SpendBudget } from "@switchyard/contracts";
+import { badRequest, callerOf, forbidden, HttpError, type Caller } from "@switchyard/runtime";
+import {
+  firstAccepting,
+  orderCandidates,
+  upstreamFailure,
+  type Attempt,
+  type Candidate,
+  type UpstreamTarget,
+} from "@switchyard/upstream";
+import type { Request, Response } from "express";
+import type { MediaDeps } from "./deps.js";
+import { reserveMedia } from "./spend.js";
+
+/** One transcription or image request on its way through the endpoints of its model. */
+export interface MediaRun<P> {
+  deps: MediaDeps;
+  caller: Caller;
+  generationId: string;
+  model: string;
+  candidates: Candidate[];
+  providers: Readonly<Record<string, P>>;
+  guardrailIds: string[];
+  budgets: SpendBudget[];
+  attempts: Attempt[];
+  signal: AbortSignal;
+  timedOut: () => boolean;
+  started: number;
+  requestId: string | null;
+}
+
+export interface RunOptions<P> {
+  model: string;
+  /** The output modality the model must have: `transcription` or `image`. */
+  modality: string;
+  preferences: ProviderPreferences | undefined;
+  sessionId: string | undefined;
+  providers: Readonly<Record<string, P>>;
+  /** Why this endpoint's wire format cannot serve the request; undefined when it can. */
+  unfit: (provider: P) => string | undefined;
+}
+
+const header = (req: Request, name: string) => {
+  const value = req.headers[name];
+  return typeof value === "string" ? value : undefined;
+};
+
+/**
+ * Resolves the model to the endpoints this key may use that can serve the request, in routing order, and
+ * starts the deadline shared by all attempts (a client going away aborts the upstream call too).
+ */
+export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, options: RunOptions<P>): Promise<MediaRun<P>> {
+  const caller = callerOf(res);
+  if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
+  const host = (header(req, "x-forwarded-host") ?? header(req, "host") ?? "").split(",")[0]!.trim().replace(/:\d+$/, "");
+  const resolved = await deps.resolve({ model: options.model, keyHash: caller.keyHash, workspaceId: caller.workspaceId, organizationId: caller.organizationId, host });
+  if (!resolved.output_modalities.includes(options.modality)) {
+    throw badRequest(`Invalid body: model: ${resolved.model} is not a${options.modality === "image" ? "n image generation" : " transcription"} model`);
+  }
+  const ordered = orderCandidates(resolved, {
+    preferences: options.preferences,
+    sessionId: options.sessionId ?? header(req, sessionIdHeader),
+    requestedParameters: [],
+    coolingDown: deps.cooldowns.coolingDown,
+  });
+  const unfit: string[] = [];
+  const candidates = ordered.candidates.filter((c) => {
+    const provider = options.providers[c.endpoint.adapter];
+    const reason = provider ? options.unfit(provider) : `no ${options.modality} support in the ${c.endpoint.adapter} adapter`;
+    if (reason) unfit.push(`${c.endpoint.provider}: ${reason}`);
+    return !reason;
+  });
+  if (candidates.length === 0) {
+    const reasons = [...resolved.excluded.map((e) => `${e.provider}: ${e.reason}`), ...ordered.dropped, ...unfit];
+    // Endpoints that exist but cannot do what the body asks make the body the problem, not the model.
+    if (unfit.length > 0) throw badRequest(`Invalid body: ${resolved.model} cannot serve this request: ${unfit.join("; ")}`);
+    throw new HttpError("not_found", `No endpoints available for ${resolved.model}: ${reasons.join("; ") || "none configured"}`);
+  }
+
+  const abort = new AbortController();
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    abort.abort(new Error("deadline passed"));
+  }, deps.requestTimeoutMs);
+  res.on("close", () => {
+    clearTimeout(deadline);
+    if (!res.writableFinished) abort.abort(new Error("client disconnected"));
+  });
+  const generationId = `gen-${Math.floor(Date.now() / 1000)}-${randomUUID().replaceAll("-", "").slice(0, 20)}`;
+  res.setHeader("X-Generation-Id", generationId);
+  return {
+    deps,
+    caller,
+    generationId,
+    model: resolved.model,
+    candidates,
+    providers: options.providers,
+    guardrailIds: resolved.guardrail_ids,
+    budgets: resolved.budgets,
+    attempts: [],
+    signal: abort.signal,
+    timedOut: () => timedOut,
+    started: performance.now(),
+    requestId: header(req, "x-request-id") ?? null,
+  };
+}
+
+/**
+ * Tries the endpoints in order, holding each attempt's worst case first. When none accepts, the hold is
+ * released and the caller hears the most telling failure (402/403 from the hold, 429, 502, 524, 529).
+ */
+export async function firstAccepted<P, T>(
+  run: MediaRun<P>,
+  worstCase: (candidate: Candidate) => bigint,
+  call: (provider: P, target: UpstreamTarget, candidate: Candidate) => Promise<T>,
+): Promise<{ result: T; candidate: Candidate }> {
+  const { deps } = run;
+  const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, budgets: run.budgets, ttlMs: deps.holdTtlMs };
+  try {
+    return await firstAccepting(run.providers, run.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal }, run.attempts, async (provider, target, candidate) => {
+      await reserveMedia(hold, worstCase(candidate));
+      return call(provider, target, candidate);
+    });
+  } catch (error) {
+    await releaseHold(run);
+    throw error instanceof HttpError ? error : upstreamFailure(error, run.timedOut());
+  }
+}
+
+/** Nothing will be charged: the hold goes now instead of expiring. */
+export async function releaseHold(run: MediaRun<unknown>): Promise<void> {
+  await run.deps.holds.release(run.generationId).catch((err: unknown) => run.deps.logger.warn({ err, generationId: run.generationId }, "could not release a spend hold; it will expire"));
+}

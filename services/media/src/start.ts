@@ -1,0 +1,65 @@
+import { migrate, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
+import { createCooldowns } from "@switchyard/upstream";
+import type { Express } from "express";
+import { createApp } from "./app.js";
+import type { MediaConfig } from "./config.js";
+import type { MediaDeps } from "./deps.js";
+import { migrations, schema } from "./migrations.js";
+import { imagers, transcribers } from "./providers/index.js";
+
+export interface MediaStartDeps {
+  db: Db;
+  bus: Bus;
+  logger: Logger;
+  resolve: MediaDeps["resolve"];
+  holds: MediaDeps["holds"];
+  config: Pick<
+    MediaConfig,
+    | "providerEnv"
+    | "MAX_MEDIA_BODY_BYTES"
+    | "MEDIA_TIMEOUT_MS"
+    | "SPEND_HOLD_GRACE_MS"
+    | "MAX_AUDIO_BYTES"
+    | "MAX_REFERENCE_BYTES"
+    | "REFERENCE_FETCH_TIMEOUT_MS"
+    | "REFERENCE_FETCH_ALLOW_PRIVATE"
+  >;
+  verifyCaller: CallerVerifier;
+  health: HealthState;
+  /** Per-request logs; standalone turns them off because its router logs every request. */
+  requestLogs?: boolean;
+}
+
+export interface RunningMedia {
+  app: Express;
+  stop(): Promise<void>;
+}
+
+export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
+  const applied = await migrate(deps.db, schema, migrations);
+  if (applied.length) deps.logger.info({ applied }, "media migrations applied");
+  const relay = startOutboxRelay({ db: deps.db, schema, bus: deps.bus, logger: deps.logger });
+  const { config } = deps;
+  const app = createApp({
+    db: deps.db,
+    events: outboxSink(schema, relay),
+    logger: deps.logger,
+    resolve: deps.resolve,
+    holds: deps.holds,
+    // Identity keeps a hold at most a week.
+    holdTtlMs: Math.min(config.MEDIA_TIMEOUT_MS + config.SPEND_HOLD_GRACE_MS, 7 * 86_400_000),
+    env: config.providerEnv,
+    cooldowns: createCooldowns(),
+    transcribers,
+    imagers,
+    verifyCaller: deps.verifyCaller,
+    maxBodyBytes: config.MAX_MEDIA_BODY_BYTES,
+    maxAudioBytes: config.MAX_AUDIO_BYTES,
+    references: { maxBytes: config.MAX_REFERENCE_BYTES, timeoutMs: config.REFERENCE_FETCH_TIMEOUT_MS, allowPrivate: config.REFERENCE_FETCH_ALLOW_PRIVATE },
+    requestTimeoutMs: config.MEDIA_TIMEOUT_MS,
+    requestLogs: deps.requestLogs ?? true,
+    health: deps.health,
+    readiness: { database: () => deps.db.ping() },
+  });
+  return { app, stop: () => relay.stop() };
+}

@@ -1,0 +1,82 @@
+import type { AudioInput } from "../providers/types.js";
+
+/** Containers speech-to-text servers take, by the names clients use, with their MIME type and file extension. */
+const containers: Record<string, { mediaType: string; extension: string }> = {
+  wav: { mediaType: "audio/wav", extension: "wav" },
+  mp3: { mediaType: "audio/mpeg", extension: "mp3" },
+  mpeg: { mediaType: "audio/mpeg", extension: "mp3" },
+  mpga: { mediaType: "audio/mpeg", extension: "mp3" },
+  flac: { mediaType: "audio/flac", extension: "flac" },
+  ogg: { mediaType: "audio/ogg", extension: "ogg" },
+  oga: { mediaType: "audio/ogg", extension: "ogg" },
+  opus: { mediaType: "audio/ogg", extension: "ogg" },
+  webm: { mediaType: "audio/webm", extension: "webm" },
+  m4a: { mediaType: "audio/mp4", extension: "m4a" },
+  mp4: { mediaType: "audio/mp4", extension: "mp4" },
+  aac: { mediaType: "audio/aac", extension: "aac" },
+};
+export const audioFormats = Object.keys(containers);
+
+/** The container the bytes are, by their signature; undefined when they are none we know. */
+export function sniffAudio(bytes: Buffer): string | undefined {
+  const ascii = (start: number, end: number) => bytes.subarray(start, end).toString("latin1");
+  if (ascii(0, 4) === "RIFF" && ascii(8, 12) === "WAVE") return "wav";
+  if (ascii(0, 4) === "fLaC") return "flac";
+  if (ascii(0, 4) === "OggS") return "ogg";
+  if (bytes.readUInt32BE(0) === 0x1a45dfa3) return "webm";
+  if (ascii(4, 8) === "ftyp") return "m4a";
+  if (ascii(0, 3) === "ID3") return "mp3";
+  // An MPEG audio frame sync; ADTS (raw AAC) sets layer bits to zero.
+  if (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0) return ((bytes[1] ?? 0) & 0x06) === 0 ? "aac" : "mp3";
+  return undefined;
+}
+
+/** Formats that are one family: a caller saying `mp4` for an m4a file, or `opus` for Ogg, is right. */
+const family = (format: string) => ({ mpeg: "mp3", mpga: "mp3", oga: "ogg", opus: "ogg", mp4: "m4a" })[format] ?? format;
+
+export class AudioRejected extends Error {}
+
+/**
+ * Checks that the bytes are audio in a container we know and agree with the format the caller named
+ * (or the file name's extension); returns what providers need to receive it.
+ */
+export function audioInput(bytes: Buffer, named: string | undefined): AudioInput {
+  if (bytes.length < 12) throw new AudioRejected("the audio is too short to be a recording");
+  const sniffed = sniffAudio(bytes);
+  const format = named?.toLowerCase();
+  if (format !== undefined && !containers[format]) {
+    throw new AudioRejected(`unknown audio format ${named}; use one of ${audioFormats.join(", ")}`);
+  }
+  if (!sniffed) throw new AudioRejected(`the data is not audio in a known container (${audioFormats.join(", ")})`);
+  if (format !== undefined && family(format) !== family(sniffed)) {
+    throw new AudioRejected(`the data is ${sniffed} audio, not ${format}`);
+  }
+  const chosen = format ?? sniffed;
+  const { mediaType, extension } = containers[chosen]!;
+  return { bytes, format: chosen, mediaType, filename: `audio.${extension}` };
+}
+
+/** A WAV file's exact length in seconds from its header; undefined for other containers or odd headers. */
+export function wavSeconds(bytes: Buffer): number | undefined {
+  if (sniffAudio(bytes) !== "wav") return undefined;
+  let byteRate: number | undefined;
+  for (let offset = 12; offset + 8 <= bytes.length; ) {
+    const id = bytes.subarray(offset, offset + 4).toString("latin1");
+    const size = bytes.readUInt32LE(offset + 4);
+    if (id === "fmt " && offset + 16 <= bytes.length) byteRate = bytes.readUInt32LE(offset + 16);
+    if (id === "data") {
+      if (!byteRate) return undefined;
+      // Streaming writers leave the size at its maximum; what is there is what plays.
+      const length = Math.min(size, bytes.length - offset - 8);
+      return length / byteRate;
+    }
+    offset += 8 + size + (size % 2);
+  }
+  return undefined;
+}
+
+/**
+ * The most seconds the audio can last, for holding spend before a provider says: exact for WAV, else the
+ * length at 8 kbit/s, below which speech codecs are not used for uploads.
+ */
+export const worstCaseSeconds = (bytes: Buffer): number => wavSeconds(bytes) ?? bytes.length / 1000;

@@ -1,0 +1,62 @@
+import busboy from "busboy";
+import { badRequest, HttpError } from "@switchyard/runtime";
+import type { Request } from "express";
+
+export interface MultipartUpload {
+  /** Text fields; a name sent more than once (`timestamp_granularities[]`) becomes an array. */
+  fields: Record<string, string | string[]>;
+  file: { bytes: Buffer; filename: string | undefined } | undefined;
+}
+
+const tooLarge = (limit: number) => new HttpError("payload_too_large", `Request payload too large: the audio file may be at most ${limit} bytes`);
+
+/**
+ * Reads an OpenAI-style upload as it arrives: the `file` part is counted while it streams and the request
+ * is refused with 413 the moment it passes `maxFileBytes`, without buffering the rest.
+ */
+export function readMultipart(req: Request, maxFileBytes: number): Promise<MultipartUpload> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { fileSize: maxFileBytes, files: 1, fields: 50, fieldSize: 64 * 1024, parts: 60 } });
+    } catch (error) {
+      return reject(badRequest(`Invalid multipart body: ${(error as Error).message}`));
+    }
+    const fields: MultipartUpload["fields"] = {};
+    let file: MultipartUpload["file"];
+    let failed = false;
+    const fail = (error: HttpError) => {
+      if (failed) return;
+      failed = true;
+      req.unpipe(parser);
+      req.resume();
+      reject(error);
+    };
+    parser.on("field", (name, value, info) => {
+      if (info.valueTruncated) return fail(badRequest(`Invalid multipart body: field ${name} is too long`));
+      const seen = fields[name];
+      fields[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
+    });
+    parser.on("file", (name, stream, info) => {
+      if (name !== "file") {
+        stream.resume();
+        return fail(badRequest(`Invalid multipart body: unexpected file part ${name}; send the audio as file`));
+      }
+      const chunks: Buffer[] = [];
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("limit", () => fail(tooLarge(maxFileBytes)));
+      stream.on("end", () => {
+        if (!failed) file = { bytes: Buffer.concat(chunks), filename: info.filename };
+      });
+    });
+    parser.on("filesLimit", () => fail(badRequest("Invalid multipart body: send exactly one file part")));
+    parser.on("fieldsLimit", () => fail(badRequest("Invalid multipart body: too many fields")));
+    parser.on("partsLimit", () => fail(badRequest("Invalid multipart body: too many parts")));
+    parser.on("error", (error: Error) => fail(badRequest(`Invalid multipart body: ${error.message}`)));
+    parser.on("close", () => {
+      if (!failed) resolve({ fields, file });
+    });
+    req.on("aborted", () => fail(badRequest("The upload was cut off")));
+    req.pipe(parser);
+  });
+}

@@ -1,0 +1,101 @@
+import {
+  providerPreferences,
+  transcriptionMultipartFields,
+  transcriptionRequest,
+  type ProviderPreferences,
+} from "@switchyard/contracts";
+import { badRequest, HttpError, parseInput } from "@switchyard/runtime";
+import type { Request } from "express";
+import { z } from "zod";
+import type { AudioInput } from "../providers/types.js";
+import { audioInput, AudioRejected } from "./audio.js";
+import { iso6391 } from "./languages.js";
+import { readMultipart } from "./multipart.js";
+
+/** A transcription request, from either body style, checked and with its audio decoded. */
+export interface TranscriptionInput {
+  model: string;
+  audio: AudioInput;
+  language: string | undefined;
+  temperature: number | undefined;
+  verbose: boolean;
+  granularities: Array<"word" | "segment">;
+  preferences: ProviderPreferences | undefined;
+  /** `provider.options`, by provider slug. */
+  options: Record<string, Record<string, unknown>>;
+  sessionId: string | undefined;
+}
+
+const routing = z.object({ provider: providerPreferences.optional() });
+const tooLarge = (limit: number) => new HttpError("payload_too_large", `Request payload too large: the audio may be at most ${limit} bytes`);
+
+function decodeAudio(bytes: Buffer, format: string | undefined, where: string): AudioInput {
+  try {
+    return audioInput(bytes, format);
+  } catch (error) {
+    if (error instanceof AudioRejected) throw badRequest(`Invalid body: ${where}: ${error.message}`);
+    throw error;
+  }
+}
+
+function checkLanguage(language: string | undefined): void {
+  if (language !== undefined && !iso6391.has(language)) throw badRequest(`Invalid body: language: ${language} is not an ISO-639-1 language code`);
+}
+
+/** `provider` in a form is JSON text; in a JSON body it is an object. */
+function providerField(value: unknown): { preferences: ProviderPreferences | undefined; options: TranscriptionInput["options"] } {
+  const { provider } = parseInput(routing, { provider: value }, "body");
+  const options = (provider?.options ?? {}) as TranscriptionInput["options"];
+  return { preferences: provider, options };
+}
+
+/** Reads `POST /audio/transcriptions`: JSON with base64 audio, or an OpenAI-style multipart upload. */
+export async function readTranscription(req: Request, maxAudioBytes: number): Promise<TranscriptionInput> {
+  const type = (req.headers["content-type"] ?? "").toLowerCase();
+  if (type.startsWith("multipart/form-data")) {
+    const upload = await readMultipart(req, maxAudioBytes);
+    const fields = parseInput(transcriptionMultipartFields, upload.fields, "body");
+    if (!upload.file) throw badRequest("Invalid body: file: an audio file part is required");
+    checkLanguage(fields.language);
+    const extension = /\.([a-z0-9]+)$/i.exec(upload.file.filename ?? "")?.[1];
+    const named = typeof fields.format === "string" ? fields.format : undefined;
+    let provider: unknown;
+    if (typeof fields.provider === "string") {
+      try {
+        provider = JSON.parse(fields.provider);
+      } catch {
+        throw badRequest("Invalid body: provider: must be a JSON object");
+      }
+    }
+    const format = named ?? (extension && extension.toLowerCase() !== "bin" ? extension : undefined);
+    return {
+      model: fields.model,
+      audio: decodeAudio(upload.file.bytes, format, "file"),
+      language: fields.language,
+      temperature: fields.temperature,
+      verbose: fields.response_format === "verbose_json",
+      granularities: fields["timestamp_granularities[]"] ?? [],
+      ...providerField(provider),
+      sessionId: fields.session_id,
+    };
+  }
+  if (!type.startsWith("application/json")) {
+    throw badRequest("Send application/json with input_audio, or multipart/form-data with a file part");
+  }
+  const body = parseInput(transcriptionRequest, req.body, "body");
+  checkLanguage(body.language);
+  // Base64 is 4 characters per 3 bytes: the length says the size before anything is decoded.
+  if (Math.floor((body.input_audio.data.length * 3) / 4) > maxAudioBytes + 2) throw tooLarge(maxAudioBytes);
+  const bytes = Buffer.from(body.input_audio.data, "base64");
+  if (bytes.length > maxAudioBytes) throw tooLarge(maxAudioBytes);
+  return {
+    model: body.model,
+    audio: decodeAudio(bytes, body.input_audio.format, "input_audio.data"),
+    language: body.language,
+    temperature: body.temperature,
+    verbose: body.response_format === "verbose_json",
+    granularities: body.timestamp_granularities ?? [],
+    ...providerField(body.provider),
+    sessionId: body.session_id,
+  };
+}
