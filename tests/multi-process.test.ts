@@ -8,6 +8,7 @@ import { createServiceSigner } from "@switchyard/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { catalogEnv, fixtureCatalog } from "./support/catalog-fixture.js";
+import { startFakeMediaProvider, type FakeMediaProvider } from "./support/fake-media.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { eventually } from "./support/eventually.js";
 import { startTestNats } from "./support/nats.js";
@@ -24,6 +25,8 @@ let dataDir: string;
 let identity: TestProcess;
 let catalog: TestProcess;
 let inference: TestProcess;
+let media: TestProcess;
+let speech: FakeMediaProvider;
 let upstream: FakeProvider;
 let issuer: TestIssuer;
 let router: TestProcess;
@@ -33,8 +36,9 @@ beforeAll(async () => {
   nats = await startTestNats();
   database = await createTestDatabase();
   dataDir = await mkdtemp(join(tmpdir(), "switchyard-mp-"));
-  const [identityPort, catalogPort, inferencePort, routerPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [identityPort, catalogPort, inferencePort, mediaPort, routerPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   upstream = await startFakeProvider("alpha", () => "ok");
+  speech = await startFakeMediaProvider();
   const common = {
     SWITCHYARD_INTERNAL_SECRET: internalSecret,
     NATS_URL: nats.url,
@@ -52,32 +56,53 @@ beforeAll(async () => {
   });
   await identity.waitFor(/identity listening/);
   const identityUrl = `http://127.0.0.1:${identityPort}`;
-  const catalogFile = await catalogEnv({ ...fixtureCatalog, providers: fixtureCatalog.providers.map((p) => (p.slug === "alpha" ? { ...p, base_url: upstream.baseUrl } : p)) });
+  const catalogFile = await catalogEnv({
+    ...fixtureCatalog,
+    providers: [
+      ...fixtureCatalog.providers.map((p) => (p.slug === "alpha" ? { ...p, base_url: upstream.baseUrl } : p)),
+      { slug: "speech", name: "Speech", adapter: "openai", base_url: speech.baseUrl, requires_api_key: false },
+    ],
+    models: [
+      ...fixtureCatalog.models,
+      {
+        id: "openai/whisper-1",
+        name: "Whisper",
+        context_length: 1,
+        input_modalities: ["audio"],
+        output_modalities: ["transcription"],
+        endpoints: [{ provider: "speech", upstream_model: "ok", pricing: { prompt: "0", completion: "0", audio_second: "0.0001" } }],
+      },
+    ],
+  });
   catalog = startProcess("services/catalog/dist/main.js", { ...common, ...catalogFile, PORT: String(catalogPort), IDENTITY_URL: identityUrl });
   await catalog.waitFor(/catalog listening/);
   const catalogUrl = `http://127.0.0.1:${catalogPort}`;
   inference = startProcess("services/inference/dist/main.js", { ...common, ...catalogFile, PORT: String(inferencePort), CATALOG_URL: catalogUrl, IDENTITY_URL: identityUrl });
   await inference.waitFor(/inference listening/);
+  media = startProcess("services/media/dist/main.js", { ...common, PORT: String(mediaPort), CATALOG_URL: catalogUrl, IDENTITY_URL: identityUrl });
+  await media.waitFor(/media listening/);
   router = startProcess("services/router/dist/main.js", {
     ...common,
     PORT: String(routerPort),
     IDENTITY_URL: identityUrl,
     CATALOG_URL: catalogUrl,
     INFERENCE_URL: `http://127.0.0.1:${inferencePort}`,
+    MEDIA_URL: `http://127.0.0.1:${mediaPort}`,
   });
   await router.waitFor(/router listening/);
   apiUrl = `http://127.0.0.1:${routerPort}/api/v1`;
 }, 60_000);
 
 afterAll(async () => {
-  const codes = await Promise.all([router?.stop(), inference?.stop(), catalog?.stop(), identity?.stop()]);
+  const codes = await Promise.all([router?.stop(), inference?.stop(), media?.stop(), catalog?.stop(), identity?.stop()]);
   await upstream?.stop();
+  await speech?.stop();
   await issuer?.stop();
   await nats?.stop();
   await database?.drop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
   // Checked after cleaning up, so a failed start leaves no NATS server or database behind.
-  expect(codes).toEqual([0, 0, 0, 0]); // every process drained cleanly on SIGTERM
+  expect(codes).toEqual([0, 0, 0, 0, 0]); // every process drained cleanly on SIGTERM
 });
 
 describe("router and identity as separate processes", () => {
@@ -151,6 +176,26 @@ describe("router and identity as separate processes", () => {
     const generationId = completion.id;
     const record = await fetch(`${apiUrl}/generation?id=${generationId}`, { headers: { authorization: `Bearer ${created.key}` } });
     expect(((await record.json()) as { data: { provider_name: string } }).data.provider_name).toBe("alpha");
+  });
+
+  it("transcribes through the media process and charges the key through NATS and identity's ledger", async () => {
+    const admin = new OpenRouter({ apiKey: bootstrapKey, serverURL: apiUrl });
+    const created = await admin.apiKeys.create({ requestBody: { name: "listener" } });
+    const wav = Buffer.alloc(44 + 32_000);
+    wav.write("RIFF", 0, "latin1");
+    wav.write("WAVEfmt ", 8, "latin1");
+    wav.writeUInt32LE(16, 16);
+    wav.writeUInt16LE(1, 20);
+    wav.writeUInt16LE(1, 22);
+    wav.writeUInt32LE(16_000, 24);
+    wav.writeUInt32LE(32_000, 28);
+    wav.write("data", 36, "latin1");
+    wav.writeUInt32LE(32_000, 40);
+    const result = await new OpenRouter({ apiKey: created.key, serverURL: apiUrl }).stt.createTranscription({
+      sttRequest: { model: "openai/whisper-1", inputAudio: { data: wav.toString("base64"), format: "wav" } },
+    });
+    expect(result.usage?.seconds).toBe(1);
+    expect(await eventually(async () => (await admin.apiKeys.get({ hash: created.data.hash })).data.usage === result.usage?.cost, 10_000)).toBeLessThan(10_000);
   });
 
   it("keeps services closed to callers that bypass the router", async () => {

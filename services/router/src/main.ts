@@ -31,6 +31,7 @@ const router = await startRouter({
     identity: { kind: "url", url: config.IDENTITY_URL },
     catalog: { kind: "url", url: config.CATALOG_URL },
     inference: { kind: "url", url: config.INFERENCE_URL },
+    media: { kind: "url", url: config.MEDIA_URL },
   },
   health,
   config,

@@ -1,13 +1,15 @@
 import { catalogEnv } from "@switchyard/catalog";
 import { identityEnv } from "@switchyard/identity";
 import { inferenceEnv } from "@switchyard/inference";
+import { mediaEnv } from "@switchyard/media";
 import { parseEnv } from "@switchyard/runtime";
 import { routerEnv } from "@switchyard/router";
 import type { z } from "zod";
 
 /** Standalone understands every service's variables; PORT is the one public port. */
 export const standaloneEnv = routerEnv.extend(identityEnv.omit({ PORT: true }).shape).extend(catalogEnv.omit({ PORT: true }).shape)
-  .extend(inferenceEnv.omit({ PORT: true }).shape);
+  .extend(inferenceEnv.omit({ PORT: true }).shape)
+  .extend(mediaEnv.omit({ PORT: true }).shape);
 export type StandaloneConfig = z.infer<typeof standaloneEnv>;
 
 export type StandaloneConfigWithProviders = StandaloneConfig & { providerEnv: Record<string, string | undefined> };

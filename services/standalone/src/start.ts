@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { startCatalog, type RunningCatalog } from "@switchyard/catalog";
 import { startIdentity, type RunningIdentity } from "@switchyard/identity";
 import { startInference } from "@switchyard/inference";
+import { startMedia } from "@switchyard/media";
 import {
   createCallerSigner,
   createCallerVerifier,
@@ -65,6 +66,17 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     health,
     requestLogs: false,
   });
+  const media = await startMedia({
+    db,
+    bus,
+    logger: logger.child({ service: "media" }),
+    resolve: (request) => catalog.resolveModel(request),
+    holds: { hold: identity.hold, release: identity.release },
+    config,
+    verifyCaller: createCallerVerifier(secret),
+    health,
+    requestLogs: false,
+  });
   const router = await startRouter({
     logger: logger.child({ service: "router" }),
     bus,
@@ -75,6 +87,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
       identity: { kind: "handler", handler: identity.app },
       catalog: { kind: "handler", handler: catalog.app },
       inference: { kind: "handler", handler: inference.app },
+      media: { kind: "handler", handler: media.app },
     },
     health,
     config,
@@ -89,6 +102,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     onClosed: async () => {
       await router.stop();
       await inference.stop();
+      await media.stop();
       await catalog.stop();
       await identity.stop();
       await bus.close();

@@ -1,0 +1,91 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { catalogEnv } from "./catalog-fixture.js";
+import { startFakeMediaProvider, type FakeMediaProvider } from "./fake-media.js";
+import { startTestGateway, type TestGateway } from "./gateway.js";
+
+/** Prices a test can check exactly: $0.0001 per second of audio, $0.04 per image. */
+export const perSecond = "0.0001";
+export const perImage = "0.04";
+
+const stt = (id: string, endpoints: Array<[string, string]>, pricing: Record<string, string> = { prompt: "0", completion: "0", audio_second: perSecond }) => ({
+  id,
+  name: id,
+  context_length: 1,
+  input_modalities: ["audio"],
+  output_modalities: ["transcription"],
+  endpoints: endpoints.map(([provider, upstream]) => ({ provider, upstream_model: upstream, pricing })),
+});
+
+const images = (id: string, endpoints: Array<[string, string]>, pricing: Record<string, string> = { prompt: "0", completion: "0", image_output: perImage }) => ({
+  id,
+  name: id,
+  context_length: 32000,
+  input_modalities: ["text", "image"],
+  output_modalities: ["image"],
+  endpoints: endpoints.map(([provider, upstream]) => ({ provider, upstream_model: upstream, pricing })),
+});
+
+export interface MediaFixture {
+  gw: TestGateway;
+  fake: FakeMediaProvider;
+  /** An inference key without a limit. */
+  key: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The gateway with one fake media provider behind four catalog providers, one per wire format: `whisper`
+ * and `pixels` (OpenAI), `dg` (Deepgram), `gem` (Gemini). The upstream model name picks the fake's behaviour.
+ */
+export async function startMediaFixture(env: Record<string, string> = {}): Promise<MediaFixture> {
+  const fake = await startFakeMediaProvider();
+  const provider = (slug: string, adapter: string) => ({ slug, name: slug, adapter, base_url: fake.baseUrl, api_key_env: `${slug.toUpperCase()}_KEY` });
+  const catalog = {
+    providers: [provider("whisper", "openai"), provider("dg", "deepgram"), provider("pixels", "openai"), provider("gem", "google")],
+    models: [
+      stt("openai/whisper-1", [["whisper", "ok"]]),
+      stt("stt/deepgram", [["dg", "ok"]]),
+      stt("stt/fallback", [["whisper", "fail-500"], ["dg", "ok"]]),
+      stt("stt/nousage", [["whisper", "no-usage"]]),
+      stt("stt/limited", [["whisper", "rate-limited"]]),
+      stt("stt/bad", [["whisper", "bad-request"]]),
+      stt("stt/overloaded", [["whisper", "overloaded"]]),
+      stt("stt/stall", [["whisper", "stall"]]),
+      stt("stt/tokens", [["whisper", "tokens"]], { prompt: "0.0000025", completion: "0.00001", audio: "0.000006" }),
+      images("openai/gpt-image-1", [["pixels", "ok"]]),
+      images("google/gemini-image", [["gem", "ok"]], { prompt: "0.0000003", completion: "0.00003" }),
+      images("img/fallback", [["pixels", "fail-500"], ["gem", "ok"]]),
+      images("img/limited", [["pixels", "rate-limited"]]),
+      images("img/cut", [["pixels", "cut"]]),
+      images("img/nousage", [["pixels", "no-usage"]]),
+      { id: "vendor/chat", name: "Chat", context_length: 8000, endpoints: [{ provider: "whisper", upstream_model: "ok", pricing: { prompt: "0", completion: "0" } }] },
+    ],
+  };
+  const keys = { WHISPER_KEY: "sk-whisper", DG_KEY: "dg-secret", PIXELS_KEY: "sk-pixels", GEM_KEY: "gem-secret" };
+  const gw = await startTestGateway({ ...(await catalogEnv(catalog)), ...keys, MEDIA_TIMEOUT_MS: "2000", MAX_AUDIO_BYTES: "400000", ...env });
+  const key = String((await gw.call("POST", "/keys", { body: { name: "media" } })).body.key);
+  return {
+    gw,
+    fake,
+    key,
+    async stop() {
+      await gw.stop();
+      await fake.stop();
+    },
+  };
+}
+
+/** Real speech: espeak-ng writes a WAV of the text (16-bit mono, 22,050 Hz). */
+export async function speak(text: string): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), "switchyard-audio-"));
+  const file = join(dir, "speech.wav");
+  await promisify(execFile)("espeak-ng", ["-w", file, text]);
+  return readFile(file);
+}
+
+/** A WAV header's length in seconds. */
+export const wavDuration = (wav: Buffer) => (wav.length - 44) / wav.readUInt32LE(28);
