@@ -2,7 +2,8 @@ import { createServer } from "node:http";
 import { OpenRouter } from "@openrouter/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tinyPng } from "./support/fake-media.js";
+import { eventually } from "./support/eventually.js";
+import { tinyPng, tinySvg } from "./support/fake-media.js";
 import { listenLocal } from "./support/listen.js";
 import { perImage, startMediaFixture, type MediaFixture } from "./support/media-fixture.js";
 
@@ -121,6 +122,32 @@ describe("POST /images", () => {
     expect(text).toContain('"type":"image_generation.partial_image"');
     expect(text).toContain('"type":"error"');
     expect(text).not.toContain("[DONE]");
+  });
+
+  it("returns svg as base64 of its UTF-8 markup", async () => {
+    const res = await generate({ model: "img/vector", prompt: "a red square", output_format: "svg" });
+    expect(res.status).toBe(200);
+    const [image] = res.body.data as unknown as Array<{ b64_json: string; media_type: string }>;
+    expect(image!.media_type).toBe("image/svg+xml");
+    expect(Buffer.from(image!.b64_json, "base64").toString("utf8")).toBe(tinySvg);
+  });
+
+  it("charges images to the key through the ledger, and estimates usage a provider does not report", async () => {
+    const created = await m.gw.call("POST", "/keys", { body: { name: "painter" } });
+    const hash = String((created.body.data as Record<string, unknown>).hash);
+    const res = await m.gw.call("POST", "/images", { key: String(created.body.key), body: { model: "img/nousage", prompt: "a lighthouse", n: 3 } });
+    expect(res.status).toBe(200);
+    const cost = (res.body.usage as { cost: number }).cost;
+    expect(cost).toBeCloseTo(3 * Number(perImage), 12);
+    await eventually(async () => Number((await m.gw.call("GET", `/keys/${hash}`)).body.data?.usage) === cost, 5000);
+  });
+
+  it("refuses to hand out a provider's image URL, and reports a provider's safety block as 400", async () => {
+    const url = await generate({ model: "img/url-only", prompt: "x" });
+    expect(url.status).toBe(502);
+    const blocked = await generate({ model: "img/blocked", prompt: "x" });
+    expect(blocked.status).toBe(400);
+    expect((blocked.body.error as { metadata?: unknown }).metadata).toMatchObject({ provider_message: expect.stringMatching(/SAFETY/) });
   });
 
   it("answers buffered JSON for a stream request on a provider that does not stream", async () => {

@@ -185,6 +185,7 @@ describe("provider failures", () => {
   const body = (model: string) => ({ model, input_audio: { data: base64(), format: "wav" } });
   it.each([
     ["stt/limited", 429],
+    ["stt/failing", 502],
     ["stt/bad", 400],
     ["stt/overloaded", 529],
     ["stt/stall", 524],

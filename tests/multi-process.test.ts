@@ -74,13 +74,13 @@ beforeAll(async () => {
       },
     ],
   });
-  catalog = startProcess("services/catalog/dist/main.js", { ...common, ...catalogFile, PORT: String(catalogPort), IDENTITY_URL: identityUrl });
-  await catalog.waitFor(/catalog listening/);
   const catalogUrl = `http://127.0.0.1:${catalogPort}`;
+  // Catalog is asked only once requests arrive, so the three start side by side.
+  catalog = startProcess("services/catalog/dist/main.js", { ...common, ...catalogFile, PORT: String(catalogPort), IDENTITY_URL: identityUrl });
   inference = startProcess("services/inference/dist/main.js", { ...common, ...catalogFile, PORT: String(inferencePort), CATALOG_URL: catalogUrl, IDENTITY_URL: identityUrl });
-  await inference.waitFor(/inference listening/);
   media = startProcess("services/media/dist/main.js", { ...common, PORT: String(mediaPort), CATALOG_URL: catalogUrl, IDENTITY_URL: identityUrl });
-  await media.waitFor(/media listening/);
+  // Embedded databases (no DATABASE_URL) start slowly when the machine is busy.
+  await Promise.all([catalog.waitFor(/catalog listening/, 45_000), inference.waitFor(/inference listening/, 45_000), media.waitFor(/media listening/, 45_000)]);
   router = startProcess("services/router/dist/main.js", {
     ...common,
     PORT: String(routerPort),
@@ -91,7 +91,7 @@ beforeAll(async () => {
   });
   await router.waitFor(/router listening/);
   apiUrl = `http://127.0.0.1:${routerPort}/api/v1`;
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   const codes = await Promise.all([router?.stop(), inference?.stop(), media?.stop(), catalog?.stop(), identity?.stop()]);

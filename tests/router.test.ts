@@ -28,7 +28,9 @@ describe("router", () => {
     expect(doc.paths).toHaveProperty("/guardrails/{id}");
     // Only what this gateway serves is described.
     expect(doc.paths).toHaveProperty("/chat/completions");
-    expect(doc.paths).not.toHaveProperty("/audio/transcriptions");
+    expect(doc.paths).toHaveProperty("/audio/transcriptions");
+    expect(doc.paths).toHaveProperty("/images");
+    expect(doc.paths).not.toHaveProperty("/files");
   });
 
   it("gives every response a request id, echoing a sane one", async () => {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { listenLocal } from "./listen.js";
 
 /** How the fake answers, picked by the upstream model name. */
-export type MediaBehavior = "ok" | "tokens" | "no-usage" | "fail-500" | "rate-limited" | "bad-request" | "overloaded" | "stall" | "cut";
+export type MediaBehavior = "ok" | "tokens" | "svg" | "url-only" | "blocked" | "no-usage" | "fail-500" | "rate-limited" | "bad-request" | "overloaded" | "stall" | "cut";
 
 export interface MediaRequest {
   path: string;
@@ -90,9 +90,13 @@ function transcription(path: string, fields: Record<string, unknown>, audio: num
   };
 }
 
+/** What a vector image server draws. */
+export const tinySvg = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"><rect width="1" height="1" fill="#e11"/></svg>';
+
 function imageAnswer(path: string, fields: Record<string, unknown>, behavior: MediaBehavior) {
-  const b64 = tinyPng.toString("base64");
+  const b64 = (behavior === "svg" ? Buffer.from(tinySvg, "utf8") : tinyPng).toString("base64");
   if (path.includes(":generateContent")) {
+    if (behavior === "blocked") return { promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 12 } };
     return {
       candidates: [{ content: { role: "model", parts: [{ text: "Here it is" }, { inlineData: { mimeType: "image/png", data: b64 } }] }, finishReason: "STOP" }],
       usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 1290, totalTokenCount: 1302 },
@@ -101,7 +105,7 @@ function imageAnswer(path: string, fields: Record<string, unknown>, behavior: Me
   const n = Number(fields.n ?? 1);
   return {
     created: 1_700_000_000,
-    data: Array.from({ length: n }, () => ({ b64_json: b64 })),
+    data: Array.from({ length: n }, () => (behavior === "url-only" ? { url: "https://images.example/1.png" } : { b64_json: b64 })),
     ...(behavior === "no-usage" ? {} : { usage: { input_tokens: 20, output_tokens: 1000 * n, total_tokens: 20 + 1000 * n } }),
   };
 }

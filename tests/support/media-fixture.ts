@@ -55,6 +55,7 @@ export async function startMediaFixture(env: Record<string, string> = {}): Promi
       stt("stt/bad", [["whisper", "bad-request"]]),
       stt("stt/overloaded", [["whisper", "overloaded"]]),
       stt("stt/stall", [["whisper", "stall"]]),
+      stt("stt/failing", [["whisper", "fail-500"]]),
       stt("stt/tokens", [["whisper", "tokens"]], { prompt: "0.0000025", completion: "0.00001", audio: "0.000006" }),
       images("openai/gpt-image-1", [["pixels", "ok"]]),
       images("google/gemini-image", [["gem", "ok"]], { prompt: "0.0000003", completion: "0.00003" }),
@@ -62,6 +63,9 @@ export async function startMediaFixture(env: Record<string, string> = {}): Promi
       images("img/limited", [["pixels", "rate-limited"]]),
       images("img/cut", [["pixels", "cut"]]),
       images("img/nousage", [["pixels", "no-usage"]]),
+      images("img/vector", [["pixels", "svg"]]),
+      images("img/url-only", [["pixels", "url-only"]]),
+      images("img/blocked", [["gem", "blocked"]]),
       { id: "vendor/chat", name: "Chat", context_length: 8000, endpoints: [{ provider: "whisper", upstream_model: "ok", pricing: { prompt: "0", completion: "0" } }] },
     ],
   };
