@@ -7,3 +7,5 @@ export * from "./safe-fetch.js";
 export * from "./sse.js";
 export * from "./holds.js";
 export * from "./remote.js";
+export * from "./process.js";
+export * from "./deadline.js";

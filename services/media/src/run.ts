@@ -1,9 +1,10 @@
-import { randomUUID } from "node:crypto";
 import { sessionIdHeader, type ProviderPreferences, type SpendBudget } from "@switchyard/contracts";
 import { badRequest, callerOf, forbidden, HttpError, type Caller } from "@switchyard/runtime";
 import {
   firstAccepting,
+  newGenerationId,
   orderCandidates,
+  requestDeadline,
   upstreamFailure,
   type Attempt,
   type Candidate,
@@ -78,17 +79,8 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     throw new HttpError("not_found", `No endpoints available for ${resolved.model}: ${reasons.join("; ") || "none configured"}`);
   }
 
-  const abort = new AbortController();
-  let timedOut = false;
-  const deadline = setTimeout(() => {
-    timedOut = true;
-    abort.abort(new Error("deadline passed"));
-  }, deps.requestTimeoutMs);
-  res.on("close", () => {
-    clearTimeout(deadline);
-    if (!res.writableFinished) abort.abort(new Error("client disconnected"));
-  });
-  const generationId = `gen-${Math.floor(Date.now() / 1000)}-${randomUUID().replaceAll("-", "").slice(0, 20)}`;
+  const { signal, timedOut } = requestDeadline(res, deps.requestTimeoutMs);
+  const generationId = newGenerationId();
   res.setHeader("X-Generation-Id", generationId);
   return {
     deps,
@@ -100,8 +92,8 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     guardrailIds: resolved.guardrail_ids,
     budgets: resolved.budgets,
     attempts: [],
-    signal: abort.signal,
-    timedOut: () => timedOut,
+    signal,
+    timedOut,
     started: performance.now(),
     requestId: header(req, "x-request-id") ?? null,
   };

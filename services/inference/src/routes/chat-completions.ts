@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import {
   chatCompletionRequest,
   legacyMetadataHeader,
@@ -8,7 +7,7 @@ import {
   type SpendBudget,
 } from "@switchyard/contracts";
 import { badRequest, callerOf, forbidden, HttpError, parseInput, type Caller } from "@switchyard/runtime";
-import { orderCandidates, upstreamFailure, type Candidate } from "@switchyard/upstream";
+import { newGenerationId, orderCandidates, requestDeadline, upstreamFailure, type Candidate } from "@switchyard/upstream";
 import type { Request, RequestHandler } from "express";
 import type { InferenceDeps } from "../deps.js";
 import type { Attempt } from "../generations/store.js";
@@ -97,18 +96,8 @@ export const chatCompletionsRoute =
       throw new HttpError("not_found", `No endpoints available for ${models.join(", ")}: ${reasons.join("; ") || "none configured"}`);
     }
 
-    // One signal for the client going away and for the deadline shared by every attempt.
-    const abort = new AbortController();
-    let timedOut = false;
-    const deadline = setTimeout(() => {
-      timedOut = true;
-      abort.abort(new Error("deadline passed"));
-    }, deps.requestTimeoutMs);
-    res.on("close", () => {
-      clearTimeout(deadline);
-      if (!res.writableFinished) abort.abort(new Error("client disconnected"));
-    });
-    const generationId = `gen-${Math.floor(Date.now() / 1000)}-${randomUUID().replaceAll("-", "").slice(0, 20)}`;
+    const { signal, timedOut } = requestDeadline(res, deps.requestTimeoutMs);
+    const generationId = newGenerationId();
     res.setHeader("X-Generation-Id", generationId);
     const context: ChatContext = {
       deps,
@@ -125,8 +114,8 @@ export const chatCompletionsRoute =
       sentBody: new Map(),
       inFlight: undefined,
       attempts: [],
-      signal: abort.signal,
-      timedOut: () => timedOut,
+      signal,
+      timedOut,
       started: performance.now(),
       wantsMetadata: (header(req, metadataHeader) ?? header(req, legacyMetadataHeader)) === "enabled",
       sessionId,

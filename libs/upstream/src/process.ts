@@ -1,0 +1,76 @@
+import {
+  createCallerVerifier,
+  createInternalClient,
+  createLogger,
+  createServiceSigner,
+  openBackends,
+  serveProcess,
+  type BackendConfig,
+  type Bus,
+  type CallerVerifier,
+  type Db,
+  type HealthState,
+  type ListenConfig,
+  type Logger,
+} from "@switchyard/runtime";
+import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
+import type { Express } from "express";
+import type { SpendHolds } from "./holds.js";
+import { remoteHolds, remoteResolve } from "./remote.js";
+
+export interface ProviderServiceConfig extends BackendConfig, ListenConfig {
+  LOG_LEVEL: string;
+  SWITCHYARD_INTERNAL_SECRET?: string | undefined;
+  CATALOG_URL: string;
+  IDENTITY_URL: string;
+}
+
+/** What a service that calls providers needs from the deployment. */
+export interface ProviderServiceDeps {
+  db: Db;
+  bus: Bus;
+  logger: Logger;
+  resolve(request: ResolveRequest): Promise<ResolvedModel>;
+  holds: SpendHolds;
+  verifyCaller: CallerVerifier;
+  health: HealthState;
+}
+
+/**
+ * The process entry of a service that calls providers (inference, media): it resolves models with catalog
+ * and holds spend with identity over HTTP, and drains on SIGTERM before closing its bus and database.
+ */
+export async function runProviderService(
+  name: string,
+  config: ProviderServiceConfig,
+  start: (deps: ProviderServiceDeps) => Promise<{ app: Express; stop(): Promise<void> }>,
+): Promise<void> {
+  const logger = createLogger({ service: name, level: config.LOG_LEVEL });
+  const secret = config.SWITCHYARD_INTERNAL_SECRET;
+  if (!secret) {
+    logger.fatal(`SWITCHYARD_INTERNAL_SECRET is required when ${name} runs as its own process`);
+    process.exit(1);
+  }
+  const { db, bus } = await openBackends(config, logger, name);
+  const signer = createServiceSigner(secret, name);
+  const health = { draining: false };
+  const service = await start({
+    db,
+    bus,
+    logger,
+    resolve: remoteResolve(createInternalClient(config.CATALOG_URL, signer)),
+    holds: remoteHolds(createInternalClient(config.IDENTITY_URL, signer)),
+    verifyCaller: createCallerVerifier(secret),
+    health,
+  });
+  await serveProcess(name, config, {
+    handler: service.app,
+    logger,
+    health,
+    onClosed: async () => {
+      await service.stop();
+      await bus.close();
+      await db.close();
+    },
+  });
+}
