@@ -17,6 +17,7 @@ export default defineConfig({
       "@switchyard/catalog": service("catalog"),
       "@switchyard/inference": service("inference"),
       "@switchyard/media": service("media"),
+      "@switchyard/storage": service("storage"),
       "@switchyard/standalone": service("standalone"),
     },
   },

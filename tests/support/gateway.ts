@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "@switchyard/runtime";
 import { loadStandaloneConfig, startStandalone, type Standalone } from "@switchyard/standalone";
+import { testObjectStoreEnv } from "./object-store.js";
 import { createTestDatabase } from "./postgres.js";
 
 export const bootstrapKey = "test-bootstrap-management-secret-0123456789";
@@ -34,6 +35,7 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey,
     LOG_LEVEL: "silent",
     ...(database.url ? { DATABASE_URL: database.url } : {}),
+    ...testObjectStoreEnv(),
     ...env,
   });
   const standalone = await startStandalone(config, silentLogger());

@@ -42,6 +42,14 @@ const mediaCompleted = generationCompleted.extend({
   images: z.number().int().min(0).optional(),
 });
 
+/** A sandbox reported files of a container; storage holds their metadata (and bodies sent along). */
+const containerFilesSynced = z.object({
+  container_id: z.string(),
+  organization_id: z.uuid(),
+  workspace_id: z.uuid(),
+  files: z.number().int().min(1),
+});
+
 export const eventRegistry = {
   "identity.api_key.created.v1": apiKeyChanged,
   "identity.api_key.updated.v1": apiKeyChanged,
@@ -56,6 +64,7 @@ export const eventRegistry = {
   "inference.generation.completed.v1": generationCompleted,
   "media.transcription.completed.v1": mediaCompleted,
   "media.image.completed.v1": mediaCompleted,
+  "storage.container_files.synced.v1": containerFilesSynced,
 } as const;
 
 export type EventSubject = keyof typeof eventRegistry;

@@ -41,8 +41,8 @@ export const commonEnv = {
   SWITCHYARD_INTERNAL_SECRET: optionalString.pipe(z.string().min(32, "must be at least 32 characters").optional()),
   /** Largest JSON request body accepted, in bytes. */
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
-  /** Largest body of the media routes (base64 audio, reference images as data URLs), in bytes. */
-  MAX_MEDIA_BODY_BYTES: z.coerce.number().int().min(1024).default(48 * 1024 * 1024),
+  /** Largest body of the routes that take uploads (audio, reference images, files), in bytes. */
+  MAX_UPLOAD_BYTES: z.coerce.number().int().min(1024).default(48 * 1024 * 1024),
   /** How long a draining process waits for in-flight requests and streams before closing them. */
   DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
 };

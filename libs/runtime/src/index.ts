@@ -6,3 +6,4 @@ export * from "./http/index.js";
 export * from "./backends.js";
 export * from "./api-key-format.js";
 export * from "./money.js";
+export * from "./objects/index.js";

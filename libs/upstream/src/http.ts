@@ -29,13 +29,20 @@ export { FormData };
 export type UpstreamBody = string | Uint8Array | FormData;
 
 /**
- * POSTs to an upstream. A connection failure or an error status becomes an `UpstreamError` that says
- * whether another endpoint may be tried; an abort by the caller is rethrown as it is.
+ * Calls an upstream. A connection failure or an error status becomes an `UpstreamError` that says whether
+ * another endpoint may be tried; an abort by the caller is rethrown as it is.
  */
-export async function post(provider: string, url: string, headers: Record<string, string>, body: UpstreamBody, signal: AbortSignal): Promise<UpstreamResponse> {
+export async function send(
+  provider: string,
+  method: "GET" | "POST" | "DELETE",
+  url: string,
+  headers: Record<string, string>,
+  body: UpstreamBody | undefined,
+  signal: AbortSignal,
+): Promise<UpstreamResponse> {
   let res;
   try {
-    res = await request(url, { method: "POST", dispatcher: agent, headers, body, signal });
+    res = await request(url, { method, dispatcher: agent, headers, ...(body !== undefined ? { body } : {}), signal });
   } catch (error) {
     if (signal.aborted) throw error;
     throw new UpstreamError(`${provider} unreachable: ${(error as Error).message}`, null, true);
@@ -47,6 +54,26 @@ export async function post(provider: string, url: string, headers: Record<string
   return { status: res.statusCode, headers: res.headers, body: res.body };
 }
 
+/** POSTs upstream; see `send`. */
+export const post = (provider: string, url: string, headers: Record<string, string>, body: UpstreamBody, signal: AbortSignal): Promise<UpstreamResponse> =>
+  send(provider, "POST", url, headers, body, signal);
+
 /** POSTs JSON upstream; see `post`. */
 export const postJson = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<UpstreamResponse> =>
   post(provider, url, { "content-type": "application/json", ...headers }, JSON.stringify(body), signal);
+
+/** Reads the whole answer; a caller's abort stays an abort, a connection dropped mid-body may be retried elsewhere. */
+export async function readAnswer(provider: string, res: UpstreamResponse, signal: AbortSignal): Promise<unknown> {
+  let text: string;
+  try {
+    text = await res.body.text();
+  } catch (error) {
+    if (signal.aborted) throw error;
+    throw new UpstreamError(`${provider} dropped the connection mid-answer: ${(error as Error).message}`, 502, true);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

@@ -23,6 +23,8 @@ import {
 } from "./routes/federation-policies.js";
 import { formBody, oauthTokenRoute } from "./routes/oauth-token.js";
 import type { LimitCache } from "./spend/limit-cache.js";
+import type { Sealer } from "./provider-keys/sealed.js";
+import { deleteProviderKeyRoute, listProviderKeysRoute, openProviderKeyRoute, putProviderKeyRoute } from "./routes/provider-keys.js";
 import { createAuthCodeRoute, exchangeAuthCodeRoute } from "./routes/auth-keys.js";
 import { authenticateRoute } from "./routes/authenticate.js";
 import { currentKeyRoute } from "./routes/current-key.js";
@@ -37,6 +39,7 @@ import {
 } from "./routes/workspaces.js";
 
 export interface IdentityAppDeps extends KeyDeps {
+  sealer: Sealer | undefined;
   limits: LimitCache;
   accessTokens: AccessTokens;
   subjectTokens: ReturnType<typeof createSubjectTokenVerifier>;
@@ -63,6 +66,7 @@ export function createApp(deps: IdentityAppDeps): Express {
   app.post("/internal/workspaces/policy", service, workspacePolicyRoute(deps.db));
   app.post("/internal/holds", service, holdRoute(deps.db, deps.limits));
   app.post("/internal/holds/release", service, releaseHoldRoute(deps.db));
+  app.post("/internal/provider-keys/open", service, openProviderKeyRoute(deps));
 
   // The token exchange proves itself with the subject token; the key set is public.
   app.post("/api/v1/oauth/token", formBody, oauthTokenRoute({ db: deps.db, verifier: deps.subjectTokens, tokens: deps.accessTokens, logger: deps.logger, perPolicyPerMinute: deps.federation.exchangesPerPolicyPerMinute }));
@@ -82,6 +86,9 @@ export function createApp(deps: IdentityAppDeps): Express {
   app.get("/api/v1/workspaces/:id", caller, getWorkspaceRoute(deps));
   app.patch("/api/v1/workspaces/:id", caller, updateWorkspaceRoute(deps));
   app.delete("/api/v1/workspaces/:id", caller, deleteWorkspaceRoute(deps));
+  app.get("/api/v1/workspaces/:id/provider-keys", caller, listProviderKeysRoute(deps));
+  app.put("/api/v1/workspaces/:id/provider-keys/:provider", caller, putProviderKeyRoute(deps));
+  app.delete("/api/v1/workspaces/:id/provider-keys/:provider", caller, deleteProviderKeyRoute(deps));
   app.post("/api/v1/auth/keys/code", caller, createAuthCodeRoute(deps));
   app.post("/api/v1/auth/keys", exchangeAuthCodeRoute(deps));
   const federation = { db: deps.db, allowInsecureIssuers: deps.federation.allowInsecureIssuers };

@@ -10,6 +10,11 @@ export const identityEnv = z.object({
    * characters, used as is. Unset: an empty database gets one generated key, printed once.
    */
   SWITCHYARD_BOOTSTRAP_KEY: optionalString.pipe(z.string().min(32, "must be at least 32 characters").optional()),
+  /**
+   * Seals workspaces' own provider keys (BYOK) at rest; 32+ characters, the same for every identity replica.
+   * Unset with an embedded database: one is made on first start and kept in SWITCHYARD_DATA_DIR.
+   */
+  SWITCHYARD_ENCRYPTION_KEY: optionalString.pipe(z.string().min(32, "must be at least 32 characters").optional()),
   /** Requests per minute for keys without their own rate limit. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   /**

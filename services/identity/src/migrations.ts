@@ -177,4 +177,19 @@ CREATE TABLE identity.signing_keys (
 );
 `,
   },
+  {
+    id: "005_provider_keys",
+    sql: `
+-- A workspace's own keys for providers (BYOK), sealed with the deployment's encryption secret.
+CREATE TABLE identity.provider_keys (
+  workspace_id uuid NOT NULL REFERENCES identity.workspaces(id) ON DELETE CASCADE,
+  provider text NOT NULL,
+  sealed_key text NOT NULL,
+  label text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (workspace_id, provider)
+);
+`,
+  },
 ];

@@ -24,6 +24,9 @@ import { forgetExpiredTokenIds } from "./federation/exchange.js";
 import { createSubjectTokenVerifier } from "./federation/subject-token.js";
 import { startLedger } from "./spend/ledger.js";
 import { createLimitCache } from "./spend/limit-cache.js";
+import { openProviderKey } from "./provider-keys/records.js";
+import { createSealer } from "./provider-keys/sealed.js";
+import { encryptionSecret } from "./provider-keys/secret.js";
 
 export interface IdentityDeps {
   db: Db;
@@ -31,7 +34,7 @@ export interface IdentityDeps {
   logger: Logger;
   config: Pick<
     IdentityConfig,
-    "SWITCHYARD_BOOTSTRAP_KEY" | "RATE_LIMIT_PER_MINUTE" | "MAX_BODY_BYTES" | "FEDERATION_ALLOW_INSECURE_ISSUERS" | "FEDERATION_EXCHANGES_PER_MINUTE" | "FEDERATION_KEYS_REFRESH_MS"
+    "SWITCHYARD_BOOTSTRAP_KEY" | "SWITCHYARD_ENCRYPTION_KEY" | "DATABASE_URL" | "SWITCHYARD_DATA_DIR" | "RATE_LIMIT_PER_MINUTE" | "MAX_BODY_BYTES" | "FEDERATION_ALLOW_INSECURE_ISSUERS" | "FEDERATION_EXCHANGES_PER_MINUTE" | "FEDERATION_KEYS_REFRESH_MS"
   >;
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
@@ -54,6 +57,8 @@ export interface RunningIdentity {
   release(generationId: string): Promise<boolean>;
   /** Public keys of the access tokens identity signs, for the router without an HTTP hop. */
   accessTokenKeys(): Promise<{ keys: JWK[] }>;
+  /** A workspace's own key for a provider (BYOK), for storage without an HTTP hop. */
+  providerKey(workspaceId: string, provider: string): Promise<string | undefined>;
   /** An operator action: a new organization with its default workspace and first management key. */
   createOrganization(name: string): Promise<NewOrganization>;
   stop(): Promise<void>;
@@ -95,8 +100,11 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
   } else if (result.kind === "configured") {
     logger.info("bootstrap management key from SWITCHYARD_BOOTSTRAP_KEY is in place");
   }
+  const secret = await encryptionSecret(deps.config);
+  const sealer = secret ? createSealer(secret) : undefined;
   const app = createApp({
     db,
+    sealer,
     events,
     limits,
     keyChanged: limits.forget,
@@ -122,6 +130,7 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     hold: (request) => placeHold(db, limits, request),
     release: (generationId) => releaseHold(db, generationId),
     accessTokenKeys: () => accessTokens.jwks(),
+    providerKey: async (workspaceId, provider) => (sealer ? openProviderKey(db, sealer, workspaceId, provider) : undefined),
     async stop() {
       clearInterval(sweep);
       await keyEvents.stop();

@@ -16,7 +16,7 @@ export interface MediaStartDeps {
   config: Pick<
     MediaConfig,
     | "providerEnv"
-    | "MAX_MEDIA_BODY_BYTES"
+    | "MAX_UPLOAD_BYTES"
     | "MEDIA_TIMEOUT_MS"
     | "SPEND_HOLD_GRACE_MS"
     | "MAX_AUDIO_BYTES"
@@ -53,7 +53,7 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     transcribers,
     imagers,
     verifyCaller: deps.verifyCaller,
-    maxBodyBytes: config.MAX_MEDIA_BODY_BYTES,
+    maxBodyBytes: config.MAX_UPLOAD_BYTES,
     maxAudioBytes: config.MAX_AUDIO_BYTES,
     references: { maxBytes: config.MAX_REFERENCE_BYTES, timeoutMs: config.REFERENCE_FETCH_TIMEOUT_MS, allowPrivate: config.REFERENCE_FETCH_ALLOW_PRIVATE },
     requestTimeoutMs: config.MEDIA_TIMEOUT_MS,

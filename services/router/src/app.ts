@@ -24,7 +24,7 @@ export interface RouterDeps {
   signCaller: CallerSigner;
   targets: Record<ServiceName, Target>;
   maxBodyBytes: number;
-  maxMediaBodyBytes: number;
+  maxUploadBytes: number;
   health: HealthState;
   readiness: Record<string, ReadinessCheck>;
   openapi: object;
@@ -60,7 +60,7 @@ export function createRouterApp(deps: RouterDeps): Express {
     delete req.headers[callerHeader];
     delete req.headers[serviceHeader];
     const length = Number(req.headers["content-length"] ?? 0);
-    if (length > (route.media ? deps.maxMediaBodyBytes : deps.maxBodyBytes)) throw new HttpError("payload_too_large", "Request payload too large");
+    if (length > (route.uploads ? deps.maxUploadBytes : deps.maxBodyBytes)) throw new HttpError("payload_too_large", "Request payload too large");
     if (route.public) {
       // Routes that take no key are limited per client address; a credential sent anyway goes no further.
       await admit(`address:${req.ip ?? "unknown"}`, deps.defaultRateLimitPerMinute);

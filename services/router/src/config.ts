@@ -13,6 +13,8 @@ export const routerEnv = z.object({
   INFERENCE_URL: z.url().default("http://127.0.0.1:8083"),
   /** Base URL of the media service (transcription, images) when it runs as its own process. */
   MEDIA_URL: z.url().default("http://127.0.0.1:8084"),
+  /** Base URL of the storage service (files, container files) when it runs as its own process. */
+  STORAGE_URL: z.url().default("http://127.0.0.1:8085"),
   /** Requests per minute for keys without their own rate limit. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   /** How long an authenticated key is trusted before asking identity again (events drop it sooner). */

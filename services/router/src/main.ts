@@ -32,6 +32,7 @@ const router = await startRouter({
     catalog: { kind: "url", url: config.CATALOG_URL },
     inference: { kind: "url", url: config.INFERENCE_URL },
     media: { kind: "url", url: config.MEDIA_URL },
+    storage: { kind: "url", url: config.STORAGE_URL },
   },
   health,
   config,

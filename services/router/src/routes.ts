@@ -1,5 +1,5 @@
 /** The services behind the router. */
-export type ServiceName = "identity" | "catalog" | "inference" | "media";
+export type ServiceName = "identity" | "catalog" | "inference" | "media" | "storage";
 
 interface ServiceRoute {
   /** Path prefix under `/api/v1`; matches the prefix itself and anything below it. */
@@ -7,8 +7,8 @@ interface ServiceRoute {
   service: ServiceName;
   /** Routes that prove themselves otherwise (token exchange, PKCE exchange) take no key. */
   public?: boolean;
-  /** Audio and reference images: bodies up to MAX_MEDIA_BODY_BYTES instead of MAX_BODY_BYTES. */
-  media?: boolean;
+  /** Routes that take uploads (audio, reference images, files): bodies up to MAX_UPLOAD_BYTES instead of MAX_BODY_BYTES. */
+  uploads?: boolean;
 }
 
 /** Which service owns which public path; the first match wins, so a nested prefix comes before its parent. */
@@ -27,8 +27,10 @@ export const serviceRoutes: readonly ServiceRoute[] = [
   { prefix: "/api/v1/catalog", service: "catalog" },
   { prefix: "/api/v1/chat/completions", service: "inference" },
   { prefix: "/api/v1/generation", service: "inference" },
-  { prefix: "/api/v1/audio/transcriptions", service: "media", media: true },
-  { prefix: "/api/v1/images", service: "media", media: true },
+  { prefix: "/api/v1/audio/transcriptions", service: "media", uploads: true },
+  { prefix: "/api/v1/images", service: "media", uploads: true },
+  { prefix: "/api/v1/files", service: "storage", uploads: true },
+  { prefix: "/api/v1/containers", service: "storage" },
 ];
 
 /** Case-insensitive, as the services' routes are: `/AUTH/KEYS/CODE` must not pass for the public `/auth/keys`. */

@@ -21,7 +21,7 @@ export interface RouterStartDeps {
   health: HealthState;
   config: Pick<
     RouterConfig,
-    "RATE_LIMIT_PER_MINUTE" | "AUTH_CACHE_TTL_MS" | "AUTH_NEGATIVE_CACHE_TTL_MS" | "RATE_LIMIT_STORE" | "MAX_BODY_BYTES" | "MAX_MEDIA_BODY_BYTES"
+    "RATE_LIMIT_PER_MINUTE" | "AUTH_CACHE_TTL_MS" | "AUTH_NEGATIVE_CACHE_TTL_MS" | "RATE_LIMIT_STORE" | "MAX_BODY_BYTES" | "MAX_UPLOAD_BYTES"
   >;
 }
 
@@ -50,7 +50,7 @@ export async function startRouter(deps: RouterStartDeps): Promise<RunningRouter>
     signCaller: deps.signCaller,
     targets: deps.targets,
     maxBodyBytes: config.MAX_BODY_BYTES,
-    maxMediaBodyBytes: config.MAX_MEDIA_BODY_BYTES,
+    maxUploadBytes: config.MAX_UPLOAD_BYTES,
     health: deps.health,
     readiness: deps.db ? { database: () => deps.db!.ping() } : {},
     // Describe what this gateway serves: operations of services not deployed yet are left out.

@@ -3,6 +3,7 @@ import { startCatalog, type RunningCatalog } from "@switchyard/catalog";
 import { startIdentity, type RunningIdentity } from "@switchyard/identity";
 import { startInference } from "@switchyard/inference";
 import { startMedia } from "@switchyard/media";
+import { startStorage, type RunningStorage } from "@switchyard/storage";
 import {
   createCallerSigner,
   createCallerVerifier,
@@ -20,6 +21,7 @@ export interface Standalone {
   server: RunningServer;
   identity: RunningIdentity;
   catalog: RunningCatalog;
+  storage: RunningStorage;
   /** Drains: stops accepting, finishes in-flight work, closes the bus and the database. */
   stop(): Promise<void>;
 }
@@ -77,6 +79,17 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     health,
     requestLogs: false,
   });
+  const storage = await startStorage({
+    db,
+    bus,
+    logger: logger.child({ service: "storage" }),
+    providerKey: identity.providerKey,
+    config,
+    verifyCaller: createCallerVerifier(secret),
+    verifyService: createServiceVerifier(secret),
+    health,
+    requestLogs: false,
+  });
   const router = await startRouter({
     logger: logger.child({ service: "router" }),
     bus,
@@ -88,6 +101,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
       catalog: { kind: "handler", handler: catalog.app },
       inference: { kind: "handler", handler: inference.app },
       media: { kind: "handler", handler: media.app },
+      storage: { kind: "handler", handler: storage.app },
     },
     health,
     config,
@@ -103,11 +117,12 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
       await router.stop();
       await inference.stop();
       await media.stop();
+      await storage.stop();
       await catalog.stop();
       await identity.stop();
       await bus.close();
       await db.close();
     },
   });
-  return { port: server.port, server, identity, catalog, stop: () => server.drain() };
+  return { port: server.port, server, identity, catalog, storage, stop: () => server.drain() };
 }

@@ -5,3 +5,4 @@ export * from "./caller.js";
 export * from "./health.js";
 export * from "./serve.js";
 export * from "./internal-client.js";
+export * from "./multipart.js";

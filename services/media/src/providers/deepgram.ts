@@ -1,6 +1,5 @@
-import { post, UpstreamError } from "@switchyard/upstream";
+import { post, readAnswer, UpstreamError } from "@switchyard/upstream";
 import { z } from "zod";
-import { readAnswer } from "./answer.js";
 import type { TranscriptionCall, TranscriptionProvider, TranscriptSegment, TranscriptWord, UpstreamTarget } from "./types.js";
 
 const word = z.looseObject({

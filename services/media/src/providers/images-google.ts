@@ -1,6 +1,5 @@
-import { postJson, UpstreamError } from "@switchyard/upstream";
+import { postJson, readAnswer, UpstreamError } from "@switchyard/upstream";
 import { z } from "zod";
-import { readAnswer } from "./answer.js";
 import type { ImageCall, ImageProvider } from "./types.js";
 
 /** The aspect ratios Gemini draws; the spec's others are clamped to the nearest by their value. */

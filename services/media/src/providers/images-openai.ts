@@ -1,6 +1,5 @@
-import { FormData, post, sseData, UpstreamError, type UpstreamResponse } from "@switchyard/upstream";
+import { FormData, post, readAnswer, sseData, UpstreamError, type UpstreamResponse } from "@switchyard/upstream";
 import { z } from "zod";
-import { readAnswer } from "./answer.js";
 import type { GeneratedImage, ImageCall, ImageProvider, ImageStreamPart, ImageUsage, UpstreamTarget } from "./types.js";
 
 const usage = z.looseObject({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() });

@@ -1,5 +1,4 @@
-import { FormData, post, UpstreamError } from "@switchyard/upstream";
-import { readAnswer } from "./answer.js";
+import { FormData, post, readAnswer, UpstreamError } from "@switchyard/upstream";
 import { z } from "zod";
 import type { TranscriptionCall, TranscriptionProvider, TranscriptSegment, TranscriptWord, UpstreamTarget, UpstreamTranscription } from "./types.js";
 

@@ -4,13 +4,12 @@ import {
   transcriptionRequest,
   type ProviderPreferences,
 } from "@switchyard/contracts";
-import { badRequest, HttpError, parseInput } from "@switchyard/runtime";
+import { badRequest, HttpError, parseInput, readMultipart } from "@switchyard/runtime";
 import type { Request } from "express";
 import { z } from "zod";
 import type { AudioInput } from "../providers/types.js";
 import { audioInput, AudioRejected } from "./audio.js";
 import { iso6391 } from "./languages.js";
-import { readMultipart } from "./multipart.js";
 
 /** A transcription request, from either body style, checked and with its audio decoded. */
 export interface TranscriptionInput {

@@ -1,5 +1,5 @@
 import busboy from "busboy";
-import { badRequest, HttpError } from "@switchyard/runtime";
+import { badRequest, HttpError } from "./errors.js";
 import type { Request } from "express";
 
 export interface MultipartUpload {
@@ -8,11 +8,11 @@ export interface MultipartUpload {
   file: { bytes: Buffer; filename: string | undefined } | undefined;
 }
 
-const tooLarge = (limit: number) => new HttpError("payload_too_large", `Request payload too large: the audio file may be at most ${limit} bytes`);
+const tooLarge = (limit: number) => new HttpError("payload_too_large", `Request payload too large: the file may be at most ${limit} bytes`);
 
 /**
- * Reads an OpenAI-style upload as it arrives: the `file` part is counted while it streams and the request
- * is refused with 413 the moment it passes `maxFileBytes`, without buffering the rest.
+ * Reads a multipart upload with one file part named `file` as it arrives: the part is counted while it
+ * streams and the request is refused with 413 the moment it passes `maxFileBytes`, without buffering the rest.
  */
 export function readMultipart(req: Request, maxFileBytes: number): Promise<MultipartUpload> {
   return new Promise((resolve, reject) => {
@@ -40,7 +40,7 @@ export function readMultipart(req: Request, maxFileBytes: number): Promise<Multi
     parser.on("file", (name, stream, info) => {
       if (name !== "file") {
         stream.resume();
-        return fail(badRequest(`Invalid multipart body: unexpected file part ${name}; send the audio as file`));
+        return fail(badRequest(`Invalid multipart body: unexpected file part ${name}; send the file as file`));
       }
       const chunks: Buffer[] = [];
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));

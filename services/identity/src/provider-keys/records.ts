@@ -1,0 +1,46 @@
+import type { Queryable } from "@switchyard/runtime";
+import type { Sealer } from "./sealed.js";
+
+/** Providers a workspace may bring its own key for (their Files APIs are fronted by `/files`). */
+export const byokProviders = ["openai", "anthropic"] as const;
+export type ByokProvider = (typeof byokProviders)[number];
+
+export interface ProviderKeySummary {
+  provider: string;
+  label: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const context = (workspaceId: string, provider: string) => `${workspaceId}/${provider}`;
+/** Enough of the key to tell two apart, never enough to use: its last four characters. */
+const labelOf = (key: string) => `…${key.slice(-4)}`;
+
+export async function putProviderKey(db: Queryable, sealer: Sealer, workspaceId: string, provider: ByokProvider, key: string): Promise<ProviderKeySummary> {
+  const [row] = await db.query<{ created_at: Date; updated_at: Date }>(
+    `INSERT INTO identity.provider_keys (workspace_id, provider, sealed_key, label) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (workspace_id, provider) DO UPDATE SET sealed_key = excluded.sealed_key, label = excluded.label, updated_at = now()
+     RETURNING created_at, updated_at`,
+    [workspaceId, provider, sealer.seal(key, context(workspaceId, provider)), labelOf(key)],
+  );
+  return { provider, label: labelOf(key), created_at: row!.created_at.toISOString(), updated_at: row!.updated_at.toISOString() };
+}
+
+export async function listProviderKeys(db: Queryable, workspaceId: string): Promise<ProviderKeySummary[]> {
+  const rows = await db.query<{ provider: string; label: string; created_at: Date; updated_at: Date }>(
+    `SELECT provider, label, created_at, updated_at FROM identity.provider_keys WHERE workspace_id = $1 ORDER BY provider`,
+    [workspaceId],
+  );
+  return rows.map((r) => ({ provider: r.provider, label: r.label, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() }));
+}
+
+export async function deleteProviderKey(db: Queryable, workspaceId: string, provider: ByokProvider): Promise<boolean> {
+  const rows = await db.query(`DELETE FROM identity.provider_keys WHERE workspace_id = $1 AND provider = $2 RETURNING 1`, [workspaceId, provider]);
+  return rows.length > 0;
+}
+
+/** The workspace's key for a provider, opened; only services ask, over the internal route or in-process. */
+export async function openProviderKey(db: Queryable, sealer: Sealer, workspaceId: string, provider: string): Promise<string | undefined> {
+  const [row] = await db.query<{ sealed_key: string }>(`SELECT sealed_key FROM identity.provider_keys WHERE workspace_id = $1 AND provider = $2`, [workspaceId, provider]);
+  return row ? sealer.open(row.sealed_key, context(workspaceId, provider)) : undefined;
+}

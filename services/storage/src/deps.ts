@@ -1,0 +1,22 @@
+import type { AnthropicFile, FileProvider, OpenAiFile } from "@switchyard/contracts";
+import type { CallerVerifier, Db, EventSink, HealthState, Logger, ObjectStore, ReadinessCheck, ServiceVerifier } from "@switchyard/runtime";
+import type { ProviderAccount, ProviderFiles } from "./providers/types.js";
+
+export interface StorageDeps {
+  db: Db;
+  objects: ObjectStore;
+  /** The outbox of `storage.*` events. */
+  events: EventSink;
+  logger: Logger;
+  /** Files APIs of the providers `/files?provider=` can front. */
+  providers: Record<FileProvider, ProviderFiles<OpenAiFile | AnthropicFile>>;
+  /** The workspace's own key for a provider (BYOK); undefined when it has none. */
+  accountFor(workspaceId: string, provider: FileProvider): Promise<ProviderAccount | undefined>;
+  verifyCaller: CallerVerifier;
+  verifyService: ServiceVerifier;
+  maxFileBytes: number;
+  /** Off in standalone, where the router logs every request. */
+  requestLogs: boolean;
+  health: HealthState;
+  readiness: Record<string, ReadinessCheck>;
+}

@@ -1,0 +1,10 @@
+import { badRequest } from "@switchyard/runtime";
+
+/** Opaque to callers: the position after which the next page starts. */
+export const encodeCursor = (seq: string): string => Buffer.from(`files:${seq}`).toString("base64url");
+
+export function decodeCursor(cursor: string): string {
+  const match = /^files:(\d{1,19})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!match) throw badRequest("Invalid query: cursor: not a cursor from a previous page");
+  return match[1]!;
+}

@@ -1,0 +1,49 @@
+import { fileProvider } from "@switchyard/contracts";
+import {
+  createCallerVerifier,
+  createInternalClient,
+  createLogger,
+  createServiceSigner,
+  createServiceVerifier,
+  openBackends,
+  serveProcess,
+} from "@switchyard/runtime";
+import { z } from "zod";
+import { loadStorageConfig } from "./config.js";
+import { startStorage } from "./start.js";
+
+/** The storage service as its own process. */
+const config = loadStorageConfig();
+const logger = createLogger({ service: "storage", level: config.LOG_LEVEL });
+const secret = config.SWITCHYARD_INTERNAL_SECRET;
+if (!secret) {
+  logger.fatal("SWITCHYARD_INTERNAL_SECRET is required when storage runs as its own process");
+  process.exit(1);
+}
+const { db, bus } = await openBackends(config, logger, "storage");
+const identity = createInternalClient(config.IDENTITY_URL, createServiceSigner(secret, "storage"));
+const opened = z.object({ data: z.object({ key: z.string().nullable() }) });
+const health = { draining: false };
+const storage = await startStorage({
+  db,
+  bus,
+  logger,
+  async providerKey(workspaceId, provider) {
+    const answer = await identity.post("/internal/provider-keys/open", { workspace_id: workspaceId, provider: fileProvider.parse(provider) }, opened);
+    return answer?.data.key ?? undefined;
+  },
+  config,
+  verifyCaller: createCallerVerifier(secret),
+  verifyService: createServiceVerifier(secret),
+  health,
+});
+await serveProcess("storage", config, {
+  handler: storage.app,
+  logger,
+  health,
+  onClosed: async () => {
+    await storage.stop();
+    await bus.close();
+    await db.close();
+  },
+});

@@ -1,0 +1,40 @@
+import { containerFileParams, containerParams, listContainerFilesQuery } from "@switchyard/contracts";
+import { badRequest, notFound, parseInput } from "@switchyard/runtime";
+import type { RequestHandler } from "express";
+import { findContainerFile, listContainerFiles, pathOfContainerFileId, toContainerFile } from "../containers/records.js";
+import type { StorageDeps } from "../deps.js";
+import { ownerOf } from "../files/owner.js";
+
+function pathOf(id: string, where: string): string {
+  const path = pathOfContainerFileId(id);
+  if (path === undefined) throw badRequest(`Invalid ${where}: not a container file id (cfile_ + base64url of a path)`);
+  return path;
+}
+
+/**
+ * `GET /containers/{id}/files`: path order, `has_more` true exactly when `after=last_id` has more. A
+ * container with nothing in the caller's workspace, unknown or another's, is a 404 alike.
+ */
+export const listContainerFilesRoute =
+  (deps: StorageDeps): RequestHandler =>
+  async (req, res) => {
+    const { container_id: containerId } = parseInput(containerParams, req.params, "path");
+    const query = parseInput(listContainerFilesQuery, req.query, "query");
+    const owner = ownerOf(res, undefined);
+    const after = query.after === undefined ? undefined : pathOf(query.after, "query: after");
+    const rows = await listContainerFiles(deps.db, owner, containerId, after, query.limit);
+    if (rows.length === 0 && after === undefined) throw notFound(`Container ${containerId} not found`);
+    const page = rows.slice(0, query.limit).map(toContainerFile);
+    res.json({ object: "list", data: page, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: rows.length > query.limit });
+  };
+
+/** `GET /containers/{id}/files/{file_id}`: metadata only. */
+export const getContainerFileRoute =
+  (deps: StorageDeps): RequestHandler =>
+  async (req, res) => {
+    const { container_id: containerId, file_id: fileId } = parseInput(containerFileParams, req.params, "path");
+    const path = pathOf(fileId, "path: file_id");
+    const row = await findContainerFile(deps.db, ownerOf(res, undefined), containerId, path);
+    if (!row) throw notFound("Container file not found");
+    res.json(toContainerFile(row));
+  };

@@ -1,0 +1,71 @@
+import type { FileProvider } from "@switchyard/contracts";
+import { migrate, openObjectStore, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger, type ServiceVerifier } from "@switchyard/runtime";
+import type { Express } from "express";
+import { createApp } from "./app.js";
+import type { StorageConfig } from "./config.js";
+import { syncContainerFiles, type SyncBody } from "./containers/sync.js";
+import { startSweeper } from "./files/sweeper.js";
+import { migrations, schema } from "./migrations.js";
+import { anthropicFiles } from "./providers/anthropic-files.js";
+import { openAiFiles } from "./providers/openai-files.js";
+
+export interface StorageStartDeps {
+  db: Db;
+  bus: Bus;
+  logger: Logger;
+  /** The workspace's own key for a provider (identity's BYOK keys): in-process in standalone, over HTTP otherwise. */
+  providerKey(workspaceId: string, provider: FileProvider): Promise<string | undefined>;
+  config: Pick<
+    StorageConfig,
+    "providerEnv" | "MAX_FILE_BYTES" | "ORPHAN_UPLOAD_MS" | "S3_ENDPOINT" | "S3_BUCKET" | "S3_REGION" | "S3_ACCESS_KEY_ID" | "S3_SECRET_ACCESS_KEY" | "S3_FORCE_PATH_STYLE" | "SWITCHYARD_DATA_DIR"
+  >;
+  verifyCaller: CallerVerifier;
+  verifyService: ServiceVerifier;
+  health: HealthState;
+  requestLogs?: boolean;
+}
+
+export interface RunningStorage {
+  app: Express;
+  /** Sandboxes in this process report their files here (others use `POST /internal/containers/{id}/files`). */
+  syncContainerFiles(containerId: string, body: SyncBody): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Providers' Files APIs, where `<SLUG>_BASE_URL` may point them elsewhere as it does for chat. */
+const defaultBaseUrls: Record<FileProvider, string> = { openai: "https://api.openai.com/v1", anthropic: "https://api.anthropic.com/v1" };
+
+export async function startStorage(deps: StorageStartDeps): Promise<RunningStorage> {
+  const applied = await migrate(deps.db, schema, migrations);
+  if (applied.length) deps.logger.info({ applied }, "storage migrations applied");
+  const objects = await openObjectStore(deps.config);
+  const relay = startOutboxRelay({ db: deps.db, schema, bus: deps.bus, logger: deps.logger });
+  const sweeper = startSweeper({ db: deps.db, objects, logger: deps.logger, olderThanMs: deps.config.ORPHAN_UPLOAD_MS });
+  const env = deps.config.providerEnv;
+  const events = outboxSink(schema, relay);
+  const app = createApp({
+    db: deps.db,
+    objects,
+    events,
+    logger: deps.logger,
+    providers: { openai: openAiFiles, anthropic: anthropicFiles },
+    async accountFor(workspaceId, provider) {
+      const apiKey = await deps.providerKey(workspaceId, provider);
+      return apiKey ? { apiKey, baseUrl: env[`${provider.toUpperCase()}_BASE_URL`] ?? defaultBaseUrls[provider] } : undefined;
+    },
+    verifyCaller: deps.verifyCaller,
+    verifyService: deps.verifyService,
+    maxFileBytes: deps.config.MAX_FILE_BYTES,
+    requestLogs: deps.requestLogs ?? true,
+    health: deps.health,
+    readiness: { database: () => deps.db.ping(), objects: () => objects.ping() },
+  });
+  return {
+    app,
+    syncContainerFiles: (containerId, body) => syncContainerFiles({ db: deps.db, objects, events }, containerId, body),
+    async stop() {
+      sweeper.stop();
+      await relay.stop();
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { OpenRouter } from "@openrouter/sdk";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestGateway, type TestGateway } from "./support/gateway.js";
+
+let gw: TestGateway;
+let key: string;
+let sdk: OpenRouter;
+let owner: { organization_id: string; workspace_id: string };
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+  const created = await gw.call("POST", "/keys", { body: { name: "sandbox user" } });
+  key = String(created.body.key);
+  sdk = new OpenRouter({ apiKey: key, serverURL: gw.apiUrl, retryConfig: { strategy: "none" } });
+  const me = await gw.call("GET", "/key", { key });
+  owner = { organization_id: String(me.body.data?.organization_id), workspace_id: String(me.body.data?.workspace_id) };
+});
+afterAll(() => gw.stop());
+
+const now = new Date("2026-11-24T10:00:00Z");
+const sync = (containerId: string, files: Array<{ path: string; bytes: number; content_base64?: string }>, who = owner) =>
+  gw.standalone.storage.syncContainerFiles(containerId, { ...who, files: files.map((f) => ({ ...f, modified_at: now.toISOString() })) });
+const idOf = (path: string) => `cfile_${Buffer.from(path).toString("base64url")}`;
+
+describe("container files", () => {
+  it("lists what a sandbox synced in path order, with ids from the paths, through @openrouter/sdk", async () => {
+    await sync("sess_demo", [
+      { path: "out/b.txt", bytes: 2 },
+      { path: "README.md", bytes: 10, content_base64: Buffer.from("# results!").toString("base64") },
+      { path: "out/a.txt", bytes: 1 },
+    ]);
+    const list = await sdk.containers.listContainerFiles({ containerId: "sess_demo" });
+    expect(list.data.map((f) => f.path)).toEqual(["README.md", "out/a.txt", "out/b.txt"]);
+    expect(list.data[0]).toMatchObject({ id: idOf("README.md"), object: "container.file", containerId: "sess_demo", bytes: 10, createdAt: now.getTime() / 1000, source: "assistant" });
+    expect(list).toMatchObject({ object: "list", firstId: idOf("README.md"), lastId: idOf("out/b.txt"), hasMore: false });
+    expect(await sdk.containers.getContainerFile({ containerId: "sess_demo", fileId: idOf("out/a.txt") })).toMatchObject({ path: "out/a.txt", bytes: 1 });
+  });
+
+  it("updates a file synced again, and keeps a restarted session's container apart", async () => {
+    await sync("sess_again", [{ path: "log.txt", bytes: 5 }]);
+    await sync("sess_again", [{ path: "log.txt", bytes: 9 }]);
+    await sync("sess_again-r7f3a", [{ path: "fresh.txt", bytes: 1 }]);
+    expect((await sdk.containers.listContainerFiles({ containerId: "sess_again" })).data.map((f) => [f.path, f.bytes])).toEqual([["log.txt", 9]]);
+    expect((await sdk.containers.listContainerFiles({ containerId: "sess_again-r7f3a" })).data.map((f) => f.path)).toEqual(["fresh.txt"]);
+  });
+
+  it("pages with after=last_id through every file exactly once; has_more never lies", async () => {
+    const path = fc.stringMatching(/^[a-zA-Z0-9_.-]{1,12}(\/[a-zA-Z0-9_.-]{1,12}){0,2}$/).filter((p) => p.split("/").every((s) => s !== "." && s !== ".."));
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(path, { minLength: 1, maxLength: 25 }), fc.integer({ min: 1, max: 7 }), async (paths, limit) => {
+        const container = `sess_paging${run++}`;
+        await sync(container, paths.map((p) => ({ path: p, bytes: p.length })));
+        const seen: string[] = [];
+        let after: string | undefined;
+        for (;;) {
+          const page = await sdk.containers.listContainerFiles({ containerId: container, limit, ...(after ? { after } : {}) });
+          seen.push(...page.data.map((f) => f.path));
+          expect(page.hasMore).toBe(seen.length < paths.length);
+          if (!page.hasMore) break;
+          after = page.lastId!;
+        }
+        // Byte order of the UTF-8 paths, which is what lexicographic means for the API.
+        expect(seen).toEqual([...paths].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+      }),
+      { numRuns: 8 },
+    );
+  });
+
+  it("answers 404 for another workspace's container and file, and for unknown ones", async () => {
+    const ws = await gw.call("POST", "/workspaces", { body: { name: "other sandbox", slug: "other-sandbox" } });
+    const other = { organization_id: owner.organization_id, workspace_id: String((ws.body.data as unknown as Record<string, unknown>).id) };
+    await sync("sess_theirs", [{ path: "secret.txt", bytes: 3 }], other);
+    expect((await gw.call("GET", "/containers/sess_theirs/files", { key })).status).toBe(404);
+    expect((await gw.call("GET", `/containers/sess_theirs/files/${idOf("secret.txt")}`, { key })).status).toBe(404);
+    expect((await gw.call("GET", "/containers/sess_nobody/files", { key })).status).toBe(404);
+    expect((await gw.call("GET", `/containers/sess_demo/files/${idOf("missing.txt")}`, { key })).status).toBe(404);
+    // A sandbox may not write into a container another workspace owns.
+    await expect(sync("sess_theirs", [{ path: "x", bytes: 1 }])).rejects.toThrow(/belongs to another workspace/);
+  });
+
+  it.each([
+    ["a file id that is not base64url of a path", "/containers/sess_demo/files/cfile_!!", 400],
+    ["a file id without the prefix", "/containers/sess_demo/files/file_abc", 400],
+    ["an after that is not a file id", "/containers/sess_demo/files?after=nope", 400],
+    ["a limit over 1000", "/containers/sess_demo/files?limit=1001", 400],
+    ["a limit of 0", "/containers/sess_demo/files?limit=0", 400],
+    ["a container id with a slash", "/containers/sess%2Fdemo/files", 400],
+  ])("refuses %s", async (_what, path, status) => {
+    expect((await gw.call("GET", path, { key })).status).toBe(status);
+  });
+
+  it("refuses synced paths that leave the container", async () => {
+    for (const path of ["/etc/passwd", "../up.txt", "a/../../b", "a//b", "a\\b"]) {
+      await expect(sync("sess_demo", [{ path, bytes: 1 }])).rejects.toThrow(/relative path inside the container/);
+    }
+    await expect(sync("sess_demo", [{ path: "x.txt", bytes: 3, content_base64: Buffer.from("four").toString("base64") }])).rejects.toThrow(/4 bytes, not 3/);
+  });
+});
