@@ -12,6 +12,7 @@ import { startFakeMediaProvider, type FakeMediaProvider } from "./support/fake-m
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { eventually } from "./support/eventually.js";
 import { startTestNats } from "./support/nats.js";
+import { testObjectStoreEnv } from "./support/object-store.js";
 import { startTestIssuer, type TestIssuer } from "./support/test-issuer.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 import { freePort, startProcess, type TestProcess } from "./support/process.js";
@@ -26,6 +27,7 @@ let identity: TestProcess;
 let catalog: TestProcess;
 let inference: TestProcess;
 let media: TestProcess;
+let storage: TestProcess;
 let speech: FakeMediaProvider;
 let upstream: FakeProvider;
 let issuer: TestIssuer;
@@ -36,7 +38,7 @@ beforeAll(async () => {
   nats = await startTestNats();
   database = await createTestDatabase();
   dataDir = await mkdtemp(join(tmpdir(), "switchyard-mp-"));
-  const [identityPort, catalogPort, inferencePort, mediaPort, routerPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const [identityPort, catalogPort, inferencePort, mediaPort, storagePort, routerPort] = await Promise.all(Array.from({ length: 6 }, () => freePort()));
   upstream = await startFakeProvider("alpha", () => "ok");
   speech = await startFakeMediaProvider();
   const common = {
@@ -79,8 +81,9 @@ beforeAll(async () => {
   catalog = startProcess("services/catalog/dist/main.js", { ...common, ...catalogFile, PORT: String(catalogPort), IDENTITY_URL: identityUrl });
   inference = startProcess("services/inference/dist/main.js", { ...common, ...catalogFile, PORT: String(inferencePort), CATALOG_URL: catalogUrl, IDENTITY_URL: identityUrl });
   media = startProcess("services/media/dist/main.js", { ...common, PORT: String(mediaPort), CATALOG_URL: catalogUrl, IDENTITY_URL: identityUrl });
+  storage = startProcess("services/storage/dist/main.js", { ...common, ...testObjectStoreEnv(), PORT: String(storagePort), IDENTITY_URL: identityUrl });
   // Embedded databases (no DATABASE_URL) start slowly when the machine is busy.
-  await Promise.all([catalog.waitFor(/catalog listening/, 45_000), inference.waitFor(/inference listening/, 45_000), media.waitFor(/media listening/, 45_000)]);
+  await Promise.all([catalog.waitFor(/catalog listening/, 45_000), inference.waitFor(/inference listening/, 45_000), media.waitFor(/media listening/, 45_000), storage.waitFor(/storage listening/, 45_000)]);
   router = startProcess("services/router/dist/main.js", {
     ...common,
     PORT: String(routerPort),
@@ -88,13 +91,14 @@ beforeAll(async () => {
     CATALOG_URL: catalogUrl,
     INFERENCE_URL: `http://127.0.0.1:${inferencePort}`,
     MEDIA_URL: `http://127.0.0.1:${mediaPort}`,
+    STORAGE_URL: `http://127.0.0.1:${storagePort}`,
   });
   await router.waitFor(/router listening/);
   apiUrl = `http://127.0.0.1:${routerPort}/api/v1`;
 }, 120_000);
 
 afterAll(async () => {
-  const codes = await Promise.all([router?.stop(), inference?.stop(), media?.stop(), catalog?.stop(), identity?.stop()]);
+  const codes = await Promise.all([router?.stop(), inference?.stop(), media?.stop(), storage?.stop(), catalog?.stop(), identity?.stop()]);
   await upstream?.stop();
   await speech?.stop();
   await issuer?.stop();
@@ -102,7 +106,7 @@ afterAll(async () => {
   await database?.drop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
   // Checked after cleaning up, so a failed start leaves no NATS server or database behind.
-  expect(codes).toEqual([0, 0, 0, 0, 0]); // every process drained cleanly on SIGTERM
+  expect(codes).toEqual([0, 0, 0, 0, 0, 0]); // every process drained cleanly on SIGTERM
 });
 
 describe("router and identity as separate processes", () => {
@@ -196,6 +200,23 @@ describe("router and identity as separate processes", () => {
     });
     expect(result.usage?.seconds).toBe(1);
     expect(await eventually(async () => (await admin.apiKeys.get({ hash: created.data.hash })).data.usage === result.usage?.cost, 10_000)).toBeLessThan(10_000);
+  });
+
+  it("stores a file through the storage process and lists container files a sandbox synced over the internal route", async () => {
+    const admin = new OpenRouter({ apiKey: bootstrapKey, serverURL: apiUrl });
+    const created = await admin.apiKeys.create({ requestBody: { name: "filer" } });
+    const user = new OpenRouter({ apiKey: created.key, serverURL: apiUrl });
+    const file = (await user.files.upload({ requestBody: { file: { fileName: "notes.txt", content: Buffer.from("kept in the bucket") } } })) as unknown as { id: string };
+    expect(Buffer.from(await new Response(await user.files.download({ fileId: file.id })).arrayBuffer()).toString()).toBe("kept in the bucket");
+    const port = /"port":(\d+)[^\n]*storage listening/.exec(storage.output())?.[1];
+    const me = await fetch(`${apiUrl}/key`, { headers: { authorization: `Bearer ${created.key}` } }).then((r) => r.json() as Promise<{ data: Record<string, string> }>);
+    const synced = await fetch(`http://127.0.0.1:${port}/internal/containers/sess_mp/files`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-switchyard-service": await createServiceSigner(internalSecret, "inference")() },
+      body: JSON.stringify({ organization_id: me.data.organization_id, workspace_id: me.data.workspace_id, files: [{ path: "out.txt", bytes: 3, modified_at: new Date().toISOString() }] }),
+    });
+    expect(synced.status).toBe(200);
+    expect((await user.containers.listContainerFiles({ containerId: "sess_mp" })).data.map((f) => f.path)).toEqual(["out.txt"]);
   });
 
   it("keeps services closed to callers that bypass the router", async () => {
