@@ -140,6 +140,12 @@ describe("invalid transcription requests", () => {
     expect(text.status).toBe(400);
   });
 
+  it("refuses a chat completion on a transcription model", async () => {
+    const res = await m.gw.call("POST", "/chat/completions", { key: m.key, body: { model: "openai/whisper-1", messages: [{ role: "user", content: "hi" }] } });
+    expect(res.status).toBe(400);
+    expect(res.body.error?.message).toMatch(/openai\/whisper-1 is not a chat model \(it outputs transcription\)/);
+  });
+
   it("answers 401 without a key, 403 for a management key, 404 for an unknown model", async () => {
     expect((await transcribe(body(), null as unknown as string)).status).toBe(401);
     expect((await m.gw.call("POST", "/audio/transcriptions", { body: body() })).status).toBe(403);

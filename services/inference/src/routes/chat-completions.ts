@@ -80,6 +80,10 @@ export const chatCompletionsRoute =
     }
     for (const model of models) {
       const resolved = await deps.resolve({ model, keyHash: caller.keyHash, workspaceId: caller.workspaceId, organizationId: caller.organizationId, host });
+      // Transcription and image-only models have their own endpoints; a chat request for one is a mistake in the body.
+      if (!resolved.output_modalities.includes("text")) {
+        throw badRequest(`Invalid body: model: ${resolved.model} is not a chat model (it outputs ${resolved.output_modalities.join(", ")})`);
+      }
       if (resolved.preset && !preset) preset = resolved.preset;
       for (const id of resolved.guardrail_ids) guardrailIds.add(id);
       for (const budget of resolved.budgets) budgets.set(budget.guardrail_id, budget);
