@@ -83,12 +83,40 @@ export async function startMediaFixture(env: Record<string, string> = {}): Promi
   };
 }
 
-/** Real speech: espeak-ng writes a WAV of the text (16-bit mono, 22,050 Hz). */
+/**
+ * Real speech: espeak-ng writes a WAV of the text (16-bit mono, 22,050 Hz); `.ci/run` installs it. Where it
+ * is missing (a fresh laptop running `npm test`), a spoken-length tone in the same format stands in.
+ */
 export async function speak(text: string): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), "switchyard-audio-"));
   const file = join(dir, "speech.wav");
-  await promisify(execFile)("espeak-ng", ["-w", file, text]);
-  return readFile(file);
+  try {
+    await promisify(execFile)("espeak-ng", ["-w", file, text]);
+    return await readFile(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    return tone(22_050, 0.08 * text.length);
+  }
+}
+
+/** A 440 Hz tone as a 16-bit mono PCM WAV. */
+function tone(rate: number, seconds: number): Buffer {
+  const samples = Math.round(rate * seconds);
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write("RIFF", 0, "latin1");
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write("WAVEfmt ", 8, "latin1");
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(rate, 24);
+  wav.writeUInt32LE(rate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write("data", 36, "latin1");
+  wav.writeUInt32LE(samples * 2, 40);
+  for (let i = 0; i < samples; i++) wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
+  return wav;
 }
 
 /** A WAV header's length in seconds. */
