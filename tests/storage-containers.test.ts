@@ -35,6 +35,12 @@ describe("container files", () => {
     expect(list.data[0]).toMatchObject({ id: idOf("README.md"), object: "container.file", containerId: "sess_demo", bytes: 10, createdAt: now.getTime() / 1000, source: "assistant" });
     expect(list).toMatchObject({ object: "list", firstId: idOf("README.md"), lastId: idOf("out/b.txt"), hasMore: false });
     expect(await sdk.containers.getContainerFile({ containerId: "sess_demo", fileId: idOf("out/a.txt") })).toMatchObject({ path: "out/a.txt", bytes: 1 });
+    // A body synced along can be downloaded; one that was not is a 404 that says so.
+    const body = await sdk.containers.downloadContainerFileContent({ containerId: "sess_demo", fileId: idOf("README.md") });
+    expect(await new Response(body).text()).toBe("# results!");
+    const missing = await gw.call("GET", `/containers/sess_demo/files/${idOf("out/a.txt")}/content`, { key });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error?.message).toMatch(/not synced/);
   });
 
   it("updates a file synced again, and keeps a restarted session's container apart", async () => {

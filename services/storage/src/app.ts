@@ -1,7 +1,7 @@
 import { createHttpApp, finishHttpApp, mountHealth, requireCaller, requireService } from "@switchyard/runtime";
 import type { Express } from "express";
 import type { StorageDeps } from "./deps.js";
-import { getContainerFileRoute, listContainerFilesRoute } from "./routes/containers.js";
+import { containerFileContentRoute, getContainerFileRoute, listContainerFilesRoute } from "./routes/containers.js";
 import { deleteFileRoute, fileContentRoute, getFileRoute } from "./routes/file.js";
 import { listFilesRoute, uploadFileRoute } from "./routes/files.js";
 import { syncContainerFilesRoute } from "./routes/internal-sync.js";
@@ -18,6 +18,7 @@ export function createApp(deps: StorageDeps): Express {
   app.delete("/api/v1/files/:file_id", caller, deleteFileRoute(deps));
   app.get("/api/v1/containers/:container_id/files", caller, listContainerFilesRoute(deps));
   app.get("/api/v1/containers/:container_id/files/:file_id", caller, getContainerFileRoute(deps));
+  app.get("/api/v1/containers/:container_id/files/:file_id/content", caller, containerFileContentRoute(deps));
   app.post("/internal/containers/:container_id/files", requireService(deps.verifyService), syncContainerFilesRoute(deps));
   return finishHttpApp(app, deps.logger);
 }

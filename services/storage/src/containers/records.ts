@@ -7,6 +7,8 @@ export interface ContainerFileRow {
   path: string;
   bytes: string;
   synced_at: Date;
+  /** Where the body is, when the sandbox sent it along. */
+  object_key: string | null;
 }
 
 /** `cfile_` + base64url of the path: the id is the path, so no id table is needed. */
@@ -33,7 +35,7 @@ export const toContainerFile = (row: ContainerFileRow): ContainerFile => ({
 /** Up to `limit + 1` files of a container of this workspace after `afterPath`, in byte order of their paths. */
 export async function listContainerFiles(db: Queryable, owner: Owner, containerId: string, afterPath: string | undefined, limit: number): Promise<ContainerFileRow[]> {
   return db.query<ContainerFileRow>(
-    `SELECT container_id, path, bytes::text, synced_at FROM storage.container_files
+    `SELECT container_id, path, bytes::text, synced_at, object_key FROM storage.container_files
      WHERE workspace_id = $1 AND organization_id = $2 AND container_id = $3 AND ($4::text IS NULL OR path > $4::text COLLATE "C")
      ORDER BY path COLLATE "C" LIMIT $5`,
     [owner.workspaceId, owner.organizationId, containerId, afterPath ?? null, limit + 1],
@@ -42,7 +44,7 @@ export async function listContainerFiles(db: Queryable, owner: Owner, containerI
 
 export async function findContainerFile(db: Queryable, owner: Owner, containerId: string, path: string): Promise<ContainerFileRow | undefined> {
   const [row] = await db.query<ContainerFileRow>(
-    `SELECT container_id, path, bytes::text, synced_at FROM storage.container_files
+    `SELECT container_id, path, bytes::text, synced_at, object_key FROM storage.container_files
      WHERE workspace_id = $1 AND organization_id = $2 AND container_id = $3 AND path = $4`,
     [owner.workspaceId, owner.organizationId, containerId, path],
   );

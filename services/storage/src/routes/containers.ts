@@ -28,6 +28,20 @@ export const listContainerFilesRoute =
     res.json({ object: "list", data: page, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: rows.length > query.limit });
   };
 
+/** `GET /containers/{id}/files/{file_id}/content`: the body, when the sandbox synced it along. */
+export const containerFileContentRoute =
+  (deps: StorageDeps): RequestHandler =>
+  async (req, res) => {
+    const { container_id: containerId, file_id: fileId } = parseInput(containerFileParams, req.params, "path");
+    const row = await findContainerFile(deps.db, ownerOf(res, undefined), containerId, pathOf(fileId, "path: file_id"));
+    const object = row?.object_key ? await deps.objects.get(row.object_key) : undefined;
+    if (!row) throw notFound("Container file not found");
+    if (!object) throw notFound("This file's content was not synced from its sandbox");
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": object.contentLength });
+    object.body.on("error", (error) => res.destroy(error));
+    object.body.pipe(res);
+  };
+
 /** `GET /containers/{id}/files/{file_id}`: metadata only. */
 export const getContainerFileRoute =
   (deps: StorageDeps): RequestHandler =>
