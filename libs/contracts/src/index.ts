@@ -29,3 +29,4 @@ export * from "./routes-storage.js";
 export * from "./routes-catalog.js";
 export * from "./routes-guardrails.js";
 export * from "./federation.js";
+export * from "./sandbox.js";

@@ -1,0 +1,167 @@
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { constants } from "node:fs";
+import { chmod, chown, lstat, mkdir, open, readlink, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { CommandResult } from "@switchyard/contracts";
+import { capture } from "./capture.js";
+import { listTree } from "./tree.js";
+import type { RunLimits, SandboxRunner } from "./types.js";
+
+const home = "/home/sandbox";
+/** Inside its user namespace every container runs as this user, whatever its id outside. */
+const insideId = "1000";
+
+/** Host folders the sandbox sees read-only: programs and libraries, never the host's data. */
+async function systemMounts(): Promise<string[]> {
+  const args = ["--ro-bind", "/usr", "/usr"];
+  for (const name of ["bin", "lib", "lib64", "lib32", "sbin"]) {
+    const stat = await lstat(`/${name}`).catch(() => undefined);
+    if (stat?.isSymbolicLink()) args.push("--symlink", await readlink(`/${name}`), `/${name}`);
+    else if (stat?.isDirectory()) args.push("--ro-bind", `/${name}`, `/${name}`);
+  }
+  // Debian's alternatives (python3, awk, editors) are links through /etc/alternatives.
+  if (await lstat("/etc/alternatives").catch(() => undefined)) args.push("--ro-bind", "/etc/alternatives", "/etc/alternatives");
+  return args;
+}
+
+export interface BubblewrapOptions {
+  /** Where containers' trees live. */
+  dir: string;
+  /** First host user id for containers when this process is root. */
+  uidBase: number;
+}
+
+/**
+ * Commands run under bubblewrap: new user, mount, PID, network, IPC and UTS namespaces, so a command sees
+ * only the system's programs (read-only), its own home, a private /tmp, and no network but its own
+ * loopback. As root, each container also runs as its own unprivileged host user (setpriv), so the process
+ * limit is the container's alone and no capability survives. Resource limits are set with prlimit.
+ */
+export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
+  const asRoot = process.getuid?.() === 0;
+  const homeOf = (id: string) => join(options.dir, id);
+  const uidOf = (id: string) => options.uidBase + (createHash("sha256").update(id).digest().readUInt32BE(0) % 60_000);
+  let mounts: Promise<string[]> | undefined;
+  let probe: Promise<string | undefined> | undefined;
+  let prepared: Promise<void> | undefined;
+
+  const prepare = () =>
+    (prepared ??= (async () => {
+      await mkdir(join(options.dir, ".etc"), { recursive: true });
+      await chmod(options.dir, 0o711);
+      await writeFile(join(options.dir, ".etc", "passwd"), `sandbox:x:${insideId}:${insideId}:sandbox:${home}:/bin/sh\n`);
+      await writeFile(join(options.dir, ".etc", "group"), `sandbox:x:${insideId}:\n`);
+      await chmod(join(options.dir, ".etc"), 0o755);
+    })());
+
+  const argv = async (id: string, command: string, limits: RunLimits): Promise<[string, string[]]> => {
+    const uid = String(uidOf(id));
+    const bwrap = [
+      "--unshare-all",
+      "--unshare-user",
+      "--uid", insideId,
+      "--gid", insideId,
+      "--hostname", "sandbox",
+      "--die-with-parent",
+      "--new-session",
+      ...(await (mounts ??= systemMounts())),
+      "--ro-bind", join(options.dir, ".etc", "passwd"), "/etc/passwd",
+      "--ro-bind", join(options.dir, ".etc", "group"), "/etc/group",
+      "--proc", "/proc",
+      "--dev", "/dev",
+      "--size", String(64 * 1024 * 1024), "--tmpfs", "/tmp",
+      "--bind", homeOf(id), home,
+      "--chdir", home,
+      "--clearenv",
+      "--setenv", "HOME", home,
+      "--setenv", "USER", "sandbox",
+      "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+      "--setenv", "LANG", "C.UTF-8",
+      "--setenv", "TMPDIR", "/tmp",
+      "--",
+      "prlimit",
+      `--nproc=${limits.maxProcesses}`,
+      `--as=${limits.memoryBytes}`,
+      `--cpu=${Math.ceil(limits.timeoutMs / 1000) + 1}`,
+      `--fsize=${limits.fileBytes}`,
+      "--nofile=256",
+      "--core=0",
+      "--",
+      "/bin/sh", "-c", command,
+    ];
+    if (!asRoot) return ["bwrap", bwrap];
+    return ["setpriv", ["--reuid", uid, "--regid", uid, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--", "bwrap", ...bwrap]];
+  };
+
+  const run = async (id: string, command: string, limits: RunLimits): Promise<CommandResult> => {
+    const [file, args] = await argv(id, command, limits);
+    return new Promise((resolve) => {
+      const child = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"] });
+      const stdout = capture(child.stdout, limits.outputBytes);
+      const stderr = capture(child.stderr, limits.outputBytes);
+      let timedOut = false;
+      // Killing bwrap ends its PID namespace, and with it every process the command started.
+      const timer = setTimeout(() => {
+        timedOut = true;
+        child.kill("SIGKILL");
+      }, limits.timeoutMs);
+      const done = (code: number | null, signal: NodeJS.Signals | null, failure?: Error) => {
+        clearTimeout(timer);
+        const result: CommandResult = {
+          command,
+          stdout: stdout.text(),
+          stderr: stderr.text(),
+          exit_code: timedOut || failure ? null : code,
+          timed_out: timedOut,
+          truncated: stdout.truncated() || stderr.truncated(),
+        };
+        if (timedOut) result.error = `Command timed out after ${limits.timeoutMs} ms and was killed`;
+        else if (failure) result.error = `The sandbox could not start: ${failure.message}`;
+        else if (signal) result.error = `Command ended by ${signal}`;
+        else if (code !== null && code > 128 && code - 128 === 24) result.error = "Command exceeded its CPU time limit";
+        resolve(result);
+      };
+      child.on("error", (error) => done(null, null, error));
+      child.on("close", (code, signal) => done(code, signal));
+    });
+  };
+
+  return {
+    name: "bubblewrap",
+    unavailable: () =>
+      (probe ??= (async () => {
+        try {
+          await prepare();
+          await mkdir(homeOf(".probe"), { recursive: true });
+          const result = await run(".probe", "true", { timeoutMs: 10_000, memoryBytes: 256 * 1024 * 1024, maxProcesses: 16, outputBytes: 4096, fileBytes: 1024 });
+          if (result.exit_code === 0) return undefined;
+          return `bubblewrap cannot start a sandbox here: ${(result.error ?? result.stderr.trim()) || `exit ${String(result.exit_code)}`}`;
+        } catch (error) {
+          return `bubblewrap cannot start a sandbox here: ${(error as Error).message}`;
+        } finally {
+          await rm(homeOf(".probe"), { recursive: true, force: true });
+        }
+      })()),
+    async open(id) {
+      await prepare();
+      const path = homeOf(id);
+      await mkdir(path, { recursive: true, mode: 0o700 });
+      if (asRoot) await chown(path, uidOf(id), uidOf(id));
+    },
+    run,
+    files: (id, max) => listTree(homeOf(id), max),
+    async read(id, path) {
+      // The command cannot run now (one at a time per container), but a link it left must not lead out.
+      const handle = await open(join(homeOf(id), path), constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        return await handle.readFile();
+      } finally {
+        await handle.close();
+      }
+    },
+    async remove(id) {
+      await rm(homeOf(id), { recursive: true, force: true });
+    },
+  };
+}

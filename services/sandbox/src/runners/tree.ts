@@ -1,0 +1,28 @@
+import { lstat, readdir } from "node:fs/promises";
+import { join, relative } from "node:path";
+import type { SandboxFile } from "./types.js";
+
+/** Regular files under `root`, breadth first, at most `max`; links are not followed. */
+export async function listTree(root: string, max: number): Promise<SandboxFile[]> {
+  const files: SandboxFile[] = [];
+  const folders = [root];
+  while (folders.length > 0 && files.length < max) {
+    const folder = folders.shift()!;
+    let entries;
+    try {
+      entries = await readdir(folder, { withFileTypes: true });
+    } catch {
+      continue; // removed while we looked, or made unreadable by the command
+    }
+    for (const entry of entries) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) folders.push(path);
+      else if (entry.isFile()) {
+        const stat = await lstat(path).catch(() => undefined);
+        if (stat?.isFile()) files.push({ path: relative(root, path).split("\\").join("/"), bytes: stat.size, modifiedAt: stat.mtime });
+        if (files.length >= max) break;
+      }
+    }
+  }
+  return files;
+}
