@@ -27,6 +27,8 @@ export const workspacePolicy = z.object({
   ignored_providers: z.array(z.string()).nullable(),
   data_collection: z.enum(["allow", "deny"]),
   zdr: z.boolean(),
+  /** Server tools (`openrouter:web_search`...) the workspace turned off. */
+  disabled_server_tools: z.array(z.string()).nullable().default(null),
 });
 export type WorkspacePolicy = z.infer<typeof workspacePolicy>;
 export const workspacePolicyBody = z.object({ workspace_id: z.uuid() });
@@ -98,6 +100,8 @@ export const resolvedModel = z.object({
   guardrail_ids: z.array(z.string()),
   /** The budgets among those guardrails, which holds are checked against. */
   budgets: z.array(spendBudget),
+  /** Server tools the caller's workspace turned off. */
+  disabled_server_tools: z.array(z.string()).default([]),
 });
 export type ResolvedModel = z.infer<typeof resolvedModel>;
 export const resolveModelResponse = z.object({ data: resolvedModel });

@@ -10,6 +10,7 @@ import {
   type CallerVerifier,
   type Db,
   type HealthState,
+  type InternalClient,
   type ListenConfig,
   type Logger,
 } from "@switchyard/runtime";
@@ -34,6 +35,8 @@ export interface ProviderServiceDeps {
   holds: SpendHolds;
   verifyCaller: CallerVerifier;
   health: HealthState;
+  /** A client of another service's internal routes, signed as this service. */
+  serviceClient(baseUrl: string, timeoutMs?: number): InternalClient;
 }
 
 /**
@@ -62,6 +65,7 @@ export async function runProviderService(
     holds: remoteHolds(createInternalClient(config.IDENTITY_URL, signer)),
     verifyCaller: createCallerVerifier(secret),
     health,
+    serviceClient: (baseUrl, timeoutMs) => createInternalClient(baseUrl, signer, timeoutMs),
   });
   await serveProcess(name, config, {
     handler: service.app,

@@ -4,7 +4,8 @@ import type { Queryable } from "@switchyard/runtime";
 /** Answers for other services: what they need to know about workspaces and keys, nothing more. */
 export async function workspacePolicy(db: Queryable, workspaceId: string): Promise<WorkspacePolicy | undefined> {
   const [row] = await db.query<WorkspacePolicy>(
-    `SELECT id::text, organization_id::text, allowed_providers, ignored_providers, data_collection, zdr
+    `SELECT id::text, organization_id::text, allowed_providers, ignored_providers, data_collection, zdr,
+            COALESCE(settings->'disabled_server_tools', 'null'::jsonb) AS disabled_server_tools
      FROM identity.workspaces WHERE id = $1`,
     [workspaceId],
   );

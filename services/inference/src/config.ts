@@ -15,6 +15,18 @@ export const inferenceEnv = z.object({
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
   /** How long a finished generation waits for others to share its database transaction. */
   GENERATION_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(50),
+  /** Base URL of the sandbox service, which runs the shell tools' commands; unset means those tools are refused. */
+  SANDBOX_URL: z.url().optional(),
+  /** Most model turns of one request's server-tool loop, whatever the request asks. */
+  SERVER_TOOL_MAX_STEPS: z.coerce.number().int().min(1).max(100).default(16),
+  /** What WEB_SEARCH_URL is: a SearXNG instance, or any service speaking Switchyard's small JSON search API. */
+  WEB_SEARCH_KIND: z.enum(["searxng", "json"]).default("searxng"),
+  /** The web search tool's backend; unset means web search is refused. */
+  WEB_SEARCH_URL: z.url().optional(),
+  /** Sent as a bearer token to the search backend. */
+  WEB_SEARCH_API_KEY: z.string().optional(),
+  /** Longest wait for one search. */
+  WEB_SEARCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
 });
 export type InferenceConfig = z.infer<typeof inferenceEnv> & { providerEnv: Record<string, string | undefined> };
 

@@ -3,6 +3,8 @@ import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck } from "@s
 import type { GenerationRecorder } from "./generations/recorder.js";
 import type { Cooldowns } from "@switchyard/upstream";
 import type { SpendHolds } from "./spend/holds.js";
+import type { Sandbox } from "./tools/run.js";
+import type { SearchBackend } from "./tools/search.js";
 
 export interface InferenceDeps {
   db: Db;
@@ -24,6 +26,12 @@ export interface InferenceDeps {
   requestLogs: boolean;
   /** A deadline shared by every attempt of one request. */
   requestTimeoutMs: number;
+  /** Runs the shell tools' commands; undefined when no sandbox is configured (those tools are refused). */
+  sandbox: Sandbox | undefined;
+  /** The operator's web search backend; undefined when none is configured. */
+  search: SearchBackend | undefined;
+  /** Most model turns one request's server-tool loop may take. */
+  maxToolSteps: number;
   health: HealthState;
   readiness: Record<string, ReadinessCheck>;
 }

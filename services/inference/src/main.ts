@@ -1,7 +1,12 @@
 import { runProviderService } from "@switchyard/upstream";
 import { loadInferenceConfig } from "./config.js";
 import { startInference } from "./start.js";
+import { remoteSandbox } from "./tools/remote-sandbox.js";
 
 /** The inference service as its own process. */
 const config = loadInferenceConfig();
-await runProviderService("inference", config, (deps) => startInference({ ...deps, config }));
+// A shell tool call may run up to 20 commands, each up to the sandbox's time limit.
+const sandboxTimeoutMs = 30 * 60_000;
+await runProviderService("inference", config, (deps) =>
+  startInference({ ...deps, config, sandbox: config.SANDBOX_URL ? remoteSandbox(deps.serviceClient(config.SANDBOX_URL, sandboxTimeoutMs)) : undefined }),
+);

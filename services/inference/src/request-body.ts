@@ -15,6 +15,7 @@ const gatewayOnly = new Set([
   "trace",
   "debug",
   "stop_when",
+  "stop_server_tools_when",
   "stream",
   "stream_options",
   "metadata",
@@ -46,6 +47,3 @@ export function upstreamBody(request: ChatCompletionRequest, workspaceId: string
 export function requestedParameters(request: ChatCompletionRequest): string[] {
   return Object.keys(request).filter((name) => !gatewayOnly.has(name) && name !== "messages" && request[name] !== undefined);
 }
-
-/** Text of the prompt, for counting tokens when a provider reports none. */
-export const promptText = (request: ChatCompletionRequest): string => JSON.stringify(request.messages);

@@ -6,6 +6,8 @@ import type { InferenceDeps } from "./deps.js";
 import { createRecorder } from "./generations/recorder.js";
 import { migrations, schema } from "./migrations.js";
 import { createCooldowns } from "@switchyard/upstream";
+import type { Sandbox } from "./tools/run.js";
+import { searchBackend } from "./tools/search.js";
 
 export interface InferenceStartDeps {
   db: Db;
@@ -13,7 +15,21 @@ export interface InferenceStartDeps {
   logger: Logger;
   resolve: InferenceDeps["resolve"];
   holds: InferenceDeps["holds"];
-  config: Pick<InferenceConfig, "providerEnv" | "MAX_BODY_BYTES" | "REQUEST_TIMEOUT_MS" | "GENERATION_FLUSH_MS" | "SPEND_HOLD_GRACE_MS">;
+  config: Pick<
+    InferenceConfig,
+    | "providerEnv"
+    | "MAX_BODY_BYTES"
+    | "REQUEST_TIMEOUT_MS"
+    | "GENERATION_FLUSH_MS"
+    | "SPEND_HOLD_GRACE_MS"
+    | "SERVER_TOOL_MAX_STEPS"
+    | "WEB_SEARCH_KIND"
+    | "WEB_SEARCH_URL"
+    | "WEB_SEARCH_API_KEY"
+    | "WEB_SEARCH_TIMEOUT_MS"
+  >;
+  /** The sandbox service for the shell tools: in-process in standalone, over HTTP otherwise; none refuses them. */
+  sandbox?: Sandbox | undefined;
   verifyCaller: CallerVerifier;
   health: HealthState;
   /** Per-request logs; standalone turns them off because its router logs every request. */
@@ -44,6 +60,9 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     maxBodyBytes: deps.config.MAX_BODY_BYTES,
     requestLogs: deps.requestLogs ?? true,
     requestTimeoutMs: deps.config.REQUEST_TIMEOUT_MS,
+    sandbox: deps.sandbox,
+    search: searchBackend(deps.config),
+    maxToolSteps: deps.config.SERVER_TOOL_MAX_STEPS,
     health: deps.health,
     readiness: { database: () => deps.db.ping() },
   });

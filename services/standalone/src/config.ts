@@ -2,6 +2,7 @@ import { catalogEnv } from "@switchyard/catalog";
 import { identityEnv } from "@switchyard/identity";
 import { inferenceEnv } from "@switchyard/inference";
 import { mediaEnv } from "@switchyard/media";
+import { sandboxEnv } from "@switchyard/sandbox";
 import { storageEnv } from "@switchyard/storage";
 import { parseEnv } from "@switchyard/runtime";
 import { routerEnv } from "@switchyard/router";
@@ -11,7 +12,8 @@ import type { z } from "zod";
 export const standaloneEnv = routerEnv.extend(identityEnv.omit({ PORT: true }).shape).extend(catalogEnv.omit({ PORT: true }).shape)
   .extend(inferenceEnv.omit({ PORT: true }).shape)
   .extend(mediaEnv.omit({ PORT: true }).shape)
-  .extend(storageEnv.omit({ PORT: true }).shape);
+  .extend(storageEnv.omit({ PORT: true }).shape)
+  .extend(sandboxEnv.omit({ PORT: true, STORAGE_URL: true }).shape);
 export type StandaloneConfig = z.infer<typeof standaloneEnv>;
 
 export type StandaloneConfigWithProviders = StandaloneConfig & { providerEnv: Record<string, string | undefined> };

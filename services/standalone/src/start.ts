@@ -3,6 +3,7 @@ import { startCatalog, type RunningCatalog } from "@switchyard/catalog";
 import { startIdentity, type RunningIdentity } from "@switchyard/identity";
 import { startInference } from "@switchyard/inference";
 import { startMedia } from "@switchyard/media";
+import { startSandbox } from "@switchyard/sandbox";
 import { startStorage, type RunningStorage } from "@switchyard/storage";
 import {
   createCallerSigner,
@@ -57,6 +58,31 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     health,
     requestLogs: false,
   });
+  const storage = await startStorage({
+    db,
+    bus,
+    logger: logger.child({ service: "storage" }),
+    providerKey: identity.providerKey,
+    config,
+    verifyCaller: createCallerVerifier(secret),
+    verifyService: createServiceVerifier(secret),
+    health,
+    requestLogs: false,
+  });
+  // Shell tools run in the sandbox, which reports their files to storage in-process.
+  const sandbox =
+    config.SANDBOX_RUNNER === "off"
+      ? undefined
+      : await startSandbox({
+          db,
+          logger: logger.child({ service: "sandbox" }),
+          reportFiles: (containerId, body) => storage.syncContainerFiles(containerId, body),
+          config,
+          verifyCaller: createCallerVerifier(secret),
+          verifyService: createServiceVerifier(secret),
+          health,
+          requestLogs: false,
+        });
   const inference = await startInference({
     db,
     bus,
@@ -67,6 +93,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     verifyCaller: createCallerVerifier(secret),
     health,
     requestLogs: false,
+    sandbox,
   });
   const media = await startMedia({
     db,
@@ -76,17 +103,6 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     holds: { hold: identity.hold, release: identity.release },
     config,
     verifyCaller: createCallerVerifier(secret),
-    health,
-    requestLogs: false,
-  });
-  const storage = await startStorage({
-    db,
-    bus,
-    logger: logger.child({ service: "storage" }),
-    providerKey: identity.providerKey,
-    config,
-    verifyCaller: createCallerVerifier(secret),
-    verifyService: createServiceVerifier(secret),
     health,
     requestLogs: false,
   });
@@ -117,6 +133,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
       await router.stop();
       await inference.stop();
       await media.stop();
+      await sandbox?.stop();
       await storage.stop();
       await catalog.stop();
       await identity.stop();

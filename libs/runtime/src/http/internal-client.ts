@@ -52,7 +52,7 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
       if (status === 404) return undefined;
       // A refusal the other service explained (bad input, conflict) reaches our caller as it was said.
       if (status === 400 || status === 403 || status === 409) throw new HttpError(status === 400 ? "bad_request" : status === 403 ? "forbidden" : "conflict", messageOf(text));
-      if (status !== 200) throw new ServiceUnavailableError(`${path} answered ${status}`);
+      if (status !== 200) throw new ServiceUnavailableError(`${path} answered ${status}: ${messageOf(text)}`);
       return schema.parse(JSON.parse(text));
     },
   };

@@ -75,5 +75,10 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
     preset,
     input_modalities: model.input_modalities,
     output_modalities: model.output_modalities,
-    endpoints, excluded, guardrail_ids: guardrails.map((g) => g.id), budgets };
+    endpoints,
+    excluded,
+    guardrail_ids: guardrails.map((g) => g.id),
+    budgets,
+    disabled_server_tools: workspace.disabled_server_tools ?? [],
+  };
 }

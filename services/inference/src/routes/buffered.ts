@@ -1,6 +1,8 @@
 import type { Response } from "express";
 import { healJson } from "../plugins.js";
-import { normalizeFinishReason, usageBody } from "../responses.js";
+import type { UpstreamCompletion } from "../providers/types.js";
+import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
+import type { Candidate } from "@switchyard/upstream";
 import { accepted, type ChatContext } from "./chat-completions.js";
 import { accountAbandoned, finish, metadataFor } from "./finish.js";
 
@@ -22,8 +24,14 @@ const textOf = (choice: Record<string, unknown>) => {
   return typeof content === "string" ? content : "";
 };
 
-/** A non-streaming completion: the upstream answer with our id, the serving model and priced usage. */
-export async function bufferedCompletion(context: ChatContext, res: Response): Promise<void> {
+export interface BufferedTurn {
+  result: UpstreamCompletion;
+  candidate: Candidate;
+  accounted: Accounted;
+}
+
+/** One provider call, answered whole, priced and recorded. */
+export async function bufferedTurn(context: ChatContext): Promise<BufferedTurn> {
   let attempt;
   try {
     attempt = await accepted(context, (provider, target, body) => provider.complete(body, target, context.signal));
@@ -45,7 +53,13 @@ export async function bufferedCompletion(context: ChatContext, res: Response): P
     serviceTier: result.serviceTier,
     firstTokenMs: null,
   });
-  res.json({
+  return { result, candidate, accounted };
+}
+
+/** The answer: the upstream completion with our id, the serving model and priced usage. */
+export function bufferedAnswer(context: ChatContext, turn: BufferedTurn, usage = usageBody(turn.accounted), extra: Record<string, unknown> = {}) {
+  const { result, candidate } = turn;
+  return {
     id: context.generationId,
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
@@ -62,7 +76,13 @@ export async function bufferedCompletion(context: ChatContext, res: Response): P
         message: { ...message, role: "assistant", content: typeof message.content === "string" ? message.content : null },
       };
     }),
-    usage: usageBody(accounted),
+    usage,
     ...metadataFor(context, candidate),
-  });
+    ...extra,
+  };
+}
+
+/** A non-streaming completion without server tools. */
+export async function bufferedCompletion(context: ChatContext, res: Response): Promise<void> {
+  res.json(bufferedAnswer(context, await bufferedTurn(context)));
 }

@@ -17,6 +17,8 @@ import { activePlugins, compressMessages, type ActivePlugins } from "../plugins.
 import type { ChatProvider, UpstreamTarget } from "../providers/types.js";
 import { firstAccepting } from "../routing/attempts.js";
 import { reserve } from "../spend/holds.js";
+import { declaredTools } from "../tools/declared.js";
+import { agentCompletion } from "./agent.js";
 import { bufferedCompletion } from "./buffered.js";
 import { streamedCompletion } from "./streamed.js";
 
@@ -73,6 +75,7 @@ export const chatCompletionsRoute =
     const reasons: string[] = [];
     const guardrailIds = new Set<string>();
     const budgets = new Map<string, SpendBudget>();
+    const disabledTools = new Set<string>();
     let preset: { system_prompt: string; config: Record<string, unknown> } | undefined;
     if (presetRef && !models.includes(presetRef)) {
       const resolved = await deps.resolve({ model: presetRef, keyHash: caller.keyHash, workspaceId: caller.workspaceId, organizationId: caller.organizationId, host });
@@ -87,6 +90,7 @@ export const chatCompletionsRoute =
       if (resolved.preset && !preset) preset = resolved.preset;
       for (const id of resolved.guardrail_ids) guardrailIds.add(id);
       for (const budget of resolved.budgets) budgets.set(budget.guardrail_id, budget);
+      for (const tool of resolved.disabled_server_tools) disabledTools.add(tool);
       const ordered = orderCandidates(resolved, {
         preferences: request.provider ?? undefined,
         sessionId,
@@ -99,6 +103,8 @@ export const chatCompletionsRoute =
     if (candidates.length === 0) {
       throw new HttpError("not_found", `No endpoints available for ${models.join(", ")}: ${reasons.join("; ") || "none configured"}`);
     }
+
+    const tools = declaredTools(request, { sandbox: deps.sandbox !== undefined, webSearch: deps.search !== undefined, disabled: [...disabledTools] });
 
     const { signal, timedOut } = requestDeadline(res, deps.requestTimeoutMs);
     const generationId = newGenerationId();
@@ -125,7 +131,8 @@ export const chatCompletionsRoute =
       sessionId,
       requestId: header(req, "x-request-id") ?? null,
     };
-    if (request.stream) await streamedCompletion(context, res);
+    if (tools) await agentCompletion(context, tools, res);
+    else if (request.stream) await streamedCompletion(context, res);
     else await bufferedCompletion(context, res);
   };
 

@@ -1,6 +1,5 @@
 import { account, metadataBody, type Accounted } from "../responses.js";
 import type { UpstreamUsage } from "../providers/types.js";
-import { promptText } from "../request-body.js";
 import type { Candidate } from "@switchyard/upstream";
 import { abandoned, type ChatContext } from "./chat-completions.js";
 
@@ -21,7 +20,7 @@ export interface Outcome {
  * few milliseconds later, in a batch); returns the figures for the answer.
  */
 export function finish(context: ChatContext, outcome: Outcome): Accounted {
-  const accounted = account(outcome.candidate, outcome.usage, promptText(context.request), outcome.completionText);
+  const accounted = account(outcome.candidate, outcome.usage, JSON.stringify(context.body.messages), outcome.completionText);
   context.deps.recorder.record({
     id: context.generationId,
     keyHash: context.caller.keyHash,

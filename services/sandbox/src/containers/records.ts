@@ -1,4 +1,4 @@
-import { isUniqueViolation, notFound, type Queryable } from "@switchyard/runtime";
+import { conflict, isUniqueViolation, type Queryable } from "@switchyard/runtime";
 import type { SandboxContainer } from "@switchyard/contracts";
 import { generationBase, restartedId, sessionBase } from "./ids.js";
 
@@ -28,7 +28,7 @@ export async function resolveContainer(db: Queryable, owner: Owner, container: S
         );
   if (origin === "reference") {
     // A name is one container for good: another workspace's is not found, an ended one starts again empty.
-    if (latest && latest.workspace_id !== owner.workspaceId) throw notFound(`Container ${key} not found`);
+    if (latest && latest.workspace_id !== owner.workspaceId) throw conflict(`The container name ${key} is taken; choose another`);
     if (latest && !latest.ended_at && !restart) {
       await touch(db, latest.id, idleMs);
       return { id: latest.id, started: false };

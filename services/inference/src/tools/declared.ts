@@ -1,0 +1,180 @@
+import type { ChatCompletionRequest, SandboxContainer } from "@switchyard/contracts";
+import { badRequest } from "@switchyard/runtime";
+
+/** What the gateway does with calls to a declared server tool. */
+export type ServerToolKind = "datetime" | "web_search" | "bash" | "shell";
+
+export interface ServerTool {
+  kind: ServerToolKind;
+  /** The type the client declared, e.g. `openrouter:web_search`. */
+  type: string;
+  /** The function name the model calls it by. */
+  name: string;
+  /** The tool's `parameters` object as declared (timezone, max_results, environment...). */
+  config: Record<string, unknown>;
+}
+
+export interface DeclaredTools {
+  /** Server tools by the function name the model calls. */
+  server: Map<string, ServerTool>;
+  /** The tool list providers get: the client's function tools and a function for each server tool. */
+  upstream: Array<Record<string, unknown>>;
+  /** A `tool_choice` naming a server tool, as a function choice for the first turn. */
+  firstChoice: unknown;
+}
+
+const kinds: Record<string, ServerToolKind> = {
+  "openrouter:datetime": "datetime",
+  "openrouter:web_search": "web_search",
+  web_search: "web_search",
+  web_search_preview: "web_search",
+  "openrouter:bash": "bash",
+  "openrouter:shell": "shell",
+  shell: "shell",
+};
+
+const definitions: Record<ServerToolKind, { name: string; description: string; parameters: Record<string, unknown> }> = {
+  datetime: {
+    name: "datetime",
+    description: "Returns the current date and time.",
+    parameters: { type: "object", properties: { timezone: { type: "string", description: "IANA timezone name, e.g. America/New_York" } } },
+  },
+  web_search: {
+    name: "web_search",
+    description: "Searches the web and returns the most relevant results with their titles, URLs and excerpts.",
+    parameters: { type: "object", properties: { query: { type: "string", description: "What to search for" } }, required: ["query"] },
+  },
+  bash: {
+    name: "bash",
+    description: "Runs a bash command in a sandboxed Linux container with no network. Files persist in the home folder between commands.",
+    parameters: {
+      type: "object",
+      properties: { command: { type: "string", description: "The command to run" }, restart: { type: "boolean", description: "Start a fresh container" } },
+    },
+  },
+  shell: {
+    name: "shell",
+    description: "Runs shell commands in order in a sandboxed Linux container with no network. Files persist in the home folder between calls.",
+    parameters: {
+      type: "object",
+      properties: {
+        commands: { type: "array", items: { type: "string" }, description: "Commands to run, each in its own shell" },
+        timeout_ms: { type: "integer", description: "Time limit of each command in milliseconds" },
+      },
+      required: ["commands"],
+    },
+  },
+};
+
+export const serverToolTypes = Object.keys(kinds);
+
+export interface ToolAvailability {
+  sandbox: boolean;
+  webSearch: boolean;
+  /** Server tool types the workspace turned off. */
+  disabled: string[];
+}
+
+const record = (value: unknown): Record<string, unknown> => (value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+
+/** Checks one server tool's settings; what this gateway cannot honour is refused before any spend. */
+function checkConfig(tool: ServerTool, where: string, availability: ToolAvailability) {
+  const { config } = tool;
+  if (tool.kind === "datetime" && config.timezone !== undefined && !validTimezone(config.timezone)) {
+    throw badRequest(`Invalid body: ${where}.parameters.timezone: not an IANA timezone name`);
+  }
+  if (tool.kind === "web_search") {
+    if (!availability.webSearch) throw badRequest(`Invalid body: ${where}: ${tool.type} needs a search backend, and this gateway has none configured (WEB_SEARCH_URL)`);
+    if (config.allowed_domains !== undefined && config.excluded_domains !== undefined) throw badRequest(`Invalid body: ${where}.parameters: allowed_domains cannot be used with excluded_domains`);
+    for (const field of ["max_results", "max_total_results", "max_uses", "max_characters"]) {
+      const value = config[field];
+      if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 1)) throw badRequest(`Invalid body: ${where}.parameters.${field}: must be a positive integer`);
+    }
+  }
+  if (tool.kind === "bash" || tool.kind === "shell") {
+    if (!availability.sandbox) throw badRequest(`Invalid body: ${where}: ${tool.type} needs a sandbox, and this gateway has none configured (SANDBOX_URL)`);
+    const environment = record(config.environment);
+    if (environment.type !== undefined && environment.type !== "container_auto" && environment.type !== "container_reference") {
+      throw badRequest(`Invalid body: ${where}.parameters.environment.type: must be container_auto or container_reference`);
+    }
+    if (environment.type === "container_reference" && !(typeof environment.container_id === "string" && /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/.test(environment.container_id))) {
+      throw badRequest(`Invalid body: ${where}.parameters.environment.container_id: must be 1 to 40 letters, digits, '_' or '-'`);
+    }
+    const policy = record(environment.network_policy);
+    if (policy.type !== undefined && policy.type !== "disabled") {
+      throw badRequest(`Invalid body: ${where}.parameters.environment.network_policy: this gateway's sandboxes have no network; only {"type": "disabled"} is supported`);
+    }
+    if (Array.isArray(environment.file_ids) && environment.file_ids.length > 0) {
+      throw badRequest(`Invalid body: ${where}.parameters.environment.file_ids: attaching workspace files to a container is not supported by this gateway`);
+    }
+    const sleep = config.sleep_after_seconds;
+    if (sleep !== undefined && !(Number.isInteger(sleep) && (sleep as number) >= 1 && (sleep as number) <= 2_592_000)) {
+      throw badRequest(`Invalid body: ${where}.parameters.sleep_after_seconds: must be an integer from 1 to 2592000`);
+    }
+  }
+}
+
+export function validTimezone(value: unknown): value is string {
+  if (typeof value !== "string" || value.length === 0) return false;
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Splits the request's tools into the client's function tools and the server tools the gateway runs.
+ * Returns undefined when every tool is a function tool, so the request takes the plain path.
+ */
+export function declaredTools(request: ChatCompletionRequest, availability: ToolAvailability): DeclaredTools | undefined {
+  const tools = request.tools ?? [];
+  const server = new Map<string, ServerTool>();
+  const upstream: Array<Record<string, unknown>> = [];
+  const clientNames = new Set<string>();
+  tools.forEach((tool, i) => {
+    const where = `tools.${i}`;
+    if (tool.type === "function") {
+      const name = (tool as { function: { name: string } }).function.name;
+      clientNames.add(name);
+      upstream.push(tool as Record<string, unknown>);
+      return;
+    }
+    const kind = kinds[tool.type];
+    if (!kind) throw badRequest(`Invalid body: ${where}.type: ${tool.type} is not a server tool this gateway runs; it runs ${serverToolTypes.join(", ")}`);
+    if (availability.disabled.includes(tool.type) || availability.disabled.includes(`openrouter:${kind}`)) {
+      throw badRequest(`Invalid body: ${where}: ${tool.type} is disabled for this workspace`);
+    }
+    const config = record((tool as { parameters?: unknown }).parameters);
+    // Bash's default engines hand the call back to the client, which runs it; only `openrouter` runs it here.
+    const passthrough = kind === "bash" && config.engine !== "openrouter";
+    const definition = definitions[kind];
+    const declared: ServerTool = { kind, type: tool.type, name: definition.name, config };
+    if (!passthrough) checkConfig(declared, where, availability);
+    if (server.has(definition.name) || (passthrough && clientNames.has(definition.name))) throw badRequest(`Invalid body: ${where}: ${tool.type} is declared twice`);
+    if (!passthrough) server.set(definition.name, declared);
+    else clientNames.add(definition.name);
+    upstream.push({ type: "function", function: definition });
+  });
+  for (const name of server.keys()) {
+    if (clientNames.has(name)) throw badRequest(`Invalid body: tools: a function named ${name} clashes with the server tool of that name`);
+  }
+  if (upstream.length === tools.filter((t) => t.type === "function").length) return undefined;
+  const choice = request.tool_choice as { type?: string } | string | undefined;
+  let firstChoice: unknown = request.tool_choice;
+  if (choice && typeof choice === "object" && choice.type !== "function" && choice.type !== undefined) {
+    const kind = kinds[choice.type];
+    const named = kind ? [...server.values()].find((t) => t.kind === kind) : undefined;
+    if (!named) throw badRequest(`Invalid body: tool_choice: ${choice.type} is not one of the request's server tools`);
+    firstChoice = { type: "function", function: { name: named.name } };
+  }
+  return { server, upstream, firstChoice };
+}
+
+/** The container a sandboxed tool's commands run in. */
+export function containerFor(tool: ServerTool, sessionId: string | undefined, generationId: string): SandboxContainer {
+  const environment = record(tool.config.environment);
+  if (environment.type === "container_reference") return { kind: "reference", id: String(environment.container_id) };
+  return sessionId ? { kind: "session", key: sessionId } : { kind: "generation", id: generationId };
+}

@@ -1,0 +1,37 @@
+import type { StopCondition } from "@switchyard/contracts";
+
+/** Where the loop stands after a turn. */
+export interface LoopState {
+  steps: number;
+  costPico: bigint;
+  tokens: number;
+  /** Function names and server tool types the model called in the last turn. */
+  calledTools: string[];
+  finishReason: string | null;
+  nativeFinishReason: string | null;
+}
+
+/** The first condition that holds (any one halts the loop), described for the logs, or undefined. */
+export function firedCondition(conditions: readonly StopCondition[], state: LoopState): string | undefined {
+  for (const condition of conditions) {
+    switch (condition.type) {
+      case "step_count_is":
+        if (state.steps >= condition.step_count) return `step_count_is ${condition.step_count}`;
+        break;
+      case "max_cost":
+        // Dollars to picodollars without floating error: the threshold has at most 12 decimals that matter.
+        if (state.costPico > BigInt(Math.round(condition.max_cost_in_dollars * 1e12))) return `max_cost ${condition.max_cost_in_dollars}`;
+        break;
+      case "max_tokens_used":
+        if (state.tokens > condition.max_tokens) return `max_tokens_used ${condition.max_tokens}`;
+        break;
+      case "has_tool_call":
+        if (state.calledTools.includes(condition.tool_name)) return `has_tool_call ${condition.tool_name}`;
+        break;
+      case "finish_reason_is":
+        if (condition.reason === state.finishReason || condition.reason === state.nativeFinishReason) return `finish_reason_is ${condition.reason}`;
+        break;
+    }
+  }
+  return undefined;
+}

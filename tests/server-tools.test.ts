@@ -1,0 +1,301 @@
+import { createServer } from "node:http";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { catalogEnv } from "./support/catalog-fixture.js";
+import { eventually } from "./support/eventually.js";
+import { startFakeAgent, toolResults, type FakeAgent, type Message, type Script } from "./support/fake-agent.js";
+import { startTestGateway, type TestGateway } from "./support/gateway.js";
+import { listenLocal } from "./support/listen.js";
+
+let gw: TestGateway;
+let agent: FakeAgent;
+let search: { baseUrl: string; queries: string[]; stop(): Promise<void> };
+let key: string;
+let hash: string;
+let openai: OpenAI;
+
+const lastUser = (messages: Message[]) => String([...messages].reverse().find((m) => m.role === "user")?.content);
+const toolsOff = (body: { tool_choice?: unknown }) => body.tool_choice === "none";
+
+/** Turn one makes the calls the user message lists (JSON); later turns report what the tools said. */
+const fromUser: Script = (body) => {
+  if (body.messages.some((m) => m.role === "tool")) return { content: `RESULTS ${JSON.stringify(toolResults(body.messages))}` };
+  return { content: "Working on it. ", calls: JSON.parse(lastUser(body.messages)) as Array<{ name: string; arguments: unknown }> };
+};
+
+const scripts: Record<string, Script> = {
+  "from-user": fromUser,
+  // Asks the time until told it may not, then says how many answers it got.
+  forever: (body) => (toolsOff(body) ? { content: `done after ${toolResults(body.messages).length} results` } : { calls: [{ name: "datetime", arguments: {} }] }),
+  triple: (body) => (toolsOff(body) ? { content: "enough" } : { calls: [1, 2, 3].map(() => ({ name: "datetime", arguments: { timezone: "Asia/Tokyo" } })) }),
+  // Calls a server tool and the client's own function in one turn.
+  mixed: () => ({ content: "Checking. ", calls: [{ name: "datetime", arguments: {} }, { name: "lookup", arguments: { id: 7 } }] }),
+};
+
+const price = { prompt: "0.000001", completion: "0.000002" };
+// Each turn of the fake uses 10 prompt and 5 completion tokens: $0.00002.
+const turnCost = 0.00002;
+
+beforeAll(async () => {
+  agent = await startFakeAgent(scripts);
+  const queries: string[] = [];
+  const searchServer = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    queries.push(url.searchParams.get("q") ?? "");
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify({
+        query: url.searchParams.get("q"),
+        results: [
+          { title: "Switchyard docs", url: "https://docs.switchyard.dev/tools", content: "Server tools run in the gateway. ".repeat(100) },
+          { title: "Elsewhere", url: "https://example.com/page", content: "Other site" },
+          { title: "Sub", url: "https://blog.switchyard.dev/post", content: "A post" },
+        ],
+      }),
+    );
+  });
+  const listening = await listenLocal(searchServer);
+  search = { baseUrl: listening.baseUrl.replace(/\/v1$/, ""), queries, stop: listening.stop };
+  const catalog = {
+    providers: [{ slug: "fake", name: "Fake", adapter: "openai-compatible", base_url: agent.baseUrl, api_key_env: "FAKE_AGENT_KEY" }],
+    models: Object.keys(scripts).map((id) => ({
+      id: `agent/${id}`,
+      name: id,
+      context_length: 8000,
+      endpoints: [{ provider: "fake", upstream_model: id, pricing: price, max_completion_tokens: 100, supported_parameters: ["tools", "tool_choice", "temperature"] }],
+    })),
+  };
+  gw = await startTestGateway({
+    ...(await catalogEnv(catalog)),
+    WEB_SEARCH_URL: search.baseUrl,
+    FAKE_AGENT_KEY: "agent-secret",
+    SERVER_TOOL_MAX_STEPS: "6",
+    SANDBOX_COMMAND_TIMEOUT_MS: "3000",
+    SANDBOX_IDLE_MS: "1500",
+  });
+  const created = await gw.call("POST", "/keys", { body: { name: "agent" } });
+  key = String(created.body.key);
+  hash = String((created.body.data as Record<string, unknown>).hash);
+  openai = new OpenAI({ apiKey: key, baseURL: gw.apiUrl });
+}, 60_000);
+afterAll(async () => {
+  await gw?.stop();
+  await agent?.stop();
+  await search?.stop();
+});
+
+type Answer = Record<string, unknown> & {
+  choices: Array<{ finish_reason: string; message: { content: string | null; tool_calls?: Array<{ function: { name: string; arguments: string } }> } }>;
+  usage: { prompt_tokens: number; completion_tokens: number; cost: number; server_tool_use_details: { tool_calls_requested: number; tool_calls_executed: number } };
+  server_tool_calls: Array<{ name: string; output: string; executed: boolean; container_id?: string }>;
+};
+
+const chat = async (body: Record<string, unknown>, headers: Record<string, string> = {}) => {
+  const res = await gw.call("POST", "/chat/completions", { key, body: { messages: [{ role: "user", content: "Go" }], ...body }, headers });
+  return { status: res.status, body: res.body as unknown as Answer, error: res.body.error, id: res.headers.get("x-generation-id") };
+};
+const calls = (list: Array<{ name: string; arguments: unknown }>) => JSON.stringify(list);
+const turnsSince = (before: number) => agent.requests.slice(before);
+
+describe("the server-tool agent loop", () => {
+  it("runs the model's datetime call, feeds the result back and sums usage over the turns", async () => {
+    const before = agent.requests.length;
+    const { data, response } = await openai.chat.completions
+      .create({ model: "agent/from-user", messages: [{ role: "user", content: calls([{ name: "datetime", arguments: { timezone: "America/New_York" } }]) }], tools: [{ type: "openrouter:datetime" } as never] })
+      .withResponse();
+    const answer = data as unknown as Answer;
+    const [turn1, turn2] = turnsSince(before);
+    // Providers see a function tool, never the gateway's own tool type.
+    expect(turn1!.tools).toEqual([expect.objectContaining({ type: "function", function: expect.objectContaining({ name: "datetime" }) })]);
+    const result = toolResults(turn2!.messages as Message[])[0]!;
+    expect(result.timezone).toBe("America/New_York");
+    expect(String(result.datetime)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d-0[45]:00$/);
+    expect(Math.abs(Number(result.unix) - Date.now() / 1000)).toBeLessThan(60);
+    expect(answer.choices[0]!.message.content).toContain("RESULTS");
+    expect(answer.choices[0]!.finish_reason).toBe("stop");
+    expect(answer.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 10, server_tool_use_details: { tool_calls_requested: 1, tool_calls_executed: 1 } });
+    expect(answer.usage.cost).toBeCloseTo(2 * turnCost, 12);
+    expect(answer.server_tool_calls).toEqual([expect.objectContaining({ name: "datetime", executed: true })]);
+    // Every turn is its own generation: the first keeps the request's id.
+    expect(response.headers.get("x-generation-id")).toBe(data.id);
+    await eventually(async () => (await gw.call("GET", `/generation?id=${data.id}`, { key })).status === 200, 5000);
+  });
+
+  it("stops at max_tool_calls and runs one last turn with tools disabled", async () => {
+    const before = agent.requests.length;
+    const { body } = await chat({ model: "agent/forever", tools: [{ type: "openrouter:datetime" }], max_tool_calls: 2 });
+    const turns = turnsSince(before);
+    expect(turns).toHaveLength(3);
+    expect(turns.map((t) => t.tool_choice)).toEqual([undefined, undefined, "none"]);
+    expect(body.choices[0]!.message.content).toBe("done after 2 results");
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 2, tool_calls_executed: 2 });
+    expect(body.usage.cost).toBeCloseTo(3 * turnCost, 12);
+  });
+
+  it("executes calls up to max_tool_calls and answers the rest with an error result", async () => {
+    const before = agent.requests.length;
+    const { body } = await chat({ model: "agent/triple", tools: [{ type: "openrouter:datetime" }], max_tool_calls: 2 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 3, tool_calls_executed: 2 });
+    const results = toolResults(turnsSince(before)[1]!.messages as Message[]);
+    expect(results.map((r) => (r.error ? "refused" : r.timezone))).toEqual(["Asia/Tokyo", "Asia/Tokyo", "refused"]);
+    expect(String(results[2]!.error)).toMatch(/max_tool_calls \(2\)/);
+  });
+
+  it.each([
+    ["step_count_is", [{ type: "step_count_is", step_count: 2 }], 2],
+    ["max_cost", [{ type: "max_cost", max_cost_in_dollars: 0.00003 }], 2],
+    ["max_tokens_used", [{ type: "max_tokens_used", max_tokens: 40 }], 3],
+    ["has_tool_call", [{ type: "has_tool_call", tool_name: "openrouter:datetime" }], 1],
+    ["finish_reason_is", [{ type: "finish_reason_is", reason: "tool_calls" }], 1],
+    ["OR of several", [{ type: "step_count_is", step_count: 5 }, { type: "max_tokens_used", max_tokens: 1 }], 1],
+  ])("stops on %s, overriding max_tool_calls, after the pending calls ran", async (_name, conditions, steps) => {
+    const before = agent.requests.length;
+    // max_tool_calls 0 would stop at once; stop conditions replace it.
+    const { body } = await chat({ model: "agent/forever", tools: [{ type: "openrouter:datetime" }], max_tool_calls: 0, stop_server_tools_when: conditions });
+    const turns = turnsSince(before);
+    expect(turns).toHaveLength(steps + 1);
+    expect(turns.at(-1)!.tool_choice).toBe("none");
+    expect(turns.every((t) => t.stop_server_tools_when === undefined && t.max_tool_calls === undefined)).toBe(true);
+    expect(body.choices[0]!.message.content).toBe(`done after ${steps} results`);
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: steps, tool_calls_executed: steps });
+    expect(body.usage.cost).toBeCloseTo((steps + 1) * turnCost, 12);
+    expect(body.usage.prompt_tokens).toBe(10 * (steps + 1));
+  });
+
+  it("stops at the operator's step limit when the request sets none", async () => {
+    const before = agent.requests.length;
+    const { body } = await chat({ model: "agent/forever", tools: [{ type: "openrouter:datetime" }] });
+    expect(turnsSince(before)).toHaveLength(7); // SERVER_TOOL_MAX_STEPS=6, then the last turn without tools
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 6, tool_calls_executed: 6 });
+  });
+
+  it("returns the client's own function calls and runs only the server's", async () => {
+    const { body } = await chat({
+      model: "agent/mixed",
+      tools: [{ type: "openrouter:datetime" }, { type: "function", function: { name: "lookup", parameters: { type: "object", properties: { id: { type: "integer" } } } } }],
+    });
+    expect(body.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(body.choices[0]!.message.tool_calls!.map((c) => c.function.name)).toEqual(["lookup"]);
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
+  });
+
+  it("streams every turn's words, hides server tool calls and ends with the summed usage", async () => {
+    const stream = await openai.chat.completions.create({
+      model: "agent/mixed",
+      stream: true,
+      messages: [{ role: "user", content: "Go" }],
+      tools: [{ type: "openrouter:datetime" } as never, { type: "function", function: { name: "lookup" } }],
+    });
+    let text = "";
+    const toolNames: string[] = [];
+    const indexes: number[] = [];
+    let finish: string | null = null;
+    let usage: Answer["usage"] | undefined;
+    let serverCalls = 0;
+    for await (const chunk of stream) {
+      const raw = chunk as unknown as { server_tool_calls?: unknown[] };
+      serverCalls += raw.server_tool_calls?.length ?? 0;
+      for (const choice of chunk.choices) {
+        text += choice.delta.content ?? "";
+        for (const call of choice.delta.tool_calls ?? []) {
+          indexes.push(call.index);
+          if (call.function?.name) toolNames.push(call.function.name);
+        }
+        finish = choice.finish_reason ?? finish;
+      }
+      if (chunk.usage) usage = chunk.usage as unknown as Answer["usage"];
+    }
+    expect(text).toBe("Checking. ");
+    expect(toolNames).toEqual(["lookup"]);
+    expect(new Set(indexes)).toEqual(new Set([0]));
+    expect(finish).toBe("tool_calls");
+    expect(serverCalls).toBe(1);
+    expect(usage!.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
+  });
+
+  it("streams a loop of several turns to its last answer", async () => {
+    const res = await fetch(`${gw.apiUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "agent/forever", stream: true, messages: [{ role: "user", content: "Go" }], tools: [{ type: "openrouter:datetime" }], max_tool_calls: 3 }),
+    });
+    const frames = (await res.text()).split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6));
+    expect(frames.at(-1)).toBe("[DONE]");
+    const chunks = frames.slice(0, -1).map((f) => JSON.parse(f) as { choices: Array<{ delta: { content?: string; tool_calls?: unknown }; finish_reason: string | null }>; usage?: Answer["usage"] });
+    expect(chunks.flatMap((c) => c.choices.map((x) => x.delta.content ?? "")).join("")).toBe("done after 3 results");
+    expect(chunks.some((c) => c.choices.some((x) => x.delta.tool_calls))).toBe(false);
+    expect(chunks.flatMap((c) => c.choices.map((x) => x.finish_reason)).filter(Boolean)).toEqual(["stop"]);
+    expect(chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: 40, server_tool_use_details: { tool_calls_requested: 3, tool_calls_executed: 3 } });
+    expect(chunks.at(-1)!.usage!.cost).toBeCloseTo(4 * turnCost, 12);
+  });
+
+  it("charges every turn to the key", async () => {
+    const created = await gw.call("POST", "/keys", { body: { name: "turns" } });
+    const own = String(created.body.key);
+    const ownHash = String((created.body.data as Record<string, unknown>).hash);
+    const res = await gw.call("POST", "/chat/completions", { key: own, body: { model: "agent/forever", messages: [{ role: "user", content: "Go" }], tools: [{ type: "openrouter:datetime" }], max_tool_calls: 1 } });
+    expect(res.status).toBe(200);
+    const usage = async () => Number((await gw.call("GET", `/keys/${ownHash}`)).body.data?.usage);
+    await eventually(async () => Math.abs((await usage()) - 2 * turnCost) < 1e-12, 10_000);
+  });
+});
+
+describe("web search", () => {
+  it("searches the operator's backend, keeps the allowed domains and trims excerpts", async () => {
+    const { body } = await chat({
+      model: "agent/from-user",
+      messages: [{ role: "user", content: calls([{ name: "web_search", arguments: { query: "switchyard tools" } }]) }],
+      tools: [{ type: "openrouter:web_search", parameters: { allowed_domains: ["switchyard.dev"], max_results: 5, max_characters: 40 } }],
+    });
+    expect(search.queries.at(-1)).toBe("switchyard tools");
+    const result = JSON.parse(body.server_tool_calls[0]!.output) as { results: Array<{ url: string; snippet: string }> };
+    expect(result.results.map((r) => r.url)).toEqual(["https://docs.switchyard.dev/tools", "https://blog.switchyard.dev/post"]);
+    expect(result.results[0]!.snippet).toHaveLength(40);
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
+  });
+
+  it("refuses searches past max_uses with an error result", async () => {
+    const { body } = await chat({
+      model: "agent/from-user",
+      messages: [{ role: "user", content: calls([{ name: "web_search", arguments: { query: "one" } }, { name: "web_search", arguments: { query: "two" } }]) }],
+      tools: [{ type: "openrouter:web_search", parameters: { max_uses: 1 } }],
+    });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 2, tool_calls_executed: 1 });
+    expect(JSON.parse(body.server_tool_calls[1]!.output).error).toMatch(/limit of 1 searches/);
+  });
+});
+
+describe("refusals before any spend", () => {
+  it.each([
+    [{ type: "openrouter:image_generation" }, /not a server tool this gateway runs/],
+    [{ type: "openrouter:shell", parameters: { environment: { type: "container_auto", network_policy: { type: "allowlist", allowed_domains: ["*"] } } } }, /only \{"type": "disabled"\}/],
+    [{ type: "openrouter:shell", parameters: { environment: { type: "container_reference", container_id: "bad id!" } } }, /container_id/],
+    [{ type: "openrouter:datetime", parameters: { timezone: "Mars/Olympus" } }, /IANA/],
+    [{ type: "openrouter:web_search", parameters: { allowed_domains: ["a.com"], excluded_domains: ["b.com"] } }, /cannot be used with/],
+  ])("refuses %j", async (tool, message) => {
+    const before = agent.requests.length;
+    const { status, error } = await chat({ model: "agent/forever", tools: [tool] });
+    expect(status).toBe(400);
+    expect(error!.message).toMatch(message);
+    expect(agent.requests.length).toBe(before);
+  });
+
+  it("refuses a function that takes a server tool's name", async () => {
+    const { status, error } = await chat({ model: "agent/forever", tools: [{ type: "openrouter:datetime" }, { type: "function", function: { name: "datetime" } }] });
+    expect(status).toBe(400);
+    expect(error!.message).toMatch(/clashes/);
+  });
+
+  it("refuses a server tool the workspace disabled", async () => {
+    const workspaces = await gw.call("GET", "/workspaces");
+    const workspace = (workspaces.body.data as Array<Record<string, unknown>>).find((w) => w.is_default)!;
+    expect((await gw.call("PATCH", `/workspaces/${String(workspace.id)}`, { body: { disabled_server_tools: ["openrouter:web_search"] } })).status).toBe(200);
+    try {
+      const { status, error } = await chat({ model: "agent/forever", tools: [{ type: "openrouter:web_search" }] });
+      expect(status).toBe(400);
+      expect(error!.message).toMatch(/disabled for this workspace/);
+    } finally {
+      await gw.call("PATCH", `/workspaces/${String(workspace.id)}`, { body: { disabled_server_tools: null } });
+    }
+  });
+});
