@@ -299,3 +299,109 @@ describe("refusals before any spend", () => {
     }
   });
 });
+
+describe("sandboxed shell", () => {
+  const shell = (commands: string[], extra: Record<string, unknown> = {}, tool: Record<string, unknown> = { type: "openrouter:shell" }) =>
+    chat({ model: "agent/from-user", messages: [{ role: "user", content: calls([{ name: "shell", arguments: { commands } }]) }], tools: [tool], ...extra });
+  const outputOf = (body: Answer) => JSON.parse(body.server_tool_calls[0]!.output) as { container_id: string; results: Array<{ stdout: string; stderr: string; exit_code: number | null; timed_out: boolean; truncated: boolean; error?: string }>; error?: string };
+  type FileList = { data: Array<{ id: string; path: string; bytes: number; container_id: string }>; has_more: boolean; last_id: string };
+  const files = async (id: string, query = "") => (await gw.call("GET", `/containers/${id}/files${query}`, { key })).body as unknown as FileList;
+
+  it("runs commands in the session's container, and lists the files they wrote in path order", async () => {
+    const { body } = await shell(["mkdir -p out/deep && printf 'hello' > out/deep/a.txt && printf '12345678' > b.txt && printf x > 'Z upper.txt'", "cat b.txt; echo; id -un"], { session_id: "chat 42/éa" });
+    const output = outputOf(body);
+    expect(output.container_id).toBe("sess_chat_42__a");
+    expect(output.results[1]).toMatchObject({ stdout: "12345678\nsandbox\n", exit_code: 0, timed_out: false });
+    expect(body.server_tool_calls[0]!.container_id).toBe("sess_chat_42__a");
+    const listed = await files(output.container_id);
+    expect(listed.data.map((f) => [f.path, f.bytes])).toEqual([["Z upper.txt", 1], ["b.txt", 8], ["out/deep/a.txt", 5]]);
+    expect(listed.data[2]!.id).toBe(`cfile_${Buffer.from("out/deep/a.txt").toString("base64url")}`);
+    const page = await files(output.container_id, "?limit=2");
+    expect(page.has_more).toBe(true);
+    expect((await files(output.container_id, `?after=${page.last_id}`)).data.map((f) => f.path)).toEqual(["out/deep/a.txt"]);
+    const content = await fetch(`${gw.apiUrl}/containers/${output.container_id}/files/${listed.data[1]!.id}/content`, { headers: { authorization: `Bearer ${key}` } });
+    expect(await content.text()).toBe("12345678");
+    // The same session reattaches to the same container and its files.
+    const again = outputOf((await shell(["cat out/deep/a.txt"], { session_id: "chat 42/éa" })).body);
+    expect(again).toMatchObject({ container_id: "sess_chat_42__a", results: [{ stdout: "hello" }] });
+  });
+
+  it("names a container after the request when there is no session, and takes a named container as asked", async () => {
+    const { body, id } = await shell(["echo one > one.txt"]);
+    const container = outputOf(body).container_id;
+    expect(container).toMatch(/^gen_[A-Za-z0-9_-]{1,27}$/);
+    expect(container.slice(4, 16)).toBe(id!.replace(/^gen-/, "").slice(0, 12));
+    const named = { type: "openrouter:shell", parameters: { environment: { type: "container_reference", container_id: "team-box_1" } } };
+    expect(outputOf((await shell(["echo kept > kept.txt"], {}, named)).body).container_id).toBe("team-box_1");
+    expect(outputOf((await shell(["cat kept.txt"], {}, named)).body).results[0]!.stdout).toBe("kept\n");
+  });
+
+  it("ends escape attempts with a clear tool error and keeps serving", async () => {
+    const port = new URL(gw.baseUrl).port;
+    const attempts = [
+      `python3 -c "import socket; s=socket.create_connection(('127.0.0.1', ${port}), 2)"`,
+      "getent hosts registry.npmjs.org || echo no-dns",
+      "cat /etc/shadow; ls /root; ls /proc/1/root/ 2>&1 | head -3",
+      "bomb() { bomb | bomb & }; bomb; sleep 10",
+      "head -c 10000000 /dev/zero | tr '\\0' y",
+      "while :; do :; done",
+    ];
+    const started = Date.now();
+    const { body } = await shell(attempts, { session_id: "escape" });
+    const [network, dns, host, bomb, output, runaway] = outputOf(body).results;
+    expect(network!.exit_code).not.toBe(0);
+    expect(network!.stderr).toMatch(/refused|unreachable/i);
+    expect(dns!.stdout).toContain("no-dns");
+    expect(host!.stdout + host!.stderr).toMatch(/No such file/);
+    expect(host!.stdout).not.toMatch(/root:/);
+    expect(bomb).toMatchObject({ timed_out: true, exit_code: null });
+    expect(bomb!.error).toMatch(/timed out after 3000 ms/);
+    expect(output!.truncated).toBe(true);
+    expect(output!.stdout.length).toBe(64 * 1024);
+    expect(runaway).toMatchObject({ timed_out: true });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    // The gateway answered the whole request, and answers the next one.
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
+    expect(outputOf((await shell(["echo fine"], { session_id: "escape" })).body).results[0]!.stdout).toBe("fine\n");
+  });
+
+  it("starts a new -r<nonce> container on a bash restart and after the old one went idle", async () => {
+    const bash = { type: "openrouter:bash", parameters: { engine: "openrouter" } };
+    const run = async (args: Record<string, unknown>) => {
+      const { body } = await chat({ model: "agent/from-user", session_id: "restartable", messages: [{ role: "user", content: calls([{ name: "bash", arguments: args }]) }], tools: [bash] });
+      return JSON.parse(body.server_tool_calls[0]!.output) as { container_id: string; stdout: string; exit_code: number };
+    };
+    const first = await run({ command: "echo 1 > state.txt && cat state.txt" });
+    expect(first).toMatchObject({ container_id: "sess_restartable", stdout: "1\n", exit_code: 0 });
+    const restarted = await run({ command: "ls", restart: true });
+    expect(restarted.container_id).toMatch(/^sess_restartable-r[A-Za-z0-9]{6}$/);
+    expect(restarted.stdout).toBe("");
+    // The old container's files stay listed.
+    expect((await files("sess_restartable")).data.map((f) => f.path)).toEqual(["state.txt"]);
+    // SANDBOX_IDLE_MS is 1.5 s: after it the container is removed and the session gets a new one.
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    const revived = await run({ command: "ls" });
+    expect(revived.container_id).toMatch(/^sess_restartable-r[A-Za-z0-9]{6}$/);
+    expect(revived.container_id).not.toBe(restarted.container_id);
+  });
+
+  it("hands bash calls back to the client unless the openrouter engine is asked for", async () => {
+    const { body } = await chat({ model: "agent/from-user", messages: [{ role: "user", content: calls([{ name: "bash", arguments: { command: "ls" } }]) }], tools: [{ type: "openrouter:bash" }] });
+    expect(body.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(body.choices[0]!.message.tool_calls!.map((c) => c.function.name)).toEqual(["bash"]);
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 0, tool_calls_executed: 0 });
+  });
+
+  it("keeps another workspace out of a container", async () => {
+    const workspace = await gw.call("POST", "/workspaces", { body: { name: "Other", slug: "other-tools" } });
+    const other = await gw.call("POST", "/keys", { body: { name: "other", workspace_id: String((workspace.body.data as Record<string, unknown>).id) } });
+    const otherKey = String(other.body.key);
+    expect((await gw.call("GET", "/containers/sess_chat_42__a/files", { key: otherKey })).status).toBe(404);
+    const named = { type: "openrouter:shell", parameters: { environment: { type: "container_reference", container_id: "team-box_1" } } };
+    const res = await gw.call("POST", "/chat/completions", { key: otherKey, body: { model: "agent/from-user", messages: [{ role: "user", content: calls([{ name: "shell", arguments: { commands: ["ls"] } }]) }], tools: [named] } });
+    const answer = res.body as unknown as Answer;
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(JSON.parse(answer.server_tool_calls[0]!.output).error).toMatch(/team-box_1 is taken/);
+    expect(answer.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 0 });
+  });
+});

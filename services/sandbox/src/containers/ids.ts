@@ -14,7 +14,7 @@ export function sanitizeKey(key: string): string {
 }
 
 export const sessionBase = (key: string): string => `sess_${sanitizeKey(key)}`;
-export const generationBase = (id: string): string => `gen_${sanitizeKey(id)}`;
+export const generationBase = (id: string): string => `gen_${sanitizeKey(id.replace(/^gen-/, ""))}`;
 
 /** A restarted container: the base id with `-r` and a random nonce. */
 export const restartedId = (base: string): string => `${base}-r${randomBytes(4).toString("base64url").slice(0, 6).replace(/[^A-Za-z0-9]/g, "0")}`;
