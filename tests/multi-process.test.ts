@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OpenRouter } from "@openrouter/sdk";
@@ -8,6 +8,7 @@ import { createServiceSigner } from "@switchyard/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { catalogEnv, fixtureCatalog } from "./support/catalog-fixture.js";
+import { startFakeAgent, toolResults, type FakeAgent } from "./support/fake-agent.js";
 import { startFakeMediaProvider, type FakeMediaProvider } from "./support/fake-media.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { eventually } from "./support/eventually.js";
@@ -23,11 +24,14 @@ const internalSecret = randomBytes(32).toString("hex");
 let nats: Awaited<ReturnType<typeof startTestNats>>;
 let database: TestDatabase;
 let dataDir: string;
+let sandboxDir: string;
 let identity: TestProcess;
 let catalog: TestProcess;
 let inference: TestProcess;
 let media: TestProcess;
 let storage: TestProcess;
+let sandbox: TestProcess;
+let agent: FakeAgent;
 let speech: FakeMediaProvider;
 let upstream: FakeProvider;
 let issuer: TestIssuer;
@@ -38,7 +42,17 @@ beforeAll(async () => {
   nats = await startTestNats();
   database = await createTestDatabase();
   dataDir = await mkdtemp(join(tmpdir(), "switchyard-mp-"));
-  const [identityPort, catalogPort, inferencePort, mediaPort, storagePort, routerPort] = await Promise.all(Array.from({ length: 6 }, () => freePort()));
+  // Containers run as their own users, who must be able to reach their folders.
+  sandboxDir = await mkdtemp(join(tmpdir(), "switchyard-mp-sandboxes-"));
+  await chmod(sandboxDir, 0o711);
+  const [identityPort, catalogPort, inferencePort, mediaPort, storagePort, sandboxPort, routerPort] = await Promise.all(Array.from({ length: 7 }, () => freePort()));
+  // A model that runs the shell commands its user message lists, then reports what they printed.
+  agent = await startFakeAgent({
+    "from-user": (body) => {
+      if (body.messages.some((m) => m.role === "tool")) return { content: JSON.stringify(toolResults(body.messages)) };
+      return { calls: [{ name: "shell", arguments: { commands: JSON.parse(String(body.messages.at(-1)!.content)) as string[] } }] };
+    },
+  });
   upstream = await startFakeProvider("alpha", () => "ok");
   speech = await startFakeMediaProvider();
   const common = {
@@ -63,6 +77,7 @@ beforeAll(async () => {
     providers: [
       ...fixtureCatalog.providers.map((p) => (p.slug === "alpha" ? { ...p, base_url: upstream.baseUrl } : p)),
       { slug: "speech", name: "Speech", adapter: "openai", base_url: speech.baseUrl, requires_api_key: false },
+      { slug: "scripted", name: "Scripted", adapter: "openai-compatible", base_url: agent.baseUrl, requires_api_key: false },
     ],
     models: [
       ...fixtureCatalog.models,
@@ -74,16 +89,30 @@ beforeAll(async () => {
         output_modalities: ["transcription"],
         endpoints: [{ provider: "speech", upstream_model: "ok", pricing: { prompt: "0", completion: "0", audio_second: "0.0001" } }],
       },
+      {
+        id: "agent/shell",
+        name: "Shell agent",
+        context_length: 8000,
+        endpoints: [{ provider: "scripted", upstream_model: "from-user", pricing: { prompt: "0.000001", completion: "0.000002" }, supported_parameters: ["tools", "tool_choice"] }],
+      },
     ],
   });
   const catalogUrl = `http://127.0.0.1:${catalogPort}`;
   // Catalog is asked only once requests arrive, so the three start side by side.
   catalog = startProcess("services/catalog/dist/main.js", { ...common, ...catalogFile, PORT: String(catalogPort), IDENTITY_URL: identityUrl });
-  inference = startProcess("services/inference/dist/main.js", { ...common, ...catalogFile, PORT: String(inferencePort), CATALOG_URL: catalogUrl, IDENTITY_URL: identityUrl });
+  inference = startProcess("services/inference/dist/main.js", {
+    ...common,
+    ...catalogFile,
+    PORT: String(inferencePort),
+    CATALOG_URL: catalogUrl,
+    IDENTITY_URL: identityUrl,
+    SANDBOX_URL: `http://127.0.0.1:${sandboxPort}`,
+  });
   media = startProcess("services/media/dist/main.js", { ...common, PORT: String(mediaPort), CATALOG_URL: catalogUrl, IDENTITY_URL: identityUrl });
   storage = startProcess("services/storage/dist/main.js", { ...common, ...testObjectStoreEnv(), PORT: String(storagePort), IDENTITY_URL: identityUrl });
+  sandbox = startProcess("services/sandbox/dist/main.js", { ...common, PORT: String(sandboxPort), STORAGE_URL: `http://127.0.0.1:${storagePort}`, SANDBOX_DIR: sandboxDir });
   // Embedded databases (no DATABASE_URL) start slowly when the machine is busy.
-  await Promise.all([catalog.waitFor(/catalog listening/, 45_000), inference.waitFor(/inference listening/, 45_000), media.waitFor(/media listening/, 45_000), storage.waitFor(/storage listening/, 45_000)]);
+  await Promise.all([catalog.waitFor(/catalog listening/, 45_000), inference.waitFor(/inference listening/, 45_000), media.waitFor(/media listening/, 45_000), storage.waitFor(/storage listening/, 45_000), sandbox.waitFor(/sandbox listening/, 45_000)]);
   router = startProcess("services/router/dist/main.js", {
     ...common,
     PORT: String(routerPort),
@@ -98,15 +127,17 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  const codes = await Promise.all([router?.stop(), inference?.stop(), media?.stop(), storage?.stop(), catalog?.stop(), identity?.stop()]);
+  const codes = await Promise.all([router?.stop(), inference?.stop(), media?.stop(), sandbox?.stop(), storage?.stop(), catalog?.stop(), identity?.stop()]);
+  await agent?.stop();
   await upstream?.stop();
   await speech?.stop();
   await issuer?.stop();
   await nats?.stop();
   await database?.drop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  if (sandboxDir) await rm(sandboxDir, { recursive: true, force: true });
   // Checked after cleaning up, so a failed start leaves no NATS server or database behind.
-  expect(codes).toEqual([0, 0, 0, 0, 0, 0]); // every process drained cleanly on SIGTERM
+  expect(codes).toEqual([0, 0, 0, 0, 0, 0, 0]); // every process drained cleanly on SIGTERM
 });
 
 describe("router and identity as separate processes", () => {
@@ -130,12 +161,12 @@ describe("router and identity as separate processes", () => {
       const res = await fetch(`${apiUrl}/models/user`, { headers: { authorization: `Bearer ${created.key}` } });
       return ((await res.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id).sort().join(",");
     };
-    expect(await modelsOf()).toBe("openai/x,vendor/a,vendor/b");
+    expect(await modelsOf()).toBe("agent/shell,openai/x,vendor/a,vendor/b");
     const guardrail = await admin.guardrails.create({ createGuardrailRequest: { name: "only x", allowedModels: ["openai/x"] } });
     await admin.guardrails.bulkAssignKeys({ id: guardrail.data.id, bulkAssignKeysRequest: { keyHashes: [created.data.hash] } });
     expect(await eventually(async () => (await modelsOf()) === "openai/x")).toBeLessThan(1000);
     await admin.guardrails.delete({ id: guardrail.data.id });
-    expect(await eventually(async () => (await modelsOf()) === "openai/x,vendor/a,vendor/b")).toBeLessThan(1000);
+    expect(await eventually(async () => (await modelsOf()) === "agent/shell,openai/x,vendor/a,vendor/b")).toBeLessThan(1000);
     // Workspace preferences live in identity; catalog's cached copy is dropped by the event.
     const ws = (await admin.workspaces.list()).result.data.find((w) => w.slug === "default")!;
     const patch = (body: object) =>
@@ -145,9 +176,9 @@ describe("router and identity as separate processes", () => {
         body: JSON.stringify(body),
       });
     await patch({ data_collection: "deny" }); // beta trains on data: vendor/b, served only by beta, goes
-    expect(await eventually(async () => (await modelsOf()) === "openai/x,vendor/a")).toBeLessThan(1000);
+    expect(await eventually(async () => (await modelsOf()) === "agent/shell,openai/x,vendor/a")).toBeLessThan(1000);
     await patch({ data_collection: "allow" });
-    expect(await eventually(async () => (await modelsOf()) === "openai/x,vendor/a,vendor/b")).toBeLessThan(1000);
+    expect(await eventually(async () => (await modelsOf()) === "agent/shell,openai/x,vendor/a,vendor/b")).toBeLessThan(1000);
   });
 
   it("resolves models for other services over catalog's internal route, and only for them", async () => {
@@ -217,6 +248,29 @@ describe("router and identity as separate processes", () => {
     });
     expect(synced.status).toBe(200);
     expect((await user.containers.listContainerFiles({ containerId: "sess_mp" })).data.map((f) => f.path)).toEqual(["out.txt"]);
+  });
+
+  it("runs a shell tool through the inference, sandbox and storage processes, and lists the files it wrote", async () => {
+    const admin = new OpenRouter({ apiKey: bootstrapKey, serverURL: apiUrl });
+    const created = await admin.apiKeys.create({ requestBody: { name: "agent" } });
+    const headers = { authorization: `Bearer ${created.key}`, "content-type": "application/json" };
+    const res = await fetch(`${apiUrl}/chat/completions`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        model: "agent/shell",
+        session_id: "mp-session",
+        messages: [{ role: "user", content: JSON.stringify(["mkdir -p out && printf done > out/result.txt && cat out/result.txt"]) }],
+        tools: [{ type: "openrouter:shell" }],
+      }),
+    });
+    const answer = (await res.json()) as { choices: Array<{ message: { content: string } }>; usage: { server_tool_use_details: Record<string, number> } };
+    expect(res.status, JSON.stringify(answer)).toBe(200);
+    const [result] = JSON.parse(answer.choices[0]!.message.content) as Array<{ container_id: string; results: Array<{ stdout: string }> }>;
+    expect(result, JSON.stringify(result)).toMatchObject({ container_id: "sess_mp-session", results: [{ stdout: "done" }] });
+    expect(answer.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
+    const listed = await fetch(`${apiUrl}/containers/sess_mp-session/files`, { headers }).then((r) => r.json() as Promise<{ data: Array<{ path: string; bytes: number }> }>);
+    expect(listed.data).toEqual([expect.objectContaining({ path: "out/result.txt", bytes: 4, container_id: "sess_mp-session" })]);
   });
 
   it("keeps services closed to callers that bypass the router", async () => {

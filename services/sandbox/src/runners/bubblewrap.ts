@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { constants } from "node:fs";
-import { chmod, chown, lstat, mkdir, open, readlink, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { chmod, chown, lstat, mkdir, open, readlink, rm, stat, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import type { CommandResult } from "@switchyard/contracts";
 import { capture } from "./capture.js";
 import { listTree } from "./tree.js";
@@ -23,6 +23,15 @@ async function systemMounts(): Promise<string[]> {
   // Debian's alternatives (python3, awk, editors) are links through /etc/alternatives.
   if (await lstat("/etc/alternatives").catch(() => undefined)) args.push("--ro-bind", "/etc/alternatives", "/etc/alternatives");
   return args;
+}
+
+/** Containers run as other users: every folder above SANDBOX_DIR must let them pass. */
+async function checkReachable(dir: string) {
+  for (let path = resolve(dir); ; path = dirname(path)) {
+    const mode = (await stat(path)).mode;
+    if (path !== resolve(dir) && (mode & 0o001) === 0) throw new Error(`SANDBOX_DIR ${dir} is inside ${path}, which other users cannot enter (mode ${(mode & 0o777).toString(8)})`);
+    if (path === dirname(path)) return;
+  }
 }
 
 export interface BubblewrapOptions {
@@ -49,6 +58,7 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
   const prepare = () =>
     (prepared ??= (async () => {
       await mkdir(join(options.dir, ".etc"), { recursive: true });
+      if (asRoot) await checkReachable(options.dir);
       await chmod(options.dir, 0o711);
       await writeFile(join(options.dir, ".etc", "passwd"), `sandbox:x:${insideId}:${insideId}:sandbox:${home}:/bin/sh\n`);
       await writeFile(join(options.dir, ".etc", "group"), `sandbox:x:${insideId}:\n`);
