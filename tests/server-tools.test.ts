@@ -11,7 +11,6 @@ let gw: TestGateway;
 let agent: FakeAgent;
 let search: { baseUrl: string; queries: string[]; stop(): Promise<void> };
 let key: string;
-let hash: string;
 let openai: OpenAI;
 
 const lastUser = (messages: Message[]) => String([...messages].reverse().find((m) => m.role === "user")?.content);
@@ -73,9 +72,7 @@ beforeAll(async () => {
     SANDBOX_COMMAND_TIMEOUT_MS: "3000",
     SANDBOX_IDLE_MS: "1500",
   });
-  const created = await gw.call("POST", "/keys", { body: { name: "agent" } });
-  key = String(created.body.key);
-  hash = String((created.body.data as Record<string, unknown>).hash);
+  key = String((await gw.call("POST", "/keys", { body: { name: "agent" } })).body.key);
   openai = new OpenAI({ apiKey: key, baseURL: gw.apiUrl });
 }, 60_000);
 afterAll(async () => {

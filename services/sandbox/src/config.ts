@@ -9,8 +9,11 @@ export const sandboxEnv = z.object({
   PORT: port(8086),
   /** Base URL of the storage service (container files are reported there) when the sandbox runs as its own process. */
   STORAGE_URL: z.url().default("http://127.0.0.1:8085"),
-  /** What isolates commands: `bubblewrap` (Linux namespaces, `bwrap` from Debian's bubblewrap package) or `off`. */
-  SANDBOX_RUNNER: z.enum(["bubblewrap", "off"]).default("bubblewrap"),
+  /**
+   * What isolates commands: `bubblewrap` (Linux namespaces on this machine, `bwrap` from Debian's bubblewrap
+   * package), `kubernetes` (a pod per container), or `off` (shell tools are refused).
+   */
+  SANDBOX_RUNNER: z.enum(["bubblewrap", "kubernetes", "off"]).default("bubblewrap"),
   /** Where containers' private file trees live; every path up to it must be traversable by other users. */
   SANDBOX_DIR: z.string().default(join(tmpdir(), "switchyard-sandboxes")),
   /** First user id given to containers when the service runs as root; each container gets its own. */
@@ -31,6 +34,21 @@ export const sandboxEnv = z.object({
   SANDBOX_IDLE_MS: z.coerce.number().int().min(1000).default(900_000),
   /** Longest idle time a request may ask for. */
   SANDBOX_MAX_IDLE_MS: z.coerce.number().int().min(1000).default(86_400_000),
+  /** Kubernetes API server; defaults to the in-cluster address (KUBERNETES_SERVICE_HOST and _PORT). */
+  SANDBOX_K8S_API_URL: z.url().optional(),
+  /** Namespace of the sandbox pods; defaults to the service account's own. */
+  SANDBOX_K8S_NAMESPACE: z.string().optional(),
+  /** Image of the sandbox pods: the Switchyard image, which holds the sandbox agent. */
+  SANDBOX_K8S_IMAGE: z.string().optional(),
+  /** Port of the agent in each sandbox pod. */
+  SANDBOX_K8S_AGENT_PORT: port(8087),
+  /** CPU limit of each sandbox pod, in Kubernetes quantity notation. */
+  SANDBOX_K8S_CPU: z.string().default("1"),
+  /** How long a new sandbox pod may take to run. */
+  SANDBOX_K8S_START_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+  /** Service account token and CA of the API server, as Kubernetes mounts them in a pod. */
+  SANDBOX_K8S_TOKEN_FILE: z.string().default("/var/run/secrets/kubernetes.io/serviceaccount/token"),
+  SANDBOX_K8S_CA_FILE: z.string().default("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"),
   /** Largest file whose content is copied to storage with its metadata. */
   SANDBOX_SYNC_FILE_BYTES: z.coerce.number().int().min(0).default(8 * 1024 * 1024),
 });

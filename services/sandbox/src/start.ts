@@ -8,20 +8,17 @@ import { execute } from "./exec.js";
 import { keyedLock } from "./lock.js";
 import { migrations, schema } from "./migrations.js";
 import { startReaper } from "./reaper.js";
-import { bubblewrapRunner } from "./runners/bubblewrap.js";
-import type { SandboxRunner } from "./runners/types.js";
+import { runnerFor, type RunnerConfig } from "./runners/index.js";
 
 export interface SandboxStartDeps {
   db: Db;
   logger: Logger;
   reportFiles: ReportFiles;
-  config: SandboxLimits & Pick<SandboxConfig, "SANDBOX_RUNNER" | "SANDBOX_DIR" | "SANDBOX_UID_BASE">;
+  config: SandboxLimits & RunnerConfig & Pick<SandboxConfig, "SWITCHYARD_INTERNAL_SECRET">;
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
   health: HealthState;
   requestLogs?: boolean;
-  /** Another isolation technology than the configured one. */
-  runner?: SandboxRunner;
 }
 
 export interface RunningSandbox {
@@ -34,7 +31,7 @@ export interface RunningSandbox {
 export async function startSandbox(deps: SandboxStartDeps): Promise<RunningSandbox> {
   const applied = await migrate(deps.db, schema, migrations);
   if (applied.length) deps.logger.info({ applied }, "sandbox migrations applied");
-  const runner = deps.runner ?? bubblewrapRunner({ dir: deps.config.SANDBOX_DIR, uidBase: deps.config.SANDBOX_UID_BASE });
+  const runner = runnerFor(deps.config, deps.config.SWITCHYARD_INTERNAL_SECRET);
   const why = await runner.unavailable();
   if (why) deps.logger.error({ runner: runner.name }, `${why}; shell tools will answer 503 until it is fixed and the service restarted`);
   const service: SandboxDeps = {

@@ -1,11 +1,9 @@
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { constants } from "node:fs";
-import { chmod, chown, lstat, mkdir, open, readlink, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, lstat, mkdir, readlink, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { CommandResult } from "@switchyard/contracts";
-import { capture } from "./capture.js";
-import { listTree } from "./tree.js";
+import { limited, spawnCommand } from "./spawn.js";
+import { listTree, readInside } from "./tree.js";
 import type { RunLimits, SandboxRunner } from "./types.js";
 
 const home = "/home/sandbox";
@@ -90,15 +88,7 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
       "--setenv", "LANG", "C.UTF-8",
       "--setenv", "TMPDIR", "/tmp",
       "--",
-      "prlimit",
-      `--nproc=${limits.maxProcesses}`,
-      `--as=${limits.memoryBytes}`,
-      `--cpu=${Math.ceil(limits.timeoutMs / 1000) + 1}`,
-      `--fsize=${limits.fileBytes}`,
-      "--nofile=256",
-      "--core=0",
-      "--",
-      "/bin/sh", "-c", command,
+      ...limited(command, limits),
     ];
     if (!asRoot) return ["bwrap", bwrap];
     return ["setpriv", ["--reuid", uid, "--regid", uid, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--", "bwrap", ...bwrap]];
@@ -106,35 +96,8 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
 
   const run = async (id: string, command: string, limits: RunLimits): Promise<CommandResult> => {
     const [file, args] = await argv(id, command, limits);
-    return new Promise((resolve) => {
-      const child = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"] });
-      const stdout = capture(child.stdout, limits.outputBytes);
-      const stderr = capture(child.stderr, limits.outputBytes);
-      let timedOut = false;
-      // Killing bwrap ends its PID namespace, and with it every process the command started.
-      const timer = setTimeout(() => {
-        timedOut = true;
-        child.kill("SIGKILL");
-      }, limits.timeoutMs);
-      const done = (code: number | null, signal: NodeJS.Signals | null, failure?: Error) => {
-        clearTimeout(timer);
-        const result: CommandResult = {
-          command,
-          stdout: stdout.text(),
-          stderr: stderr.text(),
-          exit_code: timedOut || failure ? null : code,
-          timed_out: timedOut,
-          truncated: stdout.truncated() || stderr.truncated(),
-        };
-        if (timedOut) result.error = `Command timed out after ${limits.timeoutMs} ms and was killed`;
-        else if (failure) result.error = `The sandbox could not start: ${failure.message}`;
-        else if (signal) result.error = `Command ended by ${signal}`;
-        else if (code !== null && code > 128 && code - 128 === 24) result.error = "Command exceeded its CPU time limit";
-        resolve(result);
-      };
-      child.on("error", (error) => done(null, null, error));
-      child.on("close", (code, signal) => done(code, signal));
-    });
+    // Killing bwrap ends its PID namespace, and with it every process the command started.
+    return spawnCommand(file, args, command, limits);
   };
 
   return {
@@ -161,15 +124,7 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
     },
     run,
     files: (id, max) => listTree(homeOf(id), max),
-    async read(id, path) {
-      // The command cannot run now (one at a time per container), but a link it left must not lead out.
-      const handle = await open(join(homeOf(id), path), constants.O_RDONLY | constants.O_NOFOLLOW);
-      try {
-        return await handle.readFile();
-      } finally {
-        await handle.close();
-      }
-    },
+    read: (id, path) => readInside(homeOf(id), path),
     async remove(id) {
       await rm(homeOf(id), { recursive: true, force: true });
     },

@@ -1,4 +1,5 @@
-import { lstat, readdir } from "node:fs/promises";
+import { constants } from "node:fs";
+import { lstat, open, readdir } from "node:fs/promises";
 import { join, relative } from "node:path";
 import type { SandboxFile } from "./types.js";
 
@@ -25,4 +26,14 @@ export async function listTree(root: string, max: number): Promise<SandboxFile[]
     }
   }
   return files;
+}
+
+/** A file of a container's tree; a link its commands left there is not followed out of it. */
+export async function readInside(root: string, path: string): Promise<Buffer> {
+  const handle = await open(join(root, path), constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
 }

@@ -1,0 +1,55 @@
+import { readFileSync } from "node:fs";
+import type { SandboxConfig } from "../config.js";
+import { bubblewrapRunner } from "./bubblewrap.js";
+import { kubernetesRunner } from "./kubernetes.js";
+import type { SandboxRunner } from "./types.js";
+
+export type RunnerConfig = Pick<
+  SandboxConfig,
+  | "SANDBOX_RUNNER"
+  | "SANDBOX_DIR"
+  | "SANDBOX_UID_BASE"
+  | "SANDBOX_MEMORY_BYTES"
+  | "SANDBOX_DISK_BYTES"
+  | "SANDBOX_K8S_API_URL"
+  | "SANDBOX_K8S_NAMESPACE"
+  | "SANDBOX_K8S_IMAGE"
+  | "SANDBOX_K8S_AGENT_PORT"
+  | "SANDBOX_K8S_CPU"
+  | "SANDBOX_K8S_START_TIMEOUT_MS"
+  | "SANDBOX_K8S_TOKEN_FILE"
+  | "SANDBOX_K8S_CA_FILE"
+>;
+
+const namespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+/** The configured isolation technology; a configuration that cannot work is refused at start. */
+export function runnerFor(config: RunnerConfig, secret: string | undefined, env: Record<string, string | undefined> = process.env): SandboxRunner {
+  if (config.SANDBOX_RUNNER !== "kubernetes") return bubblewrapRunner({ dir: config.SANDBOX_DIR, uidBase: config.SANDBOX_UID_BASE });
+  const apiUrl = config.SANDBOX_K8S_API_URL ?? (env.KUBERNETES_SERVICE_HOST ? `https://${env.KUBERNETES_SERVICE_HOST}:${env.KUBERNETES_SERVICE_PORT ?? "443"}` : undefined);
+  if (!apiUrl) throw new Error("SANDBOX_RUNNER=kubernetes needs SANDBOX_K8S_API_URL outside a cluster");
+  if (!config.SANDBOX_K8S_IMAGE) throw new Error("SANDBOX_RUNNER=kubernetes needs SANDBOX_K8S_IMAGE, the image of the sandbox pods");
+  if (!secret) throw new Error("SANDBOX_RUNNER=kubernetes needs SWITCHYARD_INTERNAL_SECRET, which signs each pod's agent token");
+  let namespace = config.SANDBOX_K8S_NAMESPACE;
+  if (!namespace) {
+    try {
+      namespace = readFileSync(namespaceFile, "utf8").trim();
+    } catch {
+      namespace = "default";
+    }
+  }
+  return kubernetesRunner({
+    apiUrl,
+    namespace,
+    tokenFile: config.SANDBOX_K8S_TOKEN_FILE,
+    caFile: apiUrl.startsWith("https:") ? config.SANDBOX_K8S_CA_FILE : undefined,
+    image: config.SANDBOX_K8S_IMAGE,
+    agentPort: config.SANDBOX_K8S_AGENT_PORT,
+    secret,
+    memoryBytes: config.SANDBOX_MEMORY_BYTES,
+    diskBytes: config.SANDBOX_DISK_BYTES,
+    cpu: config.SANDBOX_K8S_CPU,
+    uidBase: config.SANDBOX_UID_BASE,
+    startTimeoutMs: config.SANDBOX_K8S_START_TIMEOUT_MS,
+  });
+}
