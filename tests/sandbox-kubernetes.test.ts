@@ -149,7 +149,7 @@ describe("sandbox pods on Kubernetes", () => {
       resources: { limits: { memory: String(1024 * 1024 * 1024), cpu: "1" } },
     });
     const listed = await gw.call("GET", "/containers/sess_pod-session/files", { key });
-    expect((listed.body.data as Array<{ path: string; bytes: number }>).map((f) => [f.path, f.bytes])).toEqual([["out/where.txt", 3]]);
+    expect((listed.body.data as unknown as Array<{ path: string; bytes: number }>).map((f) => [f.path, f.bytes])).toEqual([["out/where.txt", 3]]);
   });
 
   it("reuses the session's pod, and its agent answers no one without the pod's token", async () => {

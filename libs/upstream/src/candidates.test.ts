@@ -31,6 +31,7 @@ const resolved = (endpoints: ResolvedEndpoint[]): ResolvedModel => ({
   excluded: [],
   guardrail_ids: [],
   budgets: [],
+  disabled_server_tools: [],
 });
 const base = { sessionId: undefined, requestedParameters: [], coolingDown: () => false };
 const providers = (r: ReturnType<typeof orderCandidates>) => r.candidates.map((c) => c.endpoint.provider);
