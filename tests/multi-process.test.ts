@@ -70,7 +70,7 @@ beforeAll(async () => {
     SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey,
     FEDERATION_ALLOW_INSECURE_ISSUERS: "true",
   });
-  await identity.waitFor(/identity listening/);
+  await identity.waitFor(/identity listening/, 45_000);
   const identityUrl = `http://127.0.0.1:${identityPort}`;
   const catalogFile = await catalogEnv({
     ...fixtureCatalog,
