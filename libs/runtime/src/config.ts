@@ -45,4 +45,9 @@ export const commonEnv = {
   MAX_UPLOAD_BYTES: z.coerce.number().int().min(1024).default(48 * 1024 * 1024),
   /** How long a draining process waits for in-flight requests and streams before closing them. */
   DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
+  /**
+   * On SIGTERM, how long a process keeps accepting while `/readyz` already fails, so that load balancers
+   * (the router's replica checks, a Kubernetes Service) stop sending before it stops listening.
+   */
+  DRAIN_DELAY_MS: z.coerce.number().int().min(0).default(0),
 };

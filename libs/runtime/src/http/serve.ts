@@ -10,6 +10,8 @@ export interface ServeOptions {
   logger: Logger;
   health: HealthState;
   drainTimeoutMs: number;
+  /** How long readiness fails before the listener closes. */
+  drainDelayMs?: number;
   /** Closes what the process opened (bus, database) after the last request has finished. */
   onClosed?: () => Promise<void>;
 }
@@ -40,6 +42,10 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const drain = () => {
     draining ??= (async () => {
       health.draining = true;
+      if (options.drainDelayMs) {
+        logger.info({ delayMs: options.drainDelayMs }, "draining: not ready, still accepting while balancers notice");
+        await new Promise((resolve) => setTimeout(resolve, options.drainDelayMs));
+      }
       logger.info("draining: no new connections, finishing in-flight requests");
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive sockets become idle as their last response ends; close each as soon as it does.
@@ -66,6 +72,7 @@ export interface ListenConfig {
   PORT: number;
   HOST: string;
   DRAIN_TIMEOUT_MS: number;
+  DRAIN_DELAY_MS?: number;
 }
 
 /** A process entry point's server: listens as configured and drains on SIGTERM or SIGINT, then exits. */
@@ -74,7 +81,7 @@ export async function serveProcess(
   config: ListenConfig,
   options: Pick<ServeOptions, "handler" | "logger" | "health" | "onClosed">,
 ): Promise<RunningServer> {
-  const running = await serve({ ...options, port: config.PORT, host: config.HOST, drainTimeoutMs: config.DRAIN_TIMEOUT_MS });
+  const running = await serve({ ...options, port: config.PORT, host: config.HOST, drainTimeoutMs: config.DRAIN_TIMEOUT_MS, drainDelayMs: config.DRAIN_DELAY_MS ?? 0 });
   options.logger.info({ port: running.port, url: `http://${config.HOST}:${running.port}` }, `${name} listening`);
   exitOnSignals(running, options.logger);
   return running;

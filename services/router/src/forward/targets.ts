@@ -2,28 +2,38 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Logger } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import { createProxyMiddleware } from "http-proxy-middleware";
+import { replicaPool } from "./replicas.js";
 
-/** Where a service lives: another process (URL) or this one (its request handler). */
-export type Target = { kind: "url"; url: string } | { kind: "handler"; handler: (req: IncomingMessage, res: ServerResponse) => void };
+/** Where a service lives: other processes (one URL per replica) or this one (its request handler). */
+export type Target = { kind: "url"; urls: string[] } | { kind: "handler"; handler: (req: IncomingMessage, res: ServerResponse) => void };
 
 /**
  * Hands a request to its service without parsing or buffering it: bodies and streams pass through as
- * bytes, over a keep-alive pool when the service is another process.
+ * bytes, over a keep-alive pool when the service is another process, to its ready replicas in turn.
  */
 export function forwardTo(name: string, target: Target, logger: Logger): RequestHandler {
   if (target.kind === "handler") {
     return (req, res) => target.handler(req, res);
   }
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
+  const replicas = replicaPool(name, target.urls, logger);
+  const chosen = new WeakMap<IncomingMessage, string>();
   return createProxyMiddleware<IncomingMessage, ServerResponse>({
-    target: target.url,
+    target: target.urls[0],
+    router: (req) => {
+      const url = replicas.pick();
+      chosen.set(req, url);
+      return url;
+    },
     agent,
     xfwd: true,
     // Express has already matched the full path; forward it as it came.
     pathFilter: () => true,
     on: {
-      error: (error, _req, res) => {
-        logger.warn({ err: error, service: name }, "service unreachable");
+      error: (error, req, res) => {
+        const replica = chosen.get(req);
+        if ((error as NodeJS.ErrnoException).code === "ECONNREFUSED" && replica) replicas.failed(replica);
+        logger.warn({ err: error, service: name, replica }, "service unreachable");
         if (!("writeHead" in res)) return;
         if (res.headersSent) {
           res.end();
