@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+// Every service as its own process on one machine, on real Postgres, NATS and S3, with two inference
+// replicas behind the router: `npm run topology`. It supervises them as a cluster would: a process that
+// exits (a SIGTERM sent to its pid, a crash) is started again on the same port. Ctrl-C stops them all.
+//
+// Environment: DATABASE_URL, NATS_URL, S3_* (S3_ENDPOINT unset starts the local Swift of scripts/s3),
+// TOPOLOGY_PORT (the router's port, default 8080; the services take the next ports), any variable of the
+// services. It prints one JSON line per event: `{"event":"ready",...}` with every process's URL and pid,
+// `{"event":"restarted","name":...,"pid":...}`, and each process's log lines prefixed with its name.
+import { spawn, execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
+import pg from "pg";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const env = { ...process.env };
+const print = (value) => process.stdout.write(`${JSON.stringify(value)}\n`);
+
+env.DATABASE_URL ??= "postgres://postgres@127.0.0.1:5432/switchyard";
+env.NATS_URL ??= "nats://127.0.0.1:4222";
+env.SWITCHYARD_INTERNAL_SECRET ??= randomBytes(32).toString("hex");
+const generatedKey = env.SWITCHYARD_BOOTSTRAP_KEY ? undefined : `topology-${randomBytes(24).toString("hex")}`;
+env.SWITCHYARD_BOOTSTRAP_KEY ??= generatedKey;
+env.SWITCHYARD_DATA_DIR ??= join(root, ".switchyard", "topology");
+env.DRAIN_DELAY_MS ??= "1000";
+env.LOG_LEVEL ??= "info";
+mkdirSync(env.SWITCHYARD_DATA_DIR, { recursive: true });
+
+if (!env.S3_ENDPOINT) {
+  const lines = execFileSync("bash", [join(root, "scripts/s3/start-swift.sh")], { encoding: "utf8" });
+  for (const [, name, value] of lines.matchAll(/^export (\w+)=(.*)$/gm)) env[name] = value;
+}
+
+// Each service makes its own schema in this database; it is made when missing.
+const url = new URL(env.DATABASE_URL);
+const database = url.pathname.slice(1);
+const admin = new pg.Client({ connectionString: Object.assign(new URL(url), { pathname: "/postgres" }).toString() });
+await admin.connect();
+const exists = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
+if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`);
+await admin.end();
+
+const base = Number(env.TOPOLOGY_PORT ?? 8080);
+const port = { router: base, identity: base + 1, catalog: base + 2, inference: base + 3, media: base + 4, storage: base + 5, sandbox: base + 6, inference2: base + 13 };
+const local = (p) => `http://127.0.0.1:${p}`;
+const processes = [
+  { name: "identity", entry: "services/identity/dist/main.js", env: { PORT: port.identity } },
+  { name: "catalog", entry: "services/catalog/dist/main.js", env: { PORT: port.catalog } },
+  { name: "storage", entry: "services/storage/dist/main.js", env: { PORT: port.storage } },
+  { name: "sandbox", entry: "services/sandbox/dist/main.js", env: { PORT: port.sandbox } },
+  { name: "inference-1", entry: "services/inference/dist/main.js", env: { PORT: port.inference } },
+  { name: "inference-2", entry: "services/inference/dist/main.js", env: { PORT: port.inference2 } },
+  { name: "media", entry: "services/media/dist/main.js", env: { PORT: port.media } },
+  {
+    name: "router",
+    entry: "services/router/dist/main.js",
+    env: { PORT: port.router, INFERENCE_URL: `${local(port.inference)},${local(port.inference2)}` },
+  },
+];
+const shared = {
+  IDENTITY_URL: local(port.identity),
+  CATALOG_URL: local(port.catalog),
+  INFERENCE_URL: local(port.inference),
+  MEDIA_URL: local(port.media),
+  STORAGE_URL: local(port.storage),
+  SANDBOX_URL: local(port.sandbox),
+};
+
+let stopping = false;
+const children = new Map();
+
+/** Starts one process; resolves when it says it listens. Restarts it whenever it exits, until we stop. */
+function start(spec) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [spec.entry], { cwd: root, env: { ...env, ...shared, ...spec.env, PORT: String(spec.env.PORT) }, stdio: ["ignore", "pipe", "pipe"] });
+    children.set(spec.name, child);
+    let listening = false;
+    let pending = "";
+    const onData = (chunk) => {
+      pending += chunk.toString("utf8");
+      const lines = pending.split("\n");
+      pending = lines.pop();
+      for (const line of lines) {
+        process.stdout.write(`${spec.name} | ${line}\n`);
+        if (!listening && line.includes("listening")) {
+          listening = true;
+          resolve(child.pid);
+        }
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.on("exit", (code, signal) => {
+      if (!listening) return reject(new Error(`${spec.name} exited with ${code ?? signal} before it listened`));
+      if (stopping) return;
+      print({ event: "exited", name: spec.name, code, signal });
+      start(spec).then(
+        (pid) => print({ event: "restarted", name: spec.name, pid, url: local(spec.env.PORT) }),
+        (error) => print({ event: "failed", name: spec.name, message: error.message }),
+      );
+    });
+  });
+}
+
+async function stopAll() {
+  stopping = true;
+  const exits = [...children.values()].filter((c) => c.exitCode === null && c.signalCode === null).map((c) => new Promise((resolve) => (c.once("exit", resolve), c.kill("SIGTERM"))));
+  await Promise.all(exits);
+  print({ event: "stopped" });
+  process.exit(0);
+}
+process.on("SIGINT", stopAll);
+process.on("SIGTERM", stopAll);
+
+try {
+  // Identity first: the others ask it for keys and holds. Then everything but the router, then the router.
+  await start(processes[0]);
+  await Promise.all(processes.slice(1, -1).map(start));
+  await start(processes.at(-1));
+} catch (error) {
+  process.stderr.write(`${error.message}\n`);
+  await stopAll();
+}
+print({
+  event: "ready",
+  api: `${local(port.router)}/api/v1`,
+  // A key this script made is shown once; one you gave is yours already.
+  ...(generatedKey ? { bootstrap_key: generatedKey } : {}),
+  processes: processes.map((p) => ({ name: p.name, url: local(p.env.PORT), pid: children.get(p.name).pid })),
+});
