@@ -96,8 +96,9 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
 
   const run = async (id: string, command: string, limits: RunLimits): Promise<CommandResult> => {
     const [file, args] = await argv(id, command, limits);
-    // Killing bwrap ends its PID namespace, and with it every process the command started.
-    return spawnCommand(file, args, command, limits);
+    // Killing bwrap ends its PID namespace, and with it every process the command started. bwrap itself is
+    // the namespace's first process, whose environment the command can read: it gets none of ours.
+    return spawnCommand(file, args, command, limits, { env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" } });
   };
 
   return {
