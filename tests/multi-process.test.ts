@@ -273,6 +273,19 @@ describe("router and identity as separate processes", () => {
     expect(listed.data).toEqual([expect.objectContaining({ path: "out/result.txt", bytes: 4, container_id: "sess_mp-session" })]);
   });
 
+  it("serves Prometheus metrics on every process, counted under its own service", async () => {
+    // A request through the router reaches identity (the key's lookup) and catalog.
+    expect((await fetch(`${apiUrl}/models/user`, { headers: { authorization: `Bearer ${bootstrapKey}` } })).status).toBe(200);
+    const processes = { identity, catalog, inference, media, storage, sandbox, router };
+    for (const [name, proc] of Object.entries(processes)) {
+      const port = new RegExp(`"port":(\\d+)[^\\n]*${name} listening`).exec(proc.output())?.[1];
+      const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
+      expect(text, name).toContain("switchyard_process_cpu_seconds_total");
+      expect(text, name).toContain("# TYPE switchyard_http_request_duration_seconds histogram");
+      if (["router", "identity", "catalog"].includes(name)) expect(text, name).toMatch(new RegExp(`switchyard_http_requests_total\\{service="${name}"`));
+    }
+  });
+
   it("keeps services closed to callers that bypass the router", async () => {
     const port = /"port":(\d+)/.exec(identity.output())?.[1];
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/keys`, { headers: { authorization: `Bearer ${bootstrapKey}` } });

@@ -7,3 +7,4 @@ export * from "./backends.js";
 export * from "./api-key-format.js";
 export * from "./money.js";
 export * from "./objects/index.js";
+export * from "./metrics.js";

@@ -1,5 +1,5 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
-import type { Logger } from "@switchyard/runtime";
+import { metrics, serviceOf, type Logger } from "@switchyard/runtime";
 import type { Candidate } from "./candidates.js";
 import { UpstreamError } from "./errors.js";
 
@@ -76,6 +76,7 @@ export async function firstAccepting<P, T>(
     try {
       const result = await call(provider, targetOf(candidate.endpoint, context.env), candidate);
       attempts.push({ provider: candidate.endpoint.provider, model: candidate.model, status: 200, latencyMs: Math.round(performance.now() - started) });
+      metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: "accepted" });
       return { result, candidate };
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
@@ -86,6 +87,7 @@ export async function firstAccepting<P, T>(
         latencyMs: Math.round(performance.now() - started),
         error: error.message,
       });
+      metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: error.status === null ? "unreachable" : String(error.status) });
       if (error.retryAfterMs !== undefined) context.cooldowns.rest(candidate.endpoint, error.retryAfterMs);
       context.logger.warn({ provider: candidate.endpoint.provider, status: error.status, err: error.message }, "upstream attempt failed");
       last = error;

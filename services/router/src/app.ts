@@ -56,6 +56,7 @@ export function createRouterApp(deps: RouterDeps): Express {
   app.use(async (req, res, next) => {
     const route = routeFor(req.path);
     if (!route) return next();
+    res.locals.metricsRoute = route.prefix;
     // Only the router may speak for a caller or a service; whatever a client sent is dropped.
     delete req.headers[callerHeader];
     delete req.headers[serviceHeader];

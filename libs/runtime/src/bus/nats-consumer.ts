@@ -10,6 +10,7 @@ import {
 } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "../log.js";
+import { metrics } from "../metrics.js";
 import type { EventHandler, Subscription } from "./types.js";
 
 export interface DurableConsumerSpec {
@@ -95,6 +96,7 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
     try {
       await spec.handler(event);
       msg.ack();
+      metrics.consumerPending.set({ consumer: spec.durable }, msg.info.pending);
     } catch (error) {
       const deliveries = msg.info.deliveryCount;
       if (deliveries >= spec.maxDeliveries) {

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { parseEvent, type EventData, type EventEnvelope, type EventSubject } from "@switchyard/contracts";
 import type { Db, Migration, Queryable } from "../db/types.js";
 import type { Logger } from "../log.js";
+import { watchOutbox } from "../metrics.js";
 import type { Bus } from "./types.js";
 
 /** The outbox (events waiting to be published) and inbox (events already applied) of one service. */
@@ -201,6 +202,13 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   };
 
   kick();
+  const unwatch = watchOutbox(schema, async () => {
+    const [row] = await db.query<{ pending: number; lag: number }>(
+      `SELECT count(*)::int AS pending, COALESCE(EXTRACT(EPOCH FROM now() - min(occurred_at)), 0)::float8 AS lag
+       FROM ${schema}.outbox WHERE published_at IS NULL`,
+    );
+    return { pending: row?.pending ?? 0, lagSeconds: row?.lag ?? 0 };
+  });
   return {
     wake() {
       // During an outage every commit would wake the relay; leave retries to the backoff until the bus is back.
@@ -209,6 +217,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     },
     async stop() {
       stopped = true;
+      unwatch();
       clearTimeout(timer);
       await running;
     },

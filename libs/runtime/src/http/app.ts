@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from "express";
 import type { Logger } from "../log.js";
+import { metrics, serviceOf } from "../metrics.js";
 import { HttpError } from "./errors.js";
 
 export const requestIdHeader = "x-request-id";
@@ -52,13 +53,34 @@ function requestLogs(logger: Logger): RequestHandler {
   };
 }
 
-/** An express app with request ids, request logs and the JSON parser every service uses. */
+/**
+ * Counts and times every answer. The route label is the matched route's pattern (or what the router set
+ * in `res.locals.metricsRoute`), never the raw path, so ids do not multiply the series.
+ */
+function requestMetrics(service: string): RequestHandler {
+  return (req, res, next) => {
+    if (quietPaths.has(req.path)) return next();
+    const started = performance.now();
+    res.once("close", () => {
+      const route = String(res.locals.metricsRoute ?? (req.route as { path?: string } | undefined)?.path ?? (res.statusCode === 404 ? "unmatched" : "other"));
+      metrics.httpRequests.inc({ service, method: req.method, route, status: String(res.writableFinished ? res.statusCode : 499) });
+      metrics.httpDuration.observe({ service, method: req.method, route }, (performance.now() - started) / 1000);
+    });
+    next();
+  };
+}
+
+/** An express app with request ids, request logs, metrics and the JSON parser every service uses. */
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
   app.use(requestId);
-  if (options.requestLogs !== false) app.use(requestLogs(options.logger));
+  if (options.requestLogs !== false) {
+    app.use(requestLogs(options.logger));
+    // Behind an in-process router, that router counts each request once for all services.
+    app.use(requestMetrics(serviceOf(options.logger)));
+  }
   if (options.parseJson !== false) {
     app.use(express.json({ limit: options.maxBodyBytes ?? 10 * 1024 * 1024, strict: false }));
   }

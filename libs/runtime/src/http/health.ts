@@ -1,4 +1,5 @@
 import type { Express } from "express";
+import { registry } from "../metrics.js";
 
 export type ReadinessCheck = () => Promise<void> | void;
 
@@ -13,6 +14,10 @@ export interface HealthState {
 export function mountHealth(app: Express, checks: Record<string, ReadinessCheck>, state: HealthState): void {
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
+  });
+  // Prometheus scrapes every process here (for the router, keep it off the public ingress).
+  app.get("/metrics", async (_req, res) => {
+    res.type(registry.contentType).send(await registry.metrics());
   });
   app.get("/readyz", async (_req, res) => {
     const results: Record<string, string> = {};

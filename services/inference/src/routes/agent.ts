@@ -1,4 +1,5 @@
 import type { Response } from "express";
+import { metrics } from "@switchyard/runtime";
 import { newGenerationId } from "@switchyard/upstream";
 import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
 import { sseWriter } from "../sse.js";
@@ -120,6 +121,7 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
         const tool = tools.server.get(call.function.name)!;
         const run = executed >= maxCalls ? refusedRun(call, tool, `Not run: the request's max_tool_calls (${maxCalls}) is reached`) : await runTool(call, tool, runContext);
         if (run.executed) executed += 1;
+        metrics.serverToolCalls.inc({ tool: tool.type, executed: String(run.executed) });
         turnRuns.push(run);
       }
       alive?.stop();

@@ -6,6 +6,7 @@ import type { ToolCall } from "../tools/run.js";
 import { accepted, type ChatContext } from "./chat-completions.js";
 import { accountAbandoned, finish, metadataFor } from "./finish.js";
 import type { Candidate } from "@switchyard/upstream";
+import { metrics } from "@switchyard/runtime";
 
 const keepAliveMs = 2000;
 
@@ -129,6 +130,7 @@ export async function relayTurn(context: ChatContext, options: RelayOptions): Pr
   } finally {
     alive.stop();
   }
+  metrics.streamDuration.observe({ service: "inference", status }, (performance.now() - context.started) / 1000);
   // Whatever happened after the first byte was real work: it is priced and recorded, estimated if need be.
   const finishReason = status === "completed" ? normalizeFinishReason(nativeFinish) : status === "error" ? "error" : null;
   const accounted = finish(context, {
