@@ -34,6 +34,11 @@ const generationCompleted = z.object({
   usage_estimated: z.boolean(),
   cost_usd: z.string().regex(/^\d+(\.\d+)?$/),
   is_byok: z.boolean(),
+  /** The request's tracing metadata (`trace_id`, `span_name`… and pass-through keys), for broadcast destinations. */
+  trace: z.record(z.string(), z.unknown()).optional(),
+  finish_reason: z.string().nullable().optional(),
+  /** From the request's arrival to its last byte. */
+  generation_time_ms: z.number().int().min(0).optional(),
 });
 
 /** A finished transcription or image generation: charged like a chat generation, with what was produced. */

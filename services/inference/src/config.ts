@@ -27,6 +27,16 @@ export const inferenceEnv = z.object({
   WEB_SEARCH_API_KEY: z.string().optional(),
   /** Longest wait for one search. */
   WEB_SEARCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** An OTLP/HTTP endpoint (an OpenTelemetry Collector…) that gets one span per generation. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  /** Headers of the OTLP requests, as `name=value` pairs separated by commas (the OpenTelemetry convention). */
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  /** `service.name` of the spans. */
+  OTEL_SERVICE_NAME: z.string().default("switchyard"),
+  /** A URL that gets each generation's trace metadata as a signed JSON POST. */
+  BROADCAST_WEBHOOK_URL: z.url().optional(),
+  /** The webhook's signing secret (32+ characters); required with BROADCAST_WEBHOOK_URL. */
+  BROADCAST_WEBHOOK_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
 });
 export type InferenceConfig = z.infer<typeof inferenceEnv> & { providerEnv: Record<string, string | undefined> };
 

@@ -8,6 +8,8 @@ import { migrations, schema } from "./migrations.js";
 import { createCooldowns } from "@switchyard/upstream";
 import type { Sandbox } from "./tools/run.js";
 import { searchBackend } from "./tools/search.js";
+import { startBroadcast } from "./broadcast/consumer.js";
+import { broadcastDestinations } from "./broadcast/config.js";
 
 export interface InferenceStartDeps {
   db: Db;
@@ -27,6 +29,11 @@ export interface InferenceStartDeps {
     | "WEB_SEARCH_URL"
     | "WEB_SEARCH_API_KEY"
     | "WEB_SEARCH_TIMEOUT_MS"
+    | "OTEL_EXPORTER_OTLP_ENDPOINT"
+    | "OTEL_EXPORTER_OTLP_HEADERS"
+    | "OTEL_SERVICE_NAME"
+    | "BROADCAST_WEBHOOK_URL"
+    | "BROADCAST_WEBHOOK_SECRET"
   >;
   /** The sandbox service for the shell tools: in-process in standalone, over HTTP otherwise; none refuses them. */
   sandbox?: Sandbox | undefined;
@@ -45,6 +52,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
   const applied = await migrate(deps.db, schema, migrations);
   if (applied.length) deps.logger.info({ applied }, "inference migrations applied");
   const relay = startOutboxRelay({ db: deps.db, schema, bus: deps.bus, logger: deps.logger });
+  const broadcast = await startBroadcast(deps.bus, broadcastDestinations(deps.config), deps.logger);
   const recorder = createRecorder({ db: deps.db, events: outboxSink(schema, relay), logger: deps.logger, flushMs: deps.config.GENERATION_FLUSH_MS });
   const app = createApp({
     db: deps.db,
@@ -71,6 +79,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     async stop() {
       await recorder.stop();
       await relay.stop();
+      await broadcast?.stop();
     },
   };
 }

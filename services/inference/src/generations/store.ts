@@ -11,6 +11,8 @@ export interface FinishedGeneration {
   guardrailIds: string[];
   requestId: string | null;
   sessionId: string | null;
+  /** The request's tracing metadata, passed on in the event for broadcast destinations. */
+  trace?: Record<string, unknown> | undefined;
   model: string;
   requestedModel: string;
   provider: string | null;
@@ -89,6 +91,9 @@ const completedEvent = (g: FinishedGeneration) => ({
     usage_estimated: g.usageEstimated,
     cost_usd: picoToDecimal(g.costPico),
     is_byok: false,
+    ...(g.trace ? { trace: g.trace } : {}),
+    finish_reason: g.finishReason,
+    generation_time_ms: g.generationTimeMs,
   },
 });
 

@@ -29,6 +29,7 @@ export function finish(context: ChatContext, outcome: Outcome): Accounted {
     guardrailIds: context.guardrailIds,
     requestId: context.requestId,
     sessionId: context.sessionId ?? null,
+    trace: context.request.trace,
     model: outcome.candidate.model,
     requestedModel: context.requested,
     provider: outcome.candidate.endpoint.provider,

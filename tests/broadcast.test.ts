@@ -1,0 +1,122 @@
+import { createHmac } from "node:crypto";
+import { createServer } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { catalogEnv } from "./support/catalog-fixture.js";
+import { eventually } from "./support/eventually.js";
+import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
+import { startTestGateway, type TestGateway } from "./support/gateway.js";
+import { listenLocal } from "./support/listen.js";
+
+interface Received {
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** An HTTP receiver on 127.0.0.1 that keeps what it gets and answers 500 to the first `failFirst` posts. */
+async function receiver(failFirst = 0) {
+  const received: Received[] = [];
+  let failures = failFirst;
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    received.push({ path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
+    if (failures > 0) {
+      failures -= 1;
+      return void res.writeHead(500).end("not now");
+    }
+    res.writeHead(200, { "content-type": "application/json" }).end("{}");
+  });
+  const listening = await listenLocal(server);
+  return { url: listening.baseUrl.replace(/\/v1$/, ""), received, stop: listening.stop };
+}
+
+const secret = "broadcast-webhook-secret-0123456789abcdef";
+let gw: TestGateway;
+let upstream: FakeProvider;
+let collector: Awaited<ReturnType<typeof receiver>>;
+let webhook: Awaited<ReturnType<typeof receiver>>;
+let key: string;
+
+beforeAll(async () => {
+  upstream = await startFakeProvider("alpha");
+  collector = await receiver();
+  webhook = await receiver(1);
+  gw = await startTestGateway({
+    ...(await catalogEnv({
+      providers: [{ slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: upstream.baseUrl, requires_api_key: false }],
+      models: [{ id: "m/ok", name: "ok", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: { prompt: "0.000001", completion: "0.000002" } }] }],
+    })),
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_EXPORTER_OTLP_HEADERS: "x-tenant=acme,authorization=Bearer%20otlp-token",
+    BROADCAST_WEBHOOK_URL: `${webhook.url}/hooks/switchyard`,
+    BROADCAST_WEBHOOK_SECRET: secret,
+  });
+  key = String((await gw.call("POST", "/keys", { body: { name: "traced" } })).body.key);
+});
+afterAll(async () => {
+  await gw?.stop();
+  await upstream?.stop();
+  await collector?.stop();
+  await webhook?.stop();
+});
+
+const trace = {
+  trace_id: "4bf92f3577b34da6a3ce929d0e0e4736",
+  trace_name: "checkout",
+  span_name: "summarize-cart",
+  generation_name: "cart-summary",
+  parent_span_id: "00f067aa0ba902b7",
+  customer: "acme-7",
+};
+
+describe("trace broadcast", () => {
+  it("sends each generation's trace metadata as an OTLP span and a signed webhook, retrying a receiver that failed", async () => {
+    const res = await gw.call("POST", "/chat/completions", { key, body: { model: "m/ok", messages: [{ role: "user", content: "hi" }], trace } });
+    expect(res.status).toBe(200);
+    const id = String(res.body.id);
+
+    // The webhook failed once; the event came again and was delivered.
+    await eventually(async () => webhook.received.filter((r) => r.body.includes(id)).length >= 2, 15_000);
+    const delivery = webhook.received.filter((r) => r.body.includes(id)).at(-1)!;
+    expect(delivery.path).toBe("/hooks/switchyard");
+    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(delivery.headers["x-switchyard-signature"]))!;
+    expect(v1).toBe(createHmac("sha256", secret).update(`${t}.${delivery.body}`).digest("hex"));
+    expect(Math.abs(Number(t) - Date.now() / 1000)).toBeLessThan(60);
+    expect(JSON.parse(delivery.body)).toMatchObject({
+      type: "generation",
+      generation_id: id,
+      trace_id: trace.trace_id,
+      trace_name: "checkout",
+      span_name: "summarize-cart",
+      generation_name: "cart-summary",
+      parent_span_id: trace.parent_span_id,
+      metadata: { customer: "acme-7" },
+      model: "m/ok",
+      provider: "alpha",
+      status: "completed",
+      usage: { prompt_tokens: 12, completion_tokens: 5 },
+    });
+
+    await eventually(async () => collector.received.some((r) => r.body.includes(id)), 15_000);
+    const exported = collector.received.find((r) => r.body.includes(id))!;
+    expect(exported.path).toBe("/v1/traces");
+    expect(exported.headers).toMatchObject({ "x-tenant": "acme", authorization: "Bearer otlp-token" });
+    const span = (JSON.parse(exported.body) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Record<string, unknown>> }> }> }).resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+    expect(span).toMatchObject({ traceId: trace.trace_id, parentSpanId: trace.parent_span_id, name: "summarize-cart", status: { code: 1 } });
+    expect(span.spanId).toMatch(/^[0-9a-f]{16}$/);
+    const attributes = Object.fromEntries((span.attributes as Array<{ key: string; value: Record<string, unknown> }>).map((a) => [a.key, Object.values(a.value)[0]]));
+    expect(attributes).toMatchObject({ "gen_ai.request.model": "m/ok", "gen_ai.usage.input_tokens": "12", "switchyard.generation_id": id, "switchyard.metadata.customer": "acme-7" });
+    expect(BigInt(String(span.endTimeUnixNano))).toBeGreaterThanOrEqual(BigInt(String(span.startTimeUnixNano)));
+  });
+
+  it("derives OTLP ids when the request's are not OTLP's hex form, and keeps them as attributes", async () => {
+    const res = await gw.call("POST", "/chat/completions", { key, body: { model: "m/ok", messages: [{ role: "user", content: "hi" }], trace: { trace_id: "run-42" } } });
+    const id = String(res.body.id);
+    await eventually(async () => collector.received.some((r) => r.body.includes(id)), 15_000);
+    const span = (JSON.parse(collector.received.find((r) => r.body.includes(id))!.body) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Record<string, unknown>> }> }> }).resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+    expect(span.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(span.parentSpanId).toBeUndefined();
+    expect(JSON.stringify(span.attributes)).toContain("run-42");
+  });
+});
