@@ -135,7 +135,7 @@ describe("sandbox pods on Kubernetes", () => {
     expect(result).toMatchObject({ container_id: "sess_pod-session", results: [{ stdout: "pod", exit_code: 0 }] });
     expect(kube.created).toHaveLength(1);
     const pod = kube.created[0]!;
-    expect(pod.metadata.labels["app.kubernetes.io/component"]).toBe("sandbox");
+    expect(pod.metadata.labels["app.kubernetes.io/component"]).toBe("sandbox-container");
     expect(pod.metadata.annotations["switchyard.dev/container-id"]).toBe("sess_pod-session");
     expect(pod.spec).toMatchObject({
       automountServiceAccountToken: false,

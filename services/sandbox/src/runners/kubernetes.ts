@@ -36,7 +36,8 @@ const home = "/home/sandbox";
  * One pod per container, made through the Kubernetes API: the pod runs the sandbox agent of the Switchyard
  * image as its own non-root user, with no service account token, no privilege escalation, no capabilities,
  * a read-only root, size-limited home and /tmp, and resource limits. Its network is cut by the
- * `switchyard-sandbox` NetworkPolicy that selects `app.kubernetes.io/component: sandbox` (deploy/k8s).
+ * `switchyard-sandbox-containers` NetworkPolicy that selects `app.kubernetes.io/component: sandbox-container`
+ * (deploy/k8s/base/network-policies.yaml).
  * Commands and files go to the agent over HTTP with the pod's own token.
  */
 export function kubernetesRunner(options: KubernetesOptions): SandboxRunner {
@@ -69,7 +70,7 @@ export function kubernetesRunner(options: KubernetesOptions): SandboxRunner {
       kind: "Pod",
       metadata: {
         name,
-        labels: { "app.kubernetes.io/name": "switchyard", "app.kubernetes.io/component": "sandbox", "switchyard.dev/container": hash(id) },
+        labels: { "app.kubernetes.io/name": "switchyard", "app.kubernetes.io/component": "sandbox-container", "switchyard.dev/container": hash(id) },
         annotations: { "switchyard.dev/container-id": id },
       },
       spec: {
