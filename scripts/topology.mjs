@@ -3,9 +3,10 @@
 // replicas behind the router: `npm run topology`. It supervises them as a cluster would: a process that
 // exits (a SIGTERM sent to its pid, a crash) is started again on the same port. Ctrl-C stops them all.
 //
-// Environment: DATABASE_URL, NATS_URL, S3_* (S3_ENDPOINT unset starts the local Swift of scripts/s3),
-// TOPOLOGY_PORT (the router's port, default 8080; the services take the next ports), any variable of the
-// services. It prints one JSON line per event: `{"event":"ready",...}` with every process's URL and pid,
+// Environment: DATABASE_URL, NATS_URL, S3_* (S3_ENDPOINT unset starts the local Swift of scripts/s3, unless
+// TOPOLOGY_START_S3=false, which keeps files on disk), TOPOLOGY_PORT (the router's port, default 8080; the
+// services take the next ports), TOPOLOGY_ROUTERS=2 for a second router on TOPOLOGY_PORT + 10 (behind your
+// own balancer), and any variable of the services. It prints one JSON line per event: `{"event":"ready",...}` with every process's URL and pid,
 // `{"event":"restarted","name":...,"pid":...}`, and each process's log lines prefixed with its name.
 import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -28,7 +29,7 @@ env.DRAIN_DELAY_MS ??= "1000";
 env.LOG_LEVEL ??= "info";
 mkdirSync(env.SWITCHYARD_DATA_DIR, { recursive: true });
 
-if (!env.S3_ENDPOINT) {
+if (!env.S3_ENDPOINT && env.TOPOLOGY_START_S3 !== "false") {
   const lines = execFileSync("bash", [join(root, "scripts/s3/start-swift.sh")], { encoding: "utf8" });
   for (const [, name, value] of lines.matchAll(/^export (\w+)=(.*)$/gm)) env[name] = value;
 }
@@ -43,7 +44,7 @@ if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${database.replac
 await admin.end();
 
 const base = Number(env.TOPOLOGY_PORT ?? 8080);
-const port = { router: base, identity: base + 1, catalog: base + 2, inference: base + 3, media: base + 4, storage: base + 5, sandbox: base + 6, inference2: base + 13 };
+const port = { router: base, identity: base + 1, catalog: base + 2, inference: base + 3, media: base + 4, storage: base + 5, sandbox: base + 6, router2: base + 10, inference2: base + 13 };
 const local = (p) => `http://127.0.0.1:${p}`;
 const processes = [
   { name: "identity", entry: "services/identity/dist/main.js", env: { PORT: port.identity } },
@@ -59,6 +60,8 @@ const processes = [
     env: { PORT: port.router, INFERENCE_URL: `${local(port.inference)},${local(port.inference2)}` },
   },
 ];
+if (env.TOPOLOGY_ROUTERS === "2") processes.push({ ...processes.at(-1), name: "router-2", env: { ...processes.at(-1).env, PORT: port.router2 } });
+const routers = processes.filter((p) => p.name.startsWith("router"));
 const shared = {
   IDENTITY_URL: local(port.identity),
   CATALOG_URL: local(port.catalog),
@@ -117,8 +120,8 @@ process.on("SIGTERM", stopAll);
 try {
   // Identity first: the others ask it for keys and holds. Then everything but the router, then the router.
   await start(processes[0]);
-  await Promise.all(processes.slice(1, -1).map(start));
-  await start(processes.at(-1));
+  await Promise.all(processes.slice(1).filter((p) => !routers.includes(p)).map(start));
+  await Promise.all(routers.map(start));
 } catch (error) {
   process.stderr.write(`${error.message}\n`);
   await stopAll();

@@ -9,9 +9,9 @@ export interface RoundRobin {
 }
 
 /**
- * A TCP proxy on 127.0.0.1 that sends each new connection to the next upstream port in turn, like a
- * load balancer in front of replicas. HTTP keep-alive pins requests to connections, so it balances
- * connections, not requests.
+ * A TCP proxy on 127.0.0.1 that sends each new connection to the next upstream port in turn (skipping one
+ * that refuses it), like a load balancer in front of replicas. HTTP keep-alive pins requests to
+ * connections, so it balances connections, not requests.
  */
 export async function startRoundRobin(ports: number[]): Promise<RoundRobin> {
   const connections = ports.map(() => 0);
@@ -22,17 +22,33 @@ export async function startRoundRobin(ports: number[]): Promise<RoundRobin> {
   };
   let next = 0;
   const server = createServer((client) => {
-    const index = next++ % ports.length;
-    connections[index]!++;
-    const upstream = connect({ host: "127.0.0.1", port: ports[index]! });
+    // Nothing is read from the client until an upstream took the connection, so a refused one costs nothing.
+    client.pause();
     track(client);
-    track(upstream);
-    client.pipe(upstream).pipe(client);
-    // Either side failing ends both, as a dropped connection would.
-    client.on("error", () => upstream.destroy());
-    upstream.on("error", () => client.destroy());
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
+    const tryNext = (left: number) => {
+      const index = next++ % ports.length;
+      const upstream = connect({ host: "127.0.0.1", port: ports[index]! });
+      track(upstream);
+      let connected = false;
+      upstream.once("error", () => {
+        // Refused (a replica restarting): the next one, like a balancer that skips dead endpoints.
+        if (connected) return;
+        if (left > 1 && !client.destroyed) tryNext(left - 1);
+        else client.destroy();
+      });
+      upstream.once("connect", () => {
+        connected = true;
+        connections[index]!++;
+        client.pipe(upstream).pipe(client);
+        // Either side failing ends both, as a dropped connection would.
+        client.on("error", () => upstream.destroy());
+        upstream.on("error", () => client.destroy());
+        client.on("close", () => upstream.destroy());
+        upstream.on("close", () => client.destroy());
+        client.resume();
+      });
+    };
+    tryNext(ports.length * 2);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;

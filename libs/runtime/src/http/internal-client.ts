@@ -22,33 +22,61 @@ export interface InternalClient {
   post<T extends z.ZodType>(path: string, body: unknown, schema: T): Promise<z.infer<T> | undefined>;
 }
 
-/** Calls another service's internal routes over a keep-alive pool, with this service's signed token. */
-export function createInternalClient(baseUrl: string, serviceToken: () => Promise<string>, timeoutMs = 5000): InternalClient {
+/** The request never reached the service: nothing happened there, so it may be sent again. */
+class NotDelivered extends ServiceUnavailableError {}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Calls another service's internal routes over a keep-alive pool, with this service's signed token. A call
+ * that never reached the service (connection refused while it restarts, or a reused idle connection it had
+ * just closed) is sent again with backoff for up to `retryMs`, so a rolling restart delays callers instead
+ * of failing them.
+ */
+export function createInternalClient(baseUrl: string, serviceToken: () => Promise<string>, timeoutMs = 5000, retryMs = 10_000): InternalClient {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const once = async (path: string, payload: string) => {
+    const token = await serviceToken();
+    return new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request(
+        new URL(path, baseUrl),
+        {
+          method: "POST",
+          agent,
+          timeout: timeoutMs,
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload), [serviceHeader]: token },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (chunk: Buffer) => chunks.push(chunk));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+          res.on("error", (error) => reject(new ServiceUnavailableError(error.message)));
+        },
+      );
+      req.on("timeout", () => req.destroy(new Error(`${path} timed out after ${timeoutMs} ms`)));
+      req.on("error", (error: NodeJS.ErrnoException) => {
+        const notDelivered = error.code === "ECONNREFUSED" || (req.reusedSocket && error.code === "ECONNRESET");
+        reject(new (notDelivered ? NotDelivered : ServiceUnavailableError)(error.message));
+      });
+      req.end(payload);
+    });
+  };
   return {
     async post(path, body, schema) {
       const payload = JSON.stringify(body);
-      const token = await serviceToken();
-      const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = http.request(
-          new URL(path, baseUrl),
-          {
-            method: "POST",
-            agent,
-            timeout: timeoutMs,
-            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload), [serviceHeader]: token },
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on("data", (chunk: Buffer) => chunks.push(chunk));
-            res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
-            res.on("error", (error) => reject(new ServiceUnavailableError(error.message)));
-          },
-        );
-        req.on("timeout", () => req.destroy(new Error(`${path} timed out after ${timeoutMs} ms`)));
-        req.on("error", (error) => reject(new ServiceUnavailableError(error.message)));
-        req.end(payload);
-      });
+      const started = Date.now();
+      let answer: { status: number; text: string };
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          answer = await once(path, payload);
+          break;
+        } catch (error) {
+          const wait = Math.min(50 * 2 ** attempt, 1000);
+          if (!(error instanceof NotDelivered) || Date.now() - started + wait > retryMs) throw error;
+          await pause(wait);
+        }
+      }
+      const { status, text } = answer;
       if (status === 404) return undefined;
       // A refusal the other service explained (bad input, conflict) reaches our caller as it was said.
       if (status === 400 || status === 403 || status === 409) throw new HttpError(status === 400 ? "bad_request" : status === 403 ? "forbidden" : "conflict", messageOf(text));

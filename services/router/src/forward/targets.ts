@@ -4,6 +4,16 @@ import type { RequestHandler } from "express";
 import { createProxyMiddleware } from "http-proxy-middleware";
 import { replicaPool } from "./replicas.js";
 
+/** The in-band error a stream ends with when the service streaming it went away. */
+const lostStreamFrame = (generationId: string | string[] | undefined) =>
+  `data: ${JSON.stringify({
+    id: typeof generationId === "string" ? generationId : null,
+    object: "chat.completion.chunk",
+    created: Math.floor(Date.now() / 1000),
+    choices: [{ index: 0, delta: {}, finish_reason: "error" }],
+    error: { code: 502, message: "The service answering this stream went away; the request may be retried" },
+  })}\n\n`;
+
 /** Where a service lives: other processes (one URL per replica) or this one (its request handler). */
 export type Target = { kind: "url"; urls: string[] } | { kind: "handler"; handler: (req: IncomingMessage, res: ServerResponse) => void };
 
@@ -30,6 +40,15 @@ export function forwardTo(name: string, target: Target, logger: Logger): Request
     // Express has already matched the full path; forward it as it came.
     pathFilter: () => true,
     on: {
+      proxyRes: (proxyRes, _req, res) => {
+        if (!String(proxyRes.headers["content-type"] ?? "").startsWith("text/event-stream")) return;
+        // The service died mid-stream (a crash, SIGKILL): the client still gets the stream's in-band error.
+        proxyRes.once("close", () => {
+          if (proxyRes.complete || res.writableEnded || res.destroyed) return;
+          logger.warn({ service: name, generationId: proxyRes.headers["x-generation-id"] }, "service went away mid-stream");
+          res.end(lostStreamFrame(proxyRes.headers["x-generation-id"]));
+        });
+      },
       error: (error, req, res) => {
         const replica = chosen.get(req);
         if ((error as NodeJS.ErrnoException).code === "ECONNREFUSED" && replica) replicas.failed(replica);
