@@ -74,37 +74,41 @@ const shared = {
 let stopping = false;
 const children = new Map();
 
-/** Starts one process; resolves when it says it listens. Restarts it whenever it exits, until we stop. */
+/** Resolves once the process answers `/healthz` on its port, whatever its log level. */
+async function listening(spec, child) {
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${spec.name} exited with ${child.exitCode ?? child.signalCode} before it listened`);
+    const ok = await fetch(`${local(spec.env.PORT)}/healthz`, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false);
+    if (ok) return child.pid;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Starts one process; resolves when it listens. Restarts it whenever it exits, until we stop. */
 function start(spec) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [spec.entry], { cwd: root, env: { ...env, ...shared, ...spec.env, PORT: String(spec.env.PORT) }, stdio: ["ignore", "pipe", "pipe"] });
-    children.set(spec.name, child);
-    let listening = false;
-    let pending = "";
-    const onData = (chunk) => {
-      pending += chunk.toString("utf8");
-      const lines = pending.split("\n");
-      pending = lines.pop();
-      for (const line of lines) {
-        process.stdout.write(`${spec.name} | ${line}\n`);
-        if (!listening && line.includes("listening")) {
-          listening = true;
-          resolve(child.pid);
-        }
-      }
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.on("exit", (code, signal) => {
-      if (!listening) return reject(new Error(`${spec.name} exited with ${code ?? signal} before it listened`));
+  const child = spawn(process.execPath, [spec.entry], { cwd: root, env: { ...env, ...shared, ...spec.env, PORT: String(spec.env.PORT) }, stdio: ["ignore", "pipe", "pipe"] });
+  children.set(spec.name, child);
+  let pending = "";
+  const onData = (chunk) => {
+    pending += chunk.toString("utf8");
+    const lines = pending.split("\n");
+    pending = lines.pop();
+    for (const line of lines) process.stdout.write(`${spec.name} | ${line}\n`);
+  };
+  child.stdout.on("data", onData);
+  child.stderr.on("data", onData);
+  const started = listening(spec, child);
+  child.on("exit", (code, signal) => {
+    started.then(() => {
       if (stopping) return;
       print({ event: "exited", name: spec.name, code, signal });
       start(spec).then(
         (pid) => print({ event: "restarted", name: spec.name, pid, url: local(spec.env.PORT) }),
         (error) => print({ event: "failed", name: spec.name, message: error.message }),
       );
-    });
+    }, () => undefined);
   });
+  return started;
 }
 
 async function stopAll() {

@@ -13,8 +13,30 @@ export interface RoundRobin {
  * that refuses it), like a load balancer in front of replicas. HTTP keep-alive pins requests to
  * connections, so it balances connections, not requests.
  */
-export async function startRoundRobin(ports: number[]): Promise<RoundRobin> {
+export async function startRoundRobin(ports: number[], options: { readyPath?: string } = {}): Promise<RoundRobin> {
   const connections = ports.map(() => 0);
+  // With a readiness path, upstreams failing it get no new connections, as a Service drops unready pods.
+  const ready = ports.map(() => true);
+  const probe = options.readyPath
+    ? setInterval(() => {
+        ports.forEach((port, i) => {
+          fetch(`http://127.0.0.1:${port}${options.readyPath}`, { signal: AbortSignal.timeout(500) }).then(
+            (r) => {
+              ready[i] = r.ok;
+              void r.body?.cancel();
+            },
+            () => (ready[i] = false),
+          );
+        });
+      }, 100)
+    : undefined;
+  const pick = () => {
+    for (let tried = 0; tried < ports.length; tried += 1) {
+      const index = next++ % ports.length;
+      if (ready[index]) return index;
+    }
+    return next++ % ports.length;
+  };
   const open = new Set<Socket>();
   const track = (socket: Socket) => {
     open.add(socket);
@@ -26,7 +48,7 @@ export async function startRoundRobin(ports: number[]): Promise<RoundRobin> {
     client.pause();
     track(client);
     const tryNext = (left: number) => {
-      const index = next++ % ports.length;
+      const index = pick();
       const upstream = connect({ host: "127.0.0.1", port: ports[index]! });
       track(upstream);
       let connected = false;
@@ -44,7 +66,8 @@ export async function startRoundRobin(ports: number[]): Promise<RoundRobin> {
         client.on("error", () => upstream.destroy());
         upstream.on("error", () => client.destroy());
         client.on("close", () => upstream.destroy());
-        upstream.on("close", () => client.destroy());
+        // What the upstream sent last (a response with `Connection: close`) still reaches the client.
+        upstream.on("close", () => client.end());
         client.resume();
       });
     };
@@ -58,6 +81,7 @@ export async function startRoundRobin(ports: number[]): Promise<RoundRobin> {
     connections,
     stop: () =>
       new Promise((resolve) => {
+        clearInterval(probe);
         server.close(() => resolve());
         for (const socket of open) socket.destroy();
       }),

@@ -39,6 +39,15 @@ export const commonEnv = {
   SWITCHYARD_DATA_DIR: z.string().default("./.switchyard"),
   /** Secret shared by the deployment's processes to sign the internal caller header (32+ characters). */
   SWITCHYARD_INTERNAL_SECRET: optionalString.pipe(z.string().min(32, "must be at least 32 characters").optional()),
+  /**
+   * Other secrets whose internal headers are still accepted (comma-separated), while the secret is rotated:
+   * first the new one here on every process, then it becomes the secret and the old one moves here.
+   */
+  SWITCHYARD_INTERNAL_SECRETS_ACCEPTED: z
+    .string()
+    .default("")
+    .transform((value) => value.split(",").map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.string().min(32, "each must be at least 32 characters"))),
   /** Largest JSON request body accepted, in bytes. */
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
   /** Largest body of the routes that take uploads (audio, reference images, files), in bytes. */

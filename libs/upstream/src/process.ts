@@ -22,6 +22,7 @@ import { remoteHolds, remoteResolve } from "./remote.js";
 export interface ProviderServiceConfig extends BackendConfig, ListenConfig {
   LOG_LEVEL: string;
   SWITCHYARD_INTERNAL_SECRET?: string | undefined;
+  SWITCHYARD_INTERNAL_SECRETS_ACCEPTED: readonly string[];
   CATALOG_URL: string;
   IDENTITY_URL: string;
 }
@@ -63,7 +64,7 @@ export async function runProviderService(
     logger,
     resolve: remoteResolve(createInternalClient(config.CATALOG_URL, signer)),
     holds: remoteHolds(createInternalClient(config.IDENTITY_URL, signer)),
-    verifyCaller: createCallerVerifier(secret),
+    verifyCaller: createCallerVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
     health,
     serviceClient: (baseUrl, timeoutMs) => createInternalClient(baseUrl, signer, timeoutMs),
   });

@@ -27,8 +27,8 @@ const catalog = await startCatalog({
   logger,
   identity: httpIdentitySource(createInternalClient(config.IDENTITY_URL, createServiceSigner(secret, "catalog"))),
   config,
-  verifyCaller: createCallerVerifier(secret),
-  verifyService: createServiceVerifier(secret),
+  verifyCaller: createCallerVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
+  verifyService: createServiceVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
   health,
 });
 process.on("SIGHUP", () => {

@@ -17,8 +17,8 @@ const identity = await startIdentity({
   bus,
   logger,
   config,
-  verifyCaller: createCallerVerifier(config.SWITCHYARD_INTERNAL_SECRET),
-  verifyService: createServiceVerifier(config.SWITCHYARD_INTERNAL_SECRET),
+  verifyCaller: createCallerVerifier(config.SWITCHYARD_INTERNAL_SECRET, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
+  verifyService: createServiceVerifier(config.SWITCHYARD_INTERNAL_SECRET, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
   health,
 });
 await serveProcess("identity", config, {

@@ -25,8 +25,8 @@ const sandbox = await startSandbox({
     return answer.synced;
   },
   config,
-  verifyCaller: createCallerVerifier(secret),
-  verifyService: createServiceVerifier(secret),
+  verifyCaller: createCallerVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
+  verifyService: createServiceVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
   health,
 });
 await serveProcess("sandbox", config, {

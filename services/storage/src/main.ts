@@ -33,8 +33,8 @@ const storage = await startStorage({
     return answer?.data.key ?? undefined;
   },
   config,
-  verifyCaller: createCallerVerifier(secret),
-  verifyService: createServiceVerifier(secret),
+  verifyCaller: createCallerVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
+  verifyService: createServiceVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
   health,
 });
 await serveProcess("storage", config, {

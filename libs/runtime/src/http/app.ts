@@ -3,8 +3,10 @@ import express, { type ErrorRequestHandler, type Express, type RequestHandler } 
 import type { Logger } from "../log.js";
 import { metrics, serviceOf } from "../metrics.js";
 import { HttpError } from "./errors.js";
+import { ServiceUnavailableError } from "./internal-client.js";
+import { requestIdHeader, withRequestId } from "./request-context.js";
 
-export const requestIdHeader = "x-request-id";
+export { requestIdHeader } from "./request-context.js";
 
 export interface HttpAppOptions {
   logger: Logger;
@@ -16,13 +18,16 @@ export interface HttpAppOptions {
   requestLogs?: boolean;
 }
 
-/** Request ids come from the caller (or the router) when they look sane, else are made here. */
+/**
+ * Request ids come from the caller (or the router, or the service calling) when they look sane, else are
+ * made here; internal calls made while handling the request carry it on, so every hop logs the same id.
+ */
 const requestId: RequestHandler = (req, res, next) => {
   const given = req.headers[requestIdHeader];
   const id = typeof given === "string" && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
   req.headers[requestIdHeader] = id;
   res.setHeader("X-Request-Id", id);
-  next();
+  withRequestId(id, next);
 };
 
 const quietPaths = new Set(["/healthz", "/readyz", "/metrics"]);
@@ -113,6 +118,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       message = error.message;
       metadata = error.metadata;
       for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+    } else if (error instanceof ServiceUnavailableError) {
+      // Another service could not answer (restarting, overloaded): the caller may try again.
+      status = 503;
+      message = "A service this request needs is unavailable right now; try again shortly";
+      logger.warn({ err: error, reqId: req.headers[requestIdHeader] }, "a service this request needs is unavailable");
     } else if (isBodyParserError(error) && error.type === "entity.too.large") {
       status = 413;
       message = "Request payload too large";

@@ -48,15 +48,34 @@ export function createCallerSigner(secret: string, ttlSeconds = 120) {
 
 export type CallerSigner = ReturnType<typeof createCallerSigner>;
 
+/**
+ * The keys a verifier accepts: the deployment's secret, then any others it is told to accept while the
+ * secret is being rotated (SWITCHYARD_INTERNAL_SECRETS_ACCEPTED).
+ */
+const keysOf = (secret: string, accepted: readonly string[]) => [secret, ...accepted].map((s) => new TextEncoder().encode(s));
+
+/** Verifies with the first key that accepts the token; throws when none does. */
+async function verifyWithAny(token: string, keys: Uint8Array[], options: Parameters<typeof jwtVerify>[2]) {
+  let failure: unknown;
+  for (const key of keys) {
+    try {
+      return await jwtVerify(token, key, options);
+    } catch (error) {
+      failure = error;
+    }
+  }
+  throw failure;
+}
+
 /** Verifies caller headers, remembering tokens already verified until they expire. */
-export function createCallerVerifier(secret: string) {
-  const key = new TextEncoder().encode(secret);
+export function createCallerVerifier(secret: string, accepted: readonly string[] = []) {
+  const keys = keysOf(secret, accepted);
   const cache = new Map<string, { caller: Caller; expiresAt: number }>();
   return async (token: string): Promise<Caller | undefined> => {
     const hit = cache.get(token);
     if (hit && hit.expiresAt > Date.now()) return hit.caller;
     try {
-      const { payload } = await jwtVerify(token, key, { issuer, audience, algorithms: ["HS256"] });
+      const { payload } = await verifyWithAny(token, keys, { issuer, audience, algorithms: ["HS256"] });
       const parsed = claims.parse(payload);
       const caller: Caller = { keyHash: parsed.kh, organizationId: parsed.org, workspaceId: parsed.ws, management: parsed.mgmt };
       if (cache.size > 50_000) cache.clear();
@@ -92,14 +111,14 @@ export function createServiceSigner(secret: string, service: string, ttlSeconds 
   };
 }
 
-export function createServiceVerifier(secret: string) {
-  const key = new TextEncoder().encode(secret);
+export function createServiceVerifier(secret: string, accepted: readonly string[] = []) {
+  const keys = keysOf(secret, accepted);
   const cache = new Map<string, { service: string; expiresAt: number }>();
   return async (token: string): Promise<string | undefined> => {
     const hit = cache.get(token);
     if (hit && hit.expiresAt > Date.now()) return hit.service;
     try {
-      const { payload } = await jwtVerify(token, key, { audience: serviceAudience, algorithms: ["HS256"] });
+      const { payload } = await verifyWithAny(token, keys, { audience: serviceAudience, algorithms: ["HS256"] });
       const service = z.object({ svc: z.string() }).parse(payload).svc;
       if (cache.size > 1000) cache.clear();
       cache.set(token, { service, expiresAt: (payload.exp ?? 0) * 1000 });

@@ -2,6 +2,7 @@ import http from "node:http";
 import type { z } from "zod";
 import { HttpError } from "./errors.js";
 import { serviceHeader } from "./internal-auth.js";
+import { currentRequestId, requestIdHeader } from "./request-context.js";
 
 const messageOf = (text: string): string => {
   try {
@@ -37,6 +38,7 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const once = async (path: string, payload: string) => {
     const token = await serviceToken();
+    const requestId = currentRequestId();
     return new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = http.request(
         new URL(path, baseUrl),
@@ -44,7 +46,12 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
           method: "POST",
           agent,
           timeout: timeoutMs,
-          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload), [serviceHeader]: token },
+          headers: {
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(payload),
+            [serviceHeader]: token,
+            ...(requestId ? { [requestIdHeader]: requestId } : {}),
+          },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -55,7 +62,9 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
       );
       req.on("timeout", () => req.destroy(new Error(`${path} timed out after ${timeoutMs} ms`)));
       req.on("error", (error: NodeJS.ErrnoException) => {
-        const notDelivered = error.code === "ECONNREFUSED" || (req.reusedSocket && error.code === "ECONNRESET");
+        // Refused, reset while connecting (the listener closed with us in its backlog), or a reused idle
+        // connection the server had just closed: in each case the service never read the request.
+        const notDelivered = error.code === "ECONNREFUSED" || error.syscall === "connect" || (req.reusedSocket && error.code === "ECONNRESET");
         reject(new (notDelivered ? NotDelivered : ServiceUnavailableError)(error.message));
       });
       req.end(payload);

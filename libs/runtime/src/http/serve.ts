@@ -48,9 +48,16 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       }
       logger.info("draining: no new connections, finishing in-flight requests");
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Keep-alive sockets become idle as their last response ends; close each as soon as it does.
-      server.closeIdleConnections();
-      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      // Keep-alive sockets become idle as their last response ends; close each as soon as it does. After a
+      // drain delay, a connection accepted just before the listener closed gets a moment to send its
+      // request first, rather than being closed under a client that is already writing to it.
+      let sweep: NodeJS.Timeout | undefined;
+      const startSweep = () => {
+        server.closeIdleConnections();
+        sweep = setInterval(() => server.closeIdleConnections(), 50);
+      };
+      const sweepDelay = options.drainDelayMs ? setTimeout(startSweep, 500) : undefined;
+      if (!sweepDelay) startSweep();
       const timer = setTimeout(() => {
         logger.warn({ timeoutMs: options.drainTimeoutMs }, "drain timeout reached, closing remaining connections");
         server.closeAllConnections();
@@ -58,6 +65,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       timer.unref();
       await closed;
       clearTimeout(timer);
+      clearTimeout(sweepDelay);
       clearInterval(sweep);
       await options.onClosed?.();
       logger.info("drained");

@@ -41,6 +41,8 @@ export function forwardTo(name: string, target: Target, logger: Logger): Request
     pathFilter: () => true,
     on: {
       proxyRes: (proxyRes, _req, res) => {
+        // A draining router asks clients to reconnect (elsewhere); the service's own keep-alive must not undo it.
+        if (res.getHeader("connection") === "close") proxyRes.headers.connection = "close";
         if (!String(proxyRes.headers["content-type"] ?? "").startsWith("text/event-stream")) return;
         // The service died mid-stream (a crash, SIGKILL): the client still gets the stream's in-band error.
         proxyRes.once("close", () => {
