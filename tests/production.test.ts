@@ -209,6 +209,24 @@ const generationsOf = async (hash: string) => Number((await db.query("SELECT cou
 const activeHolds = async (hash: string) => Number((await db.query("SELECT count(*)::int AS n FROM identity.holds WHERE key_hash = $1 AND expires_at > now()", [hash])).rows[0].n);
 const ledgerRows = async (hash: string) => (await db.query("SELECT count(*)::int AS n, count(DISTINCT generation_id)::int AS d FROM identity.ledger WHERE key_hash = $1", [hash])).rows[0] as { n: number; d: number };
 
+/**
+ * Generation records, ledger rows and the key's usage agree: one ledger row per generation and $0.01 of
+ * usage each, read together once records and charges have settled.
+ */
+async function chargedOnce(hash: string, atLeast: number) {
+  let figures = {};
+  await eventually(async () => {
+    const generations = await generationsOf(hash);
+    const ledger = await ledgerRows(hash);
+    const usage = await usageOf(hash);
+    figures = { generations, ledger, usage };
+    return generations >= atLeast && ledger.n === generations && ledger.d === generations && Math.abs(usage - generations * 0.01) < 1e-9;
+  }, 30_000).catch(() => {
+    throw new Error(`charges did not settle to one per generation: ${JSON.stringify(figures)}`);
+  });
+  await eventually(async () => (await activeHolds(hash)) === 0, 15_000);
+}
+
 const newKey = async (body: Record<string, unknown> = {}) => {
   const created = await call(apiUrl, "POST", "/keys", { name: "production", ...body });
   expect(created.status).toBe(201);
@@ -259,11 +277,7 @@ describe.skipIf(needsBackends)("the many-process topology", () => {
     expect(streamed.filter((s) => s !== "done" && s !== "in-band error")).toEqual([]);
 
     // Every generation is charged once ($0.01 each), and no hold outlives its request.
-    const generations = await generationsOf(hash);
-    expect(generations).toBeGreaterThanOrEqual(answers.length);
-    await eventually(async () => Math.abs((await usageOf(hash)) - generations * 0.01) < 1e-9, 30_000);
-    expect(await ledgerRows(hash)).toEqual({ n: generations, d: generations });
-    await eventually(async () => (await activeHolds(hash)) === 0, 15_000);
+    await chargedOnce(hash, answers.length);
   }, 240_000);
 
   it("ends the streams of an inference replica killed with SIGKILL in-band, expires their holds, and keeps serving", async () => {
@@ -286,8 +300,7 @@ describe.skipIf(needsBackends)("the many-process topology", () => {
 
     // What the survivor served is charged; the killed generations' holds expire (request deadline + grace).
     await eventually(async () => (await activeHolds(hash)) === 0, 20_000);
-    const generations = await generationsOf(hash);
-    await eventually(async () => Math.abs((await usageOf(hash)) - generations * 0.01) < 1e-9, 20_000);
+    await chargedOnce(hash, 6);
     await waitForEvent((e) => e.event === "restarted" && e.name === "inference-1" && e.pid !== victim);
   }, 120_000);
 

@@ -34,7 +34,7 @@ export async function requestHold(context: HoldContext, amount: bigint): Promise
   } catch (error) {
     if (error instanceof HttpError) throw error;
     // No provider is called on credit that could not be checked.
-    throw new HttpError("unavailable", "Spend limits cannot be checked right now; try again shortly");
+    throw Object.assign(new HttpError("unavailable", "Spend limits cannot be checked right now; try again shortly"), { cause: error });
   }
   metrics.holds.inc({ outcome: decision.granted ? "granted" : "refused" });
   if (decision.granted) return undefined;

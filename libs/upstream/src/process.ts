@@ -11,6 +11,7 @@ import {
   type Db,
   type HealthState,
   type InternalClient,
+  type InternalClientOptions,
   type ListenConfig,
   type Logger,
 } from "@switchyard/runtime";
@@ -37,7 +38,7 @@ export interface ProviderServiceDeps {
   verifyCaller: CallerVerifier;
   health: HealthState;
   /** A client of another service's internal routes, signed as this service. */
-  serviceClient(baseUrl: string, timeoutMs?: number): InternalClient;
+  serviceClient(baseUrl: string, timeoutMs?: number, options?: InternalClientOptions): InternalClient;
 }
 
 /**
@@ -66,7 +67,7 @@ export async function runProviderService(
     holds: remoteHolds(createInternalClient(config.IDENTITY_URL, signer)),
     verifyCaller: createCallerVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
     health,
-    serviceClient: (baseUrl, timeoutMs) => createInternalClient(baseUrl, signer, timeoutMs),
+    serviceClient: (baseUrl, timeoutMs, options) => createInternalClient(baseUrl, signer, timeoutMs, options),
   });
   await serveProcess(name, config, {
     handler: service.app,

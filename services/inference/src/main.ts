@@ -8,5 +8,5 @@ const config = loadInferenceConfig();
 // A shell tool call may run up to 20 commands, each up to the sandbox's time limit.
 const sandboxTimeoutMs = 30 * 60_000;
 await runProviderService("inference", config, (deps) =>
-  startInference({ ...deps, config, sandbox: config.SANDBOX_URL ? remoteSandbox(deps.serviceClient(config.SANDBOX_URL, sandboxTimeoutMs)) : undefined }),
+  startInference({ ...deps, config, sandbox: config.SANDBOX_URL ? remoteSandbox(deps.serviceClient(config.SANDBOX_URL, sandboxTimeoutMs, { idempotent: false })) : undefined }),
 );

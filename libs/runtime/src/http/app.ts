@@ -118,6 +118,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       message = error.message;
       metadata = error.metadata;
       for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+      // A 5xx that says why (its cause) is logged with it: the client hears only the envelope.
+      if (status >= 500 && error.cause) logger.warn({ err: error.cause, reqId: req.headers[requestIdHeader] }, message);
     } else if (error instanceof ServiceUnavailableError) {
       // Another service could not answer (restarting, overloaded): the caller may try again.
       status = 503;

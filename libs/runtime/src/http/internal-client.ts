@@ -25,16 +25,29 @@ export interface InternalClient {
 
 /** The request never reached the service: nothing happened there, so it may be sent again. */
 class NotDelivered extends ServiceUnavailableError {}
+/** The connection dropped before any answer: the service may or may not have acted on the request. */
+class Unanswered extends ServiceUnavailableError {}
+
+export interface InternalClientOptions {
+  /** How long calls that did not get through are sent again, with backoff. */
+  retryMs?: number;
+  /**
+   * The routes called are idempotent (reads, upserts keyed by the caller's id), so a call whose connection
+   * dropped before its answer may be sent again too. Off for calls that must not run twice.
+   */
+  idempotent?: boolean;
+}
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Calls another service's internal routes over a keep-alive pool, with this service's signed token. A call
  * that never reached the service (connection refused while it restarts, or a reused idle connection it had
- * just closed) is sent again with backoff for up to `retryMs`, so a rolling restart delays callers instead
- * of failing them.
+ * just closed), and for idempotent routes one whose connection dropped before the answer, is sent again
+ * with backoff for up to `retryMs`, so a rolling restart delays callers instead of failing them.
  */
-export function createInternalClient(baseUrl: string, serviceToken: () => Promise<string>, timeoutMs = 5000, retryMs = 10_000): InternalClient {
+export function createInternalClient(baseUrl: string, serviceToken: () => Promise<string>, timeoutMs = 5000, options: InternalClientOptions = {}): InternalClient {
+  const { retryMs = 10_000, idempotent = true } = options;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const once = async (path: string, payload: string) => {
     const token = await serviceToken();
@@ -64,8 +77,9 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
       req.on("error", (error: NodeJS.ErrnoException) => {
         // Refused, reset while connecting (the listener closed with us in its backlog), or a reused idle
         // connection the server had just closed: in each case the service never read the request.
-        const notDelivered = error.code === "ECONNREFUSED" || error.syscall === "connect" || (req.reusedSocket && error.code === "ECONNRESET");
-        reject(new (notDelivered ? NotDelivered : ServiceUnavailableError)(error.message));
+        const notDelivered = error.code === "ECONNREFUSED" || error.syscall === "connect" || (req.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE"));
+        const dropped = error.code === "ECONNRESET" || error.code === "EPIPE";
+        reject(new (notDelivered ? NotDelivered : dropped ? Unanswered : ServiceUnavailableError)(error.message));
       });
       req.end(payload);
     });
@@ -81,7 +95,8 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
           break;
         } catch (error) {
           const wait = Math.min(50 * 2 ** attempt, 1000);
-          if (!(error instanceof NotDelivered) || Date.now() - started + wait > retryMs) throw error;
+          const again = error instanceof NotDelivered || (idempotent && error instanceof Unanswered);
+          if (!again || Date.now() - started + wait > retryMs) throw error;
           await pause(wait);
         }
       }
