@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { parseCatalog } from "@switchyard/catalog";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
+import { testEnv } from "./support/config.js";
 import { repoRoot } from "./support/process.js";
 
 type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; spec?: Record<string, unknown>; data?: Record<string, string> };
@@ -42,7 +43,7 @@ async function modelOf(apiVersion: string, kind: string) {
   return module[kind]!;
 }
 
-describe.skipIf(!kubectl && !process.env.CI).each(["dev", "production"])("deploy/k8s/overlays/%s", (overlay) => {
+describe.skipIf(!kubectl && !testEnv.ci).each(["dev", "production"])("deploy/k8s/overlays/%s", (overlay) => {
   const objects = kubectl ? render(overlay) : [];
   const find = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
   const deployment = (service: string) => find("Deployment", `switchyard-${service}`)!;

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -49,14 +50,12 @@ async function freeBlock(): Promise<number> {
     if (probes.every(Boolean)) return base;
   }
 }
-const isFree = async (port: number) => {
-  const { createServer } = await import("node:net");
-  return new Promise<boolean>((resolve) => {
+const isFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
     const server = createServer();
     server.once("error", () => resolve(false));
     server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
-};
 
 const waitForEvent = (match: (e: Event) => boolean, timeoutMs = 60_000) => eventually(async () => events.some(match), timeoutMs);
 

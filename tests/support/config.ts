@@ -5,6 +5,12 @@
 export const testEnv = {
   databaseUrl: process.env.DATABASE_URL || undefined,
   natsUrl: process.env.NATS_URL || undefined,
+  /** An S3-compatible server (CI starts one); its variables are passed to the gateways tests start. */
+  s3: Object.fromEntries(
+    ["S3_ENDPOINT", "S3_REGION", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "S3_FORCE_PATH_STYLE"].flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])),
+  ) as Record<string, string>,
+  /** CI installs every tool the tests need; there, a missing one is a failure, not a skip. */
+  ci: Boolean(process.env.CI),
   /** Spawned processes get exactly the environment a test gives them, plus PATH. */
   path: process.env.PATH ?? "",
 };

@@ -157,3 +157,16 @@ export const chatCompletionChunk = z.object({
     .describe("Set on the one frame sent when the stream fails after its first byte"),
 });
 export type ChatCompletionChunk = z.infer<typeof chatCompletionChunk>;
+
+/**
+ * The in-band error that ends a stream after its first byte (the status is already 200): one chunk with
+ * `finish_reason: "error"` and a top-level `error`; no `[DONE]` follows it.
+ */
+export const streamErrorChunk = (id: string | null, model: string | undefined, code: number, message: string, created = Math.floor(Date.now() / 1000)) => ({
+  id,
+  object: "chat.completion.chunk" as const,
+  created,
+  ...(model ? { model } : {}),
+  choices: [{ index: 0, delta: {}, finish_reason: "error" as const }],
+  error: { code, message },
+});

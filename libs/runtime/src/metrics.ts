@@ -93,5 +93,14 @@ export const metrics = {
   }),
 };
 
-/** The service a logger speaks for (its `service` binding), the label of its metrics. */
-export const serviceOf = (logger: Logger): string => String((logger.bindings() as { service?: unknown }).service ?? "switchyard");
+const services = new WeakMap<Logger, string>();
+
+/** The service a logger speaks for (its `service` binding), the label of its metrics; read once per logger. */
+export function serviceOf(logger: Logger): string {
+  let service = services.get(logger);
+  if (service === undefined) {
+    service = String((logger.bindings() as { service?: unknown }).service ?? "switchyard");
+    services.set(logger, service);
+  }
+  return service;
+}

@@ -36,6 +36,9 @@ export const sandboxEnv = z.object({
   SANDBOX_MAX_IDLE_MS: z.coerce.number().int().min(1000).default(86_400_000),
   /** Kubernetes API server; defaults to the in-cluster address (KUBERNETES_SERVICE_HOST and _PORT). */
   SANDBOX_K8S_API_URL: z.url().optional(),
+  /** Set by Kubernetes in every pod: where the API server is. */
+  KUBERNETES_SERVICE_HOST: z.string().optional(),
+  KUBERNETES_SERVICE_PORT: z.string().default("443"),
   /** Namespace of the sandbox pods; defaults to the service account's own. */
   SANDBOX_K8S_NAMESPACE: z.string().optional(),
   /** Image of the sandbox pods: the Switchyard image, which holds the sandbox agent. */
@@ -55,3 +58,14 @@ export const sandboxEnv = z.object({
 export type SandboxConfig = z.infer<typeof sandboxEnv>;
 
 export const loadSandboxConfig = (env: Record<string, string | undefined> = process.env): SandboxConfig => parseEnv(sandboxEnv, env);
+
+/** What the agent in a sandbox pod reads; the sandbox service sets it in the pod's spec. */
+export const agentEnv = z.object({
+  /** The pod's own token (an HMAC of its name): the agent answers no one else. */
+  SANDBOX_AGENT_TOKEN: z.string().min(32, "must be at least 32 characters"),
+  PORT: port(8087),
+  /** The container's file tree. */
+  SANDBOX_HOME: z.string().default("/home/sandbox"),
+});
+
+export const loadAgentConfig = (env: Record<string, string | undefined> = process.env) => parseEnv(agentEnv, env);

@@ -1,4 +1,4 @@
-import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck, ServiceVerifier } from "@switchyard/runtime";
+import type { Db, HealthState, Logger, ReadinessCheck, ServiceVerifier } from "@switchyard/runtime";
 import type { SandboxConfig } from "./config.js";
 import type { SandboxRunner } from "./runners/types.js";
 
@@ -35,7 +35,6 @@ export interface SandboxDeps {
   lock<T>(key: string, fn: () => Promise<T>): Promise<T>;
   /** What was last reported of each container: path → size and modification time. */
   reported: Map<string, Map<string, string>>;
-  verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
   requestLogs: boolean;
   health: HealthState;

@@ -1,4 +1,4 @@
-import { createCallerVerifier, createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, serveProcess } from "@switchyard/runtime";
+import { createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, serveProcess } from "@switchyard/runtime";
 import { z } from "zod";
 import { loadSandboxConfig } from "./config.js";
 import { startSandbox } from "./start.js";
@@ -25,7 +25,6 @@ const sandbox = await startSandbox({
     return answer.synced;
   },
   config,
-  verifyCaller: createCallerVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
   verifyService: createServiceVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
   health,
 });

@@ -1,5 +1,5 @@
 import type { SandboxExecRequest, SandboxExecResponse } from "@switchyard/contracts";
-import { migrate, type CallerVerifier, type Db, type HealthState, type Logger, type ServiceVerifier } from "@switchyard/runtime";
+import { migrate, type Db, type HealthState, type Logger, type ServiceVerifier } from "@switchyard/runtime";
 import type { Express } from "express";
 import { createApp } from "./app.js";
 import type { SandboxConfig } from "./config.js";
@@ -15,7 +15,6 @@ export interface SandboxStartDeps {
   logger: Logger;
   reportFiles: ReportFiles;
   config: SandboxLimits & RunnerConfig & Pick<SandboxConfig, "SWITCHYARD_INTERNAL_SECRET">;
-  verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
   health: HealthState;
   requestLogs?: boolean;
@@ -42,7 +41,6 @@ export async function startSandbox(deps: SandboxStartDeps): Promise<RunningSandb
     limits: deps.config,
     lock: keyedLock(),
     reported: new Map(),
-    verifyCaller: deps.verifyCaller,
     verifyService: deps.verifyService,
     requestLogs: deps.requestLogs ?? true,
     health: deps.health,

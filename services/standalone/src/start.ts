@@ -78,7 +78,6 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
           logger: logger.child({ service: "sandbox" }),
           reportFiles: (containerId, body) => storage.syncContainerFiles(containerId, body),
           config,
-          verifyCaller: createCallerVerifier(secret),
           verifyService: createServiceVerifier(secret),
           health,
           requestLogs: false,

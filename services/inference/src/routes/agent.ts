@@ -4,7 +4,7 @@ import { newGenerationId } from "@switchyard/upstream";
 import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
 import { sseWriter } from "../sse.js";
 import type { DeclaredTools } from "../tools/declared.js";
-import { refusedRun, runTool, type RunContext, type ToolCall, type ToolRun } from "../tools/run.js";
+import { failedRun, runTool, type RunContext, type ToolCall, type ToolRun } from "../tools/run.js";
 import { firedCondition } from "../tools/stop.js";
 import { bufferedAnswer, bufferedTurn, type BufferedTurn } from "./buffered.js";
 import type { ChatContext } from "./chat-completions.js";
@@ -119,7 +119,7 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
       const turnRuns: ToolRun[] = [];
       for (const call of serverCalls) {
         const tool = tools.server.get(call.function.name)!;
-        const run = executed >= maxCalls ? refusedRun(call, tool, `Not run: the request's max_tool_calls (${maxCalls}) is reached`) : await runTool(call, tool, runContext);
+        const run = executed >= maxCalls ? failedRun(call, tool, `Not run: the request's max_tool_calls (${maxCalls}) is reached`) : await runTool(call, tool, runContext);
         if (run.executed) executed += 1;
         metrics.serverToolCalls.inc({ tool: tool.type, executed: String(run.executed) });
         turnRuns.push(run);

@@ -6,6 +6,7 @@ import type { ToolCall } from "../tools/run.js";
 import { accepted, type ChatContext } from "./chat-completions.js";
 import { accountAbandoned, finish, metadataFor } from "./finish.js";
 import type { Candidate } from "@switchyard/upstream";
+import { streamErrorChunk } from "@switchyard/contracts";
 import { metrics } from "@switchyard/runtime";
 
 const keepAliveMs = 2000;
@@ -32,6 +33,7 @@ export interface StreamedTurn {
   candidate: Candidate;
   accounted: Accounted;
   text: string;
+  /** The whole tool calls of the turn, for the agent loop (empty without a relay filter). */
   toolCalls: ToolCall[];
   finishReason: string | null;
   nativeFinishReason: string | null;
@@ -57,7 +59,7 @@ export interface RelayOptions {
 
 /** The in-band error frame: after the first byte the status is 200, so the failure travels as data. */
 export function errorFrame(context: ChatContext, sse: Sse, created: number, model: string, code: number, message: string) {
-  sse.data({ id: context.generationId, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: {}, finish_reason: "error" }], error: { code, message } });
+  sse.data(streamErrorChunk(context.generationId, model, code, message, created));
 }
 
 /**
@@ -100,11 +102,12 @@ export async function relayTurn(context: ChatContext, options: RelayOptions): Pr
       firstTokenMs ??= Math.round(performance.now() - context.started);
       const choices = [];
       for (const [i, choice] of chunk.choices.entries()) {
-        const delta = { ...((choice.delta ?? {}) as Record<string, unknown>) };
+        let delta = (choice.delta ?? {}) as Record<string, unknown>;
         if (typeof delta.content === "string") text += delta.content;
         if (choice.finish_reason) nativeFinish = String(choice.finish_reason);
-        if (Array.isArray(delta.tool_calls)) {
-          delta.tool_calls = collectToolCalls(delta.tool_calls as Array<Record<string, unknown>>, calls, filter);
+        // Only the agent loop looks into tool calls; a plain stream relays its deltas untouched.
+        if (filter && Array.isArray(delta.tool_calls)) {
+          delta = { ...delta, tool_calls: collectToolCalls(delta.tool_calls as Array<Record<string, unknown>>, calls, filter) };
           if ((delta.tool_calls as unknown[]).length === 0) delete delta.tool_calls;
         }
         const finishReason = filter ? null : normalizeFinishReason(choice.finish_reason);
@@ -150,9 +153,9 @@ export async function relayTurn(context: ChatContext, options: RelayOptions): Pr
 
 /**
  * Adds the deltas of streamed tool calls to `calls` (the whole calls, for the agent loop) and returns the
- * deltas the client should see: all of them without a filter; with one, only its own function calls.
+ * deltas the client should see: only its own function calls, renumbered.
  */
-function collectToolCalls(deltas: Array<Record<string, unknown>>, calls: Map<number, ToolCall & { clientIndex: number | undefined }>, filter: RelayFilter | undefined) {
+function collectToolCalls(deltas: Array<Record<string, unknown>>, calls: Map<number, ToolCall & { clientIndex: number | undefined }>, filter: RelayFilter) {
   const visible = [];
   for (const delta of deltas) {
     const index = typeof delta.index === "number" ? delta.index : 0;
@@ -160,7 +163,7 @@ function collectToolCalls(deltas: Array<Record<string, unknown>>, calls: Map<num
     let call = calls.get(index);
     if (!call) {
       const name = fn.name ?? "";
-      const clientIndex = filter && filter.isServerTool(name) ? undefined : filter ? filter.clientIndex.next++ : index;
+      const clientIndex = filter.isServerTool(name) ? undefined : filter.clientIndex.next++;
       call = { id: typeof delta.id === "string" ? delta.id : `call_${index}`, type: "function", function: { name, arguments: "" }, clientIndex };
       calls.set(index, call);
     }

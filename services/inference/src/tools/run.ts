@@ -38,7 +38,8 @@ export interface RunContext {
   searches: { uses: number; results: number };
 }
 
-const failure = (call: ToolCall, tool: ServerTool, message: string): ToolRun => ({
+/** A call that did not run (refused, or failed): the model still reads a result for it. */
+export const failedRun = (call: ToolCall, tool: ServerTool, message: string): ToolRun => ({
   id: call.id,
   type: tool.type,
   name: tool.name,
@@ -117,7 +118,7 @@ export async function runTool(call: ToolCall, tool: ServerTool, context: RunCont
     if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
     args = parsed as Record<string, unknown>;
   } catch {
-    return failure(call, tool, "arguments are not a JSON object");
+    return failedRun(call, tool, "arguments are not a JSON object");
   }
   try {
     const output =
@@ -126,9 +127,6 @@ export async function runTool(call: ToolCall, tool: ServerTool, context: RunCont
     return { id: call.id, type: tool.type, name: tool.name, arguments: call.function.arguments, output: JSON.stringify(output), executed: true, ...(containerId ? { container_id: containerId } : {}) };
   } catch (error) {
     if (context.signal.aborted) throw error;
-    return failure(call, tool, (error as Error).message);
+    return failedRun(call, tool, (error as Error).message);
   }
 }
-
-/** A call the loop does not run (its limit was reached): the model still needs a result for it. */
-export const refusedRun = (call: ToolCall, tool: ServerTool, why: string): ToolRun => failure(call, tool, why);

@@ -1,18 +1,9 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import { streamErrorChunk } from "@switchyard/contracts";
 import type { Logger } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import { createProxyMiddleware } from "http-proxy-middleware";
 import { replicaPool } from "./replicas.js";
-
-/** The in-band error a stream ends with when the service streaming it went away. */
-const lostStreamFrame = (generationId: string | string[] | undefined) =>
-  `data: ${JSON.stringify({
-    id: typeof generationId === "string" ? generationId : null,
-    object: "chat.completion.chunk",
-    created: Math.floor(Date.now() / 1000),
-    choices: [{ index: 0, delta: {}, finish_reason: "error" }],
-    error: { code: 502, message: "The service answering this stream went away; the request may be retried" },
-  })}\n\n`;
 
 /** Where a service lives: other processes (one URL per replica) or this one (its request handler). */
 export type Target = { kind: "url"; urls: string[] } | { kind: "handler"; handler: (req: IncomingMessage, res: ServerResponse) => void };
@@ -48,7 +39,9 @@ export function forwardTo(name: string, target: Target, logger: Logger): Request
         proxyRes.once("close", () => {
           if (proxyRes.complete || res.writableEnded || res.destroyed) return;
           logger.warn({ service: name, generationId: proxyRes.headers["x-generation-id"] }, "service went away mid-stream");
-          res.end(lostStreamFrame(proxyRes.headers["x-generation-id"]));
+          const id = proxyRes.headers["x-generation-id"];
+          const chunk = streamErrorChunk(typeof id === "string" ? id : null, undefined, 502, "The service answering this stream went away; the request may be retried");
+          res.end(`data: ${JSON.stringify(chunk)}\n\n`);
         });
       },
       error: (error, req, res) => {

@@ -19,14 +19,16 @@ export type RunnerConfig = Pick<
   | "SANDBOX_K8S_START_TIMEOUT_MS"
   | "SANDBOX_K8S_TOKEN_FILE"
   | "SANDBOX_K8S_CA_FILE"
+  | "KUBERNETES_SERVICE_HOST"
+  | "KUBERNETES_SERVICE_PORT"
 >;
 
 const namespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
 /** The configured isolation technology; a configuration that cannot work is refused at start. */
-export function runnerFor(config: RunnerConfig, secret: string | undefined, env: Record<string, string | undefined> = process.env): SandboxRunner {
+export function runnerFor(config: RunnerConfig, secret: string | undefined): SandboxRunner {
   if (config.SANDBOX_RUNNER !== "kubernetes") return bubblewrapRunner({ dir: config.SANDBOX_DIR, uidBase: config.SANDBOX_UID_BASE });
-  const apiUrl = config.SANDBOX_K8S_API_URL ?? (env.KUBERNETES_SERVICE_HOST ? `https://${env.KUBERNETES_SERVICE_HOST}:${env.KUBERNETES_SERVICE_PORT ?? "443"}` : undefined);
+  const apiUrl = config.SANDBOX_K8S_API_URL ?? (config.KUBERNETES_SERVICE_HOST ? `https://${config.KUBERNETES_SERVICE_HOST}:${config.KUBERNETES_SERVICE_PORT}` : undefined);
   if (!apiUrl) throw new Error("SANDBOX_RUNNER=kubernetes needs SANDBOX_K8S_API_URL outside a cluster");
   if (!config.SANDBOX_K8S_IMAGE) throw new Error("SANDBOX_RUNNER=kubernetes needs SANDBOX_K8S_IMAGE, the image of the sandbox pods");
   if (!secret) throw new Error("SANDBOX_RUNNER=kubernetes needs SWITCHYARD_INTERNAL_SECRET, which signs each pod's agent token");
