@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -12,7 +11,7 @@ import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js
 import { startTestNats } from "./support/nats.js";
 import { testObjectStoreEnv } from "./support/object-store.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
-import { repoRoot } from "./support/process.js";
+import { freePortBlock, repoRoot } from "./support/process.js";
 import { startRoundRobin, type RoundRobin } from "./support/round-robin.js";
 import { spendCatalog } from "./support/spend-fixture.js";
 import { guardrailBudgetUnderConcurrency, keyLimitUnderConcurrency, spendHelpers, type SpendDriver } from "./support/spend-scenarios.js";
@@ -42,21 +41,6 @@ const urls = new Map<string, string>();
 const bootstrapKey = `production-test-${randomBytes(16).toString("hex")}`;
 const namespace = `prod${randomBytes(4).toString("hex")}`;
 
-/** A base port whose block of fourteen is free (the topology takes base … base + 13). */
-async function freeBlock(): Promise<number> {
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    const probes = await Promise.all(Array.from({ length: 14 }, (_, i) => isFree(base + i)));
-    if (probes.every(Boolean)) return base;
-  }
-}
-const isFree = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-
 const waitForEvent = (match: (e: Event) => boolean, timeoutMs = 60_000) => eventually(async () => events.some(match), timeoutMs);
 
 const needsBackends = !testEnv.databaseUrl || !testEnv.natsUrl;
@@ -74,7 +58,8 @@ beforeAll(async () => {
       ["spend/drip", "drip"],
     ].map(([id, upstreamModel]) => ({ id: id!, name: id!, context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: upstreamModel!, pricing: { prompt: "0", completion: "0", request: "0.01" } }] })),
   );
-  const base = await freeBlock();
+  // The topology takes base … base + 13.
+  const base = await freePortBlock(14);
   topology = spawn(process.execPath, ["scripts/topology.mjs"], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"],

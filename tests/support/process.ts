@@ -72,14 +72,32 @@ export function startProcess(entry: string, env: Record<string, string>): TestPr
   };
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports for the processes tests start come from below the kernel's ephemeral range (Linux 32768–60999,
+ * macOS 49152–65535): a port handed out there can be taken by any outgoing connection's local end while
+ * its process starts or restarts, and then `listen` fails with EADDRINUSE. Nothing takes these by itself.
+ */
+const portRange = { low: 20_000, high: 32_000 };
+
+const isFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
+
+/** Ports this test file was given, so that calls made side by side never hand out the same one twice. */
+const handedOut = new Set<number>();
+
+/** The first port of a block of `size` consecutive ports that nothing listens on. */
+export async function freePortBlock(size: number): Promise<number> {
+  for (;;) {
+    const base = portRange.low + Math.floor(Math.random() * (portRange.high - portRange.low - size));
+    const block = Array.from({ length: size }, (_, i) => base + i);
+    if (block.some((port) => handedOut.has(port))) continue;
+    block.forEach((port) => handedOut.add(port));
+    if ((await Promise.all(block.map(isFree))).every(Boolean)) return base;
+  }
 }
+
+export const freePort = () => freePortBlock(1);
