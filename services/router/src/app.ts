@@ -1,20 +1,26 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import {
+  assignRequestId,
   callerHeader,
+  countWhenDone,
   createHttpApp,
   finishHttpApp,
   HttpError,
+  logWhenDone,
   mountHealth,
+  sendError,
+  serviceOf,
   serviceHeader,
+  withRequestId,
   type CallerSigner,
   type HealthState,
   type Logger,
   type ReadinessCheck,
 } from "@switchyard/runtime";
-import type { Express, RequestHandler } from "express";
 import type { Authenticator } from "./auth/authenticator.js";
-import { forwardTo, type Target } from "./forward/targets.js";
+import { forwardTo, type Forwarder, type Target } from "./forward/targets.js";
 import type { RateLimiter } from "./limits/rate-limiter.js";
-import { routeFor, type ServiceName } from "./routes.js";
+import { routeFor, type ServiceName, type ServiceRoute } from "./routes.js";
 
 export interface RouterDeps {
   logger: Logger;
@@ -30,21 +36,32 @@ export interface RouterDeps {
   openapi: object;
 }
 
+const pathOf = (url: string | undefined) => {
+  const raw = url ?? "/";
+  const query = raw.indexOf("?");
+  return query < 0 ? raw : raw.slice(0, query);
+};
+
 /**
  * The thin front door: request id, size limit, authentication, rate limit, then the owning service.
- * It never parses a body it forwards and never buffers a stream.
+ * It never parses a body it forwards and never buffers a stream. Forwarded routes, every request a client
+ * makes of the API, run on plain `node:http` (a framework's routing and response helpers cost as much CPU
+ * as the rest of this hop); express serves the probes, the OpenAPI document and unknown paths.
  */
-export function createRouterApp(deps: RouterDeps): Express {
-  const app = createHttpApp({ logger: deps.logger, parseJson: false });
+export function createRouterApp(deps: RouterDeps): RequestListener {
+  const { logger } = deps;
+  const service = serviceOf(logger);
+  const app = createHttpApp({ logger, parseJson: false });
   mountHealth(app, deps.readiness, deps.health);
   const openapiBody = JSON.stringify(deps.openapi);
   app.get("/api/v1/openapi.json", (_req, res) => {
     res.type("application/json").send(openapiBody);
   });
+  finishHttpApp(app, logger);
 
   const forwarders = Object.fromEntries(
-    Object.entries(deps.targets).map(([name, target]) => [name, forwardTo(name, target, deps.logger)]),
-  ) as Record<ServiceName, RequestHandler>;
+    Object.entries(deps.targets).map(([name, target]) => [name, forwardTo(name, target, logger)]),
+  ) as Record<ServiceName, Forwarder>;
 
   const admit = async (subject: string, limit: number) => {
     const decision = await deps.rateLimiter.hit(subject, limit);
@@ -53,10 +70,7 @@ export function createRouterApp(deps: RouterDeps): Express {
     }
   };
 
-  app.use(async (req, res, next) => {
-    const route = routeFor(req.path);
-    if (!route) return next();
-    res.locals.metricsRoute = route.prefix;
+  async function forward(route: ServiceRoute, req: IncomingMessage, res: ServerResponse) {
     // Only the router may speak for a caller or a service; whatever a client sent is dropped.
     delete req.headers[callerHeader];
     delete req.headers[serviceHeader];
@@ -64,7 +78,7 @@ export function createRouterApp(deps: RouterDeps): Express {
     if (length > (route.uploads ? deps.maxUploadBytes : deps.maxBodyBytes)) throw new HttpError("payload_too_large", "Request payload too large");
     if (route.public) {
       // Routes that take no key are limited per client address; a credential sent anyway goes no further.
-      await admit(`address:${req.ip ?? "unknown"}`, deps.defaultRateLimitPerMinute);
+      await admit(`address:${req.socket.remoteAddress ?? "unknown"}`, deps.defaultRateLimitPerMinute);
       delete req.headers.authorization;
     } else {
       const key = await deps.authenticator.authenticate(req.headers.authorization);
@@ -78,8 +92,17 @@ export function createRouterApp(deps: RouterDeps): Express {
         management: key.management,
       });
     }
-    forwarders[route.service](req, res, next);
-  });
+    forwarders[route.service](req, res);
+  }
 
-  return finishHttpApp(app, deps.logger);
+  return (req, res) => {
+    const route = routeFor(pathOf(req.url));
+    if (!route) return void app(req, res);
+    const id = assignRequestId(req, res);
+    logWhenDone(logger, req, res);
+    countWhenDone(service, req, res, () => route.prefix);
+    withRequestId(id, () => {
+      forward(route, req, res).catch((error: unknown) => sendError(res, error, logger, id));
+    });
+  };
 }

@@ -1,7 +1,7 @@
 /** The services behind the router. */
 export type ServiceName = "identity" | "catalog" | "inference" | "media" | "storage";
 
-interface ServiceRoute {
+export interface ServiceRoute {
   /** Path prefix under `/api/v1`; matches the prefix itself and anything below it. */
   prefix: string;
   service: ServiceName;

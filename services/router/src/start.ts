@@ -1,6 +1,6 @@
 import { buildOpenApiDocument, routes } from "@switchyard/contracts";
 import { migrate, type Bus, type CallerSigner, type Db, type HealthState, type Logger } from "@switchyard/runtime";
-import type { Express } from "express";
+import type { RequestListener } from "node:http";
 import { createRouterApp } from "./app.js";
 import { createAuthenticator } from "./auth/authenticator.js";
 import type { IdentityClient } from "./auth/identity-client.js";
@@ -26,7 +26,7 @@ export interface RouterStartDeps {
 }
 
 export interface RunningRouter {
-  app: Express;
+  app: RequestListener;
   stop(): Promise<void>;
 }
 

@@ -6,3 +6,4 @@ export * from "./health.js";
 export * from "./serve.js";
 export * from "./internal-client.js";
 export * from "./multipart.js";
+export * from "./request-basics.js";

@@ -1,25 +1,25 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { streamErrorChunk } from "@switchyard/contracts";
 import type { Logger } from "@switchyard/runtime";
-import type { RequestHandler } from "express";
 import { createProxyMiddleware } from "http-proxy-middleware";
 import { replicaPool } from "./replicas.js";
 
 /** Where a service lives: other processes (one URL per replica) or this one (its request handler). */
 export type Target = { kind: "url"; urls: string[] } | { kind: "handler"; handler: (req: IncomingMessage, res: ServerResponse) => void };
 
+/** Hands a request to its service; it answers the client, whatever happens. */
+export type Forwarder = (req: IncomingMessage, res: ServerResponse) => void;
+
 /**
  * Hands a request to its service without parsing or buffering it: bodies and streams pass through as
  * bytes, over a keep-alive pool when the service is another process, to its ready replicas in turn.
  */
-export function forwardTo(name: string, target: Target, logger: Logger): RequestHandler {
-  if (target.kind === "handler") {
-    return (req, res) => target.handler(req, res);
-  }
+export function forwardTo(name: string, target: Target, logger: Logger): Forwarder {
+  if (target.kind === "handler") return target.handler;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
   const replicas = replicaPool(name, target.urls, logger);
   const chosen = new WeakMap<IncomingMessage, string>();
-  return createProxyMiddleware<IncomingMessage, ServerResponse>({
+  const proxy = createProxyMiddleware<IncomingMessage, ServerResponse>({
     target: target.urls[0],
     router: (req) => {
       const url = replicas.pick();
@@ -58,4 +58,12 @@ export function forwardTo(name: string, target: Target, logger: Logger): Request
       },
     },
   });
+  // A failure before the request left (the replica pick, the proxy's own options) is the caller's 503.
+  const unavailable = (res: ServerResponse) => (error?: unknown) => {
+    if (error) logger.warn({ err: error, service: name }, "could not forward");
+    if (res.headersSent) return void res.end();
+    res.writeHead(503, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { code: 503, message: "Service temporarily unavailable" } }));
+  };
+  return (req, res) => void proxy(req, res, unavailable(res));
 }

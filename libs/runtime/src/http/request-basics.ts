@@ -1,0 +1,109 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "../log.js";
+import { metrics } from "../metrics.js";
+import { HttpError } from "./errors.js";
+import { ServiceUnavailableError } from "./internal-client.js";
+import { requestIdHeader } from "./request-context.js";
+
+/**
+ * What every request gets, express or not: an id, a log line, its count and time, and failures rendered as
+ * the error envelope. Plain `node:http` so a hot route can skip the framework and still behave the same.
+ */
+
+const saneId = /^[\w.:-]{1,128}$/;
+
+/**
+ * The request's id: the caller's (or the router's, or the calling service's) when it looks sane, else a new
+ * one. Written back on the request for the next hop and echoed in `X-Request-Id`.
+ */
+export function assignRequestId(req: IncomingMessage, res: ServerResponse): string {
+  const given = req.headers[requestIdHeader];
+  const id = typeof given === "string" && saneId.test(given) ? given : randomUUID();
+  req.headers[requestIdHeader] = id;
+  res.setHeader("X-Request-Id", id);
+  return id;
+}
+
+/**
+ * One line per request once it ends (errors and client errors at once, successes at debug). No child
+ * logger per request: the line is built only when its level is enabled, which keeps it off the hot path.
+ */
+export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
+  const started = performance.now();
+  const url = req.url;
+  res.once("close", () => {
+    const aborted = !res.writableFinished;
+    const level = res.statusCode >= 500 ? "error" : res.statusCode >= 400 || aborted ? "info" : "debug";
+    if (!logger.isLevelEnabled(level)) return;
+    logger[level](
+      {
+        reqId: req.headers[requestIdHeader],
+        req: { method: req.method, url },
+        res: { statusCode: res.statusCode },
+        responseTime: Math.round(performance.now() - started),
+      },
+      aborted ? "request aborted" : "request completed",
+    );
+  });
+}
+
+/**
+ * Counts and times the answer. The route label is a route's pattern, never the raw path, so ids do not
+ * multiply the series; it is asked for at the end, once the route is known.
+ */
+export function countWhenDone(service: string, req: IncomingMessage, res: ServerResponse, route: () => string): void {
+  const started = performance.now();
+  res.once("close", () => {
+    const labels = { service, method: req.method ?? "GET", route: route() };
+    metrics.httpRequests.inc({ ...labels, status: String(res.writableFinished ? res.statusCode : 499) });
+    metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
+  });
+}
+
+interface BodyParserError {
+  type: string;
+  status?: number;
+}
+
+const isBodyParserError = (error: unknown): error is BodyParserError =>
+  typeof error === "object" && error !== null && typeof (error as { type?: unknown }).type === "string";
+
+/** The status, message and metadata an error is answered with; what the client must not see is logged. */
+function describeError(error: unknown, logger: Logger, reqId: unknown, res: ServerResponse) {
+  if (error instanceof HttpError) {
+    for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+    // A 5xx that says why (its cause) is logged with it: the client hears only the envelope.
+    if (error.status >= 500 && error.cause) logger.warn({ err: error.cause, reqId }, error.message);
+    return { status: error.status, message: error.message, metadata: error.metadata };
+  }
+  if (error instanceof ServiceUnavailableError) {
+    // Another service could not answer (restarting, overloaded): the caller may try again.
+    logger.warn({ err: error, reqId }, "a service this request needs is unavailable");
+    return { status: 503, message: "A service this request needs is unavailable right now; try again shortly" };
+  }
+  if (isBodyParserError(error) && error.type === "entity.too.large") return { status: 413, message: "Request payload too large" };
+  if (isBodyParserError(error) && error.type === "entity.parse.failed") return { status: 400, message: "Invalid JSON body" };
+  if (isBodyParserError(error) && error.status && error.status < 500) return { status: error.status, message: "Invalid request body" };
+  logger.error({ err: error, reqId }, "unhandled error");
+  return { status: 500, message: "Internal server error" };
+}
+
+/** Answers with `{ error: { code, message, metadata? } }`, `code` = status; a response already started just ends. */
+export function sendError(res: ServerResponse, error: unknown, logger: Logger, reqId: unknown): void {
+  const { status, message, metadata } = describeError(error, logger, reqId, res);
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  sendJson(res, status, { error: { code: status, message, ...(metadata ? { metadata } : {}) } });
+}
+
+/** A JSON answer with its length, as express's `res.json` sends it. */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(text));
+  res.end(text);
+}
