@@ -142,6 +142,10 @@ describe("the server-tool agent loop", () => {
     ["step_count_is", [{ type: "step_count_is", step_count: 2 }], 2],
     ["max_cost", [{ type: "max_cost", max_cost_in_dollars: 0.00003 }], 2],
     ["max_tokens_used", [{ type: "max_tokens_used", max_tokens: 40 }], 3],
+    // Thresholds are reached at equality, as in the SDK: two turns cost exactly $0.00004 and use 30 tokens.
+    ["max_cost at its threshold", [{ type: "max_cost", max_cost_in_dollars: 2 * turnCost }], 2],
+    ["max_tokens_used at its threshold", [{ type: "max_tokens_used", max_tokens: 30 }], 2],
+    ["step_count_is 1", [{ type: "step_count_is", step_count: 1 }], 1],
     ["has_tool_call", [{ type: "has_tool_call", tool_name: "openrouter:datetime" }], 1],
     ["finish_reason_is", [{ type: "finish_reason_is", reason: "tool_calls" }], 1],
     ["OR of several", [{ type: "step_count_is", step_count: 5 }, { type: "max_tokens_used", max_tokens: 1 }], 1],

@@ -11,7 +11,11 @@ export interface LoopState {
   nativeFinishReason: string | null;
 }
 
-/** The first condition that holds (any one halts the loop), described for the logs, or undefined. */
+/**
+ * The first condition that holds (any one halts the loop), described for the logs, or undefined.
+ * Thresholds are reached at equality, as in `@openrouter/sdk`'s own stop conditions (`>=`), so a loop
+ * driven by the SDK and one run here stop after the same turn.
+ */
 export function firedCondition(conditions: readonly StopCondition[], state: LoopState): string | undefined {
   for (const condition of conditions) {
     switch (condition.type) {
@@ -20,10 +24,10 @@ export function firedCondition(conditions: readonly StopCondition[], state: Loop
         break;
       case "max_cost":
         // Dollars to picodollars without floating error: the threshold has at most 12 decimals that matter.
-        if (state.costPico > BigInt(Math.round(condition.max_cost_in_dollars * 1e12))) return `max_cost ${condition.max_cost_in_dollars}`;
+        if (state.costPico >= BigInt(Math.round(condition.max_cost_in_dollars * 1e12))) return `max_cost ${condition.max_cost_in_dollars}`;
         break;
       case "max_tokens_used":
-        if (state.tokens > condition.max_tokens) return `max_tokens_used ${condition.max_tokens}`;
+        if (state.tokens >= condition.max_tokens) return `max_tokens_used ${condition.max_tokens}`;
         break;
       case "has_tool_call":
         if (state.calledTools.includes(condition.tool_name)) return `has_tool_call ${condition.tool_name}`;
