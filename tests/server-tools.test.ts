@@ -26,6 +26,8 @@ const scripts: Record<string, Script> = {
   "from-user": fromUser,
   // Asks the time until told it may not, then says how many answers it got.
   forever: (body) => (toolsOff(body) ? { content: `done after ${toolResults(body.messages).length} results` } : { calls: [{ name: "datetime", arguments: {} }] }),
+  // Asks for a time in a timezone that does not exist, so every call fails, until told it may not.
+  failing: (body) => (toolsOff(body) ? { content: `done after ${toolResults(body.messages).length} results` } : { calls: [{ name: "datetime", arguments: { timezone: "Mars/Olympus" } }] }),
   triple: (body) => (toolsOff(body) ? { content: "enough" } : { calls: [1, 2, 3].map(() => ({ name: "datetime", arguments: { timezone: "Asia/Tokyo" } })) }),
   // Calls a server tool and the client's own function in one turn.
   mixed: () => ({ content: "Checking. ", calls: [{ name: "datetime", arguments: {} }, { name: "lookup", arguments: { id: 7 } }] }),
@@ -127,6 +129,17 @@ describe("the server-tool agent loop", () => {
     expect(body.choices[0]!.message.content).toBe("done after 2 results");
     expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 2, tool_calls_executed: 2 });
     expect(body.usage.cost).toBeCloseTo(3 * turnCost, 12);
+  });
+
+  it("counts failed calls against max_tool_calls", async () => {
+    const before = agent.requests.length;
+    const { body } = await chat({ model: "agent/failing", tools: [{ type: "openrouter:datetime" }], max_tool_calls: 1 });
+    const turns = turnsSince(before);
+    expect(turns).toHaveLength(2);
+    expect(turns.map((t) => t.tool_choice)).toEqual([undefined, "none"]);
+    expect(String(toolResults(turns[1]!.messages as Message[])[0]!.error)).toMatch(/IANA/);
+    expect(body.usage.server_tool_use_details).toMatchObject({ tool_calls_requested: 1, tool_calls_executed: 0 });
+    expect(body.usage.cost).toBeCloseTo(2 * turnCost, 12);
   });
 
   it("executes calls up to max_tool_calls and answers the rest with an error result", async () => {

@@ -83,6 +83,7 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
   const clientIndex = { next: 0 };
   let total: Accounted | undefined;
   let requested = 0;
+  let attempted = 0;
   let executed = 0;
   let toolsOff = false;
   for (let step = 0; ; step += 1) {
@@ -119,7 +120,14 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
       const turnRuns: ToolRun[] = [];
       for (const call of serverCalls) {
         const tool = tools.server.get(call.function.name)!;
-        const run = executed >= maxCalls ? failedRun(call, tool, `Not run: the request's max_tool_calls (${maxCalls}) is reached`) : await runTool(call, tool, runContext);
+        let run: ToolRun;
+        // Every call the gateway attempts uses the budget, failed ones too: a tool that keeps failing
+        // would otherwise run the loop to the operator's step limit, each turn charged.
+        if (attempted >= maxCalls) run = failedRun(call, tool, `Not run: the request's max_tool_calls (${maxCalls}) is reached`);
+        else {
+          attempted += 1;
+          run = await runTool(call, tool, runContext);
+        }
         if (run.executed) executed += 1;
         metrics.serverToolCalls.inc({ tool: tool.type, executed: String(run.executed) });
         turnRuns.push(run);
@@ -131,7 +139,7 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
       sse?.data({ id: context.generationId, object: "chat.completion.chunk", created, model: context.requested, choices: [], server_tool_calls: turnRuns });
       if (fired) deps.logger.debug({ generationId: context.generationId, condition: fired }, "stop condition fired; one last turn without tools");
       if (clientCalls.length === 0) {
-        toolsOff = fired !== undefined || executed >= maxCalls || step + 1 >= deps.maxToolSteps;
+        toolsOff = fired !== undefined || attempted >= maxCalls || step + 1 >= deps.maxToolSteps;
         continue;
       }
     }
