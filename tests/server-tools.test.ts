@@ -268,6 +268,39 @@ describe("web search", () => {
     expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
   });
 
+  const urlsFrom = (body: Answer) => (JSON.parse(body.server_tool_calls[0]!.output) as { results: Array<{ url: string; snippet: string }> }).results;
+  const searchWith = async (tool: Record<string, unknown>) =>
+    chat({ model: "agent/from-user", messages: [{ role: "user", content: calls([{ name: "web_search", arguments: { query: "switchyard" } }]) }], tools: [tool] });
+
+  it.each([
+    ["top-level allowed_domains of the shorthand", { type: "web_search", allowed_domains: ["switchyard.dev"] }, ["https://docs.switchyard.dev/tools", "https://blog.switchyard.dev/post"]],
+    ["top-level excluded_domains of a dated type", { type: "web_search_2025_08_26", excluded_domains: ["docs.switchyard.dev"] }, ["https://example.com/page", "https://blog.switchyard.dev/post"]],
+    ["legacy filters.blocked_domains", { type: "web_search_preview_2025_03_11", filters: { blocked_domains: ["example.com"] } }, ["https://docs.switchyard.dev/tools", "https://blog.switchyard.dev/post"]],
+    ["legacy filters.allowed_domains, written as URLs", { type: "web_search_preview", filters: { allowed_domains: ["https://Blog.Switchyard.dev/"] } }, ["https://blog.switchyard.dev/post"]],
+    ["top-level max_results", { type: "web_search", max_results: 1 }, ["https://docs.switchyard.dev/tools"]],
+    ["parameters and the same value at the top level", { type: "web_search", allowed_domains: ["example.com"], parameters: { allowed_domains: ["example.com"] } }, ["https://example.com/page"]],
+  ])("applies %s", async (_name, tool, urls) => {
+    const { status, body } = await searchWith(tool);
+    expect(status, JSON.stringify(body)).toBe(200);
+    expect(urlsFrom(body).map((r) => r.url)).toEqual(urls);
+  });
+
+  it("trims excerpts to a top-level max_characters", async () => {
+    const { body } = await searchWith({ type: "web_search", max_characters: 12 });
+    expect(urlsFrom(body)[0]!.snippet).toHaveLength(12);
+  });
+
+  it.each([
+    [{ type: "web_search", allowed_domains: "switchyard.dev" }, /allowed_domains: must be an array of domain names/],
+    [{ type: "web_search", allowed_domains: ["a.com"], parameters: { allowed_domains: ["b.com"] } }, /allowed_domains is given in tools\.0\.parameters and in tools\.0 with different values/],
+    [{ type: "web_search_2025_08_26", allowed_domains: ["a.com"], filters: { blocked_domains: ["b.com"] } }, /cannot be used with/],
+    [{ type: "web_search", max_uses: 0 }, /max_uses must be a positive integer/],
+  ])("refuses %j", async (tool, message) => {
+    const { status, error } = await searchWith(tool);
+    expect(status).toBe(400);
+    expect(error!.message).toMatch(message);
+  });
+
   it("refuses searches past max_uses with an error result", async () => {
     const { body } = await chat({
       model: "agent/from-user",

@@ -1,5 +1,6 @@
 import type { ChatCompletionRequest, SandboxContainer } from "@switchyard/contracts";
 import { badRequest } from "@switchyard/runtime";
+import { webSearchConfig } from "./web-search-config.js";
 
 /** What the gateway does with calls to a declared server tool. */
 export type ServerToolKind = "datetime" | "web_search" | "bash" | "shell";
@@ -10,7 +11,7 @@ export interface ServerTool {
   type: string;
   /** The function name the model calls it by. */
   name: string;
-  /** The tool's `parameters` object as declared (timezone, max_results, environment...). */
+  /** The tool's settings: its `parameters` as declared (timezone, environment...); for web search, gathered from every form the SDK sends. */
   config: Record<string, unknown>;
 }
 
@@ -28,6 +29,8 @@ const kinds: Record<string, ServerToolKind> = {
   "openrouter:web_search": "web_search",
   web_search: "web_search",
   web_search_preview: "web_search",
+  web_search_preview_2025_03_11: "web_search",
+  web_search_2025_08_26: "web_search",
   "openrouter:bash": "bash",
   "openrouter:shell": "shell",
   shell: "shell",
@@ -85,11 +88,6 @@ function checkConfig(tool: ServerTool, where: string, availability: ToolAvailabi
   }
   if (tool.kind === "web_search") {
     if (!availability.webSearch) throw badRequest(`Invalid body: ${where}: ${tool.type} needs a search backend, and this gateway has none configured (WEB_SEARCH_URL)`);
-    if (config.allowed_domains !== undefined && config.excluded_domains !== undefined) throw badRequest(`Invalid body: ${where}.parameters: allowed_domains cannot be used with excluded_domains`);
-    for (const field of ["max_results", "max_total_results", "max_uses", "max_characters"]) {
-      const value = config[field];
-      if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 1)) throw badRequest(`Invalid body: ${where}.parameters.${field}: must be a positive integer`);
-    }
   }
   if (tool.kind === "bash" || tool.kind === "shell") {
     if (!availability.sandbox) throw badRequest(`Invalid body: ${where}: ${tool.type} needs a sandbox, and this gateway has none configured (SANDBOX_URL)`);
@@ -146,7 +144,7 @@ export function declaredTools(request: ChatCompletionRequest, availability: Tool
     if (availability.disabled.includes(tool.type) || availability.disabled.includes(`openrouter:${kind}`)) {
       throw badRequest(`Invalid body: ${where}: ${tool.type} is disabled for this workspace`);
     }
-    const config = record((tool as { parameters?: unknown }).parameters);
+    const config = kind === "web_search" ? webSearchConfig(tool as Record<string, unknown>, where) : record((tool as { parameters?: unknown }).parameters);
     // Bash's default engines hand the call back to the client, which runs it; only `openrouter` runs it here.
     const passthrough = kind === "bash" && config.engine !== "openrouter";
     const definition = definitions[kind];

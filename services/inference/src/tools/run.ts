@@ -1,6 +1,7 @@
 import type { SandboxExecRequest, SandboxExecResponse } from "@switchyard/contracts";
 import { containerFor, validTimezone, type ServerTool } from "./declared.js";
 import type { SearchBackend } from "./search.js";
+import { onDomain } from "./web-search-config.js";
 
 /** The sandbox service: in-process in standalone, `POST /internal/sandbox/exec` otherwise. */
 export interface Sandbox {
@@ -71,15 +72,15 @@ async function webSearch(args: Record<string, unknown>, tool: ServerTool, contex
   const room = integer(config.max_total_results, 50) - context.searches.results;
   if (room <= 0) throw new Error("the limit of search results for this request is reached");
   context.searches.uses += 1;
-  const allowed = Array.isArray(config.allowed_domains) ? config.allowed_domains.map(String) : undefined;
-  const excluded = Array.isArray(config.excluded_domains) ? config.excluded_domains.map(String) : [];
-  const matches = (host: string, domain: string) => host === domain || host.endsWith(`.${domain}`);
+  // Lists normalized by webSearchConfig when the tool was declared.
+  const allowed = config.allowed_domains as string[] | undefined;
+  const excluded = (config.excluded_domains as string[] | undefined) ?? [];
   const maxCharacters = integer(config.max_characters, 1500);
   const found = await context.search!.search(query, { maxResults: Math.min(integer(config.max_results, 5), 20) * 2, signal: context.signal });
   const results = found
     .filter((r) => {
-      const host = URL.canParse(r.url) ? new URL(r.url).hostname : "";
-      return (!allowed || allowed.some((d) => matches(host, d))) && !excluded.some((d) => matches(host, d));
+      const host = URL.canParse(r.url) ? new URL(r.url).hostname.toLowerCase() : "";
+      return (!allowed || onDomain(host, allowed)) && !onDomain(host, excluded);
     })
     .slice(0, Math.min(integer(config.max_results, 5), 20, room))
     .map((r) => ({ ...r, snippet: r.snippet.slice(0, maxCharacters) }));
