@@ -33,6 +33,7 @@ const scripts: Record<string, Script> = {
   mixed: () => ({ content: "Checking. ", calls: [{ name: "datetime", arguments: {} }, { name: "lookup", arguments: { id: 7 } }] }),
 };
 
+const slowSearchMs = 1500;
 const price = { prompt: "0.000001", completion: "0.000002" };
 // Each turn of the fake uses 10 prompt and 5 completion tokens: $0.00002.
 const turnCost = 0.00002;
@@ -40,9 +41,11 @@ const turnCost = 0.00002;
 beforeAll(async () => {
   agent = await startFakeAgent(scripts);
   const queries: string[] = [];
-  const searchServer = createServer((req, res) => {
+  const searchServer = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://localhost");
     queries.push(url.searchParams.get("q") ?? "");
+    // A search that takes a while, so that the turn after it starts well after the request did.
+    if (url.searchParams.get("q") === "slow") await new Promise((resolve) => setTimeout(resolve, slowSearchMs));
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
       JSON.stringify({
@@ -251,6 +254,37 @@ describe("the server-tool agent loop", () => {
     expect(res.status).toBe(200);
     const usage = async () => Number((await gw.call("GET", `/keys/${ownHash}`)).body.data?.usage);
     await eventually(async () => Math.abs((await usage()) - 2 * turnCost) < 1e-12, 10_000);
+  });
+});
+
+describe("generation records of the turns", () => {
+  type Record = { generation_time: number; latency: number | null; streamed: boolean };
+  const generation = async (id: string) => {
+    let found: Awaited<ReturnType<typeof gw.call>> | undefined;
+    await eventually(async () => (found = await gw.call("GET", `/generation?id=${id}`, { key })).status === 200, 5000);
+    return found!.body.data as unknown as Record;
+  };
+  const slowSearch = { model: "agent/from-user", messages: [{ role: "user", content: calls([{ name: "web_search", arguments: { query: "slow" } }]) }], tools: [{ type: "openrouter:web_search" }] };
+
+  it.each([false, true])("records turn n as <id>-n, each timed from its own start (stream: %s)", async (stream) => {
+    const res = await fetch(`${gw.apiUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-openrouter-metadata": "enabled" },
+      body: JSON.stringify({ ...slowSearch, stream }),
+    });
+    const text = await res.text();
+    const id = res.headers.get("x-generation-id")!;
+    const [first, second] = [await generation(id), await generation(`${id}-2`)];
+    expect([first.streamed, second.streamed]).toEqual([stream, stream]);
+    // The second turn started after the search: timed from the request's start it would take longer than it.
+    expect(second.generation_time).toBeLessThan(slowSearchMs);
+    if (stream) expect(second.latency).toBeLessThan(slowSearchMs);
+    expect((await gw.call("GET", `/generation?id=${id}-3`, { key })).status).toBe(404);
+    // The answer's own metadata covers the whole request, and the endpoint of its last turn.
+    const last = stream ? (JSON.parse(text.split("\n\n").filter((f) => f.startsWith("data: {")).at(-1)!.slice(6)) as Answer) : (JSON.parse(text) as Answer);
+    const metadata = last.openrouter_metadata as { attempt: number; generation_time: number };
+    expect(metadata.attempt).toBe(1);
+    expect(metadata.generation_time).toBeGreaterThanOrEqual(slowSearchMs);
   });
 });
 

@@ -1,6 +1,5 @@
 import type { Response } from "express";
 import { metrics } from "@switchyard/runtime";
-import { newGenerationId } from "@switchyard/upstream";
 import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
 import { sseWriter } from "../sse.js";
 import type { DeclaredTools } from "../tools/declared.js";
@@ -34,7 +33,8 @@ function sum(a: Accounted | undefined, b: Accounted): Accounted {
 }
 
 /**
- * Each turn is a generation of its own (its own id, hold and record); the first keeps the request's id.
+ * Each turn is a generation of its own (its own id, hold and record, timed from its own start); the first
+ * keeps the request's id and turn n is `<id>-n`, so a client finds every turn from the one id it is given.
  * The last turn after a stop runs with tools disabled so the answer ends in words, not a call.
  */
 function turnContext(context: ChatContext, tools: DeclaredTools, step: number, messages: Message[], toolsOff: boolean): ChatContext {
@@ -43,7 +43,17 @@ function turnContext(context: ChatContext, tools: DeclaredTools, step: number, m
   const body: Record<string, unknown> = { ...context.body, messages, tools: tools.upstream };
   if (choice === undefined) delete body.tool_choice;
   else body.tool_choice = choice;
-  return { ...context, generationId: step === 0 ? context.generationId : newGenerationId(), body, dropped: new Map(), sentBody: new Map(), inFlight: undefined, attempts: [] };
+  return {
+    ...context,
+    generationId: step === 0 ? context.generationId : `${context.generationId}-${step + 1}`,
+    // The first turn's clock started with the request; a later one's starts now, after the tools ran.
+    started: step === 0 ? context.started : performance.now(),
+    body,
+    dropped: new Map(),
+    sentBody: new Map(),
+    inFlight: undefined,
+    attempts: [],
+  };
 }
 
 function bufferedLoopTurn(turn: BufferedTurn): Turn {
@@ -143,15 +153,17 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
         continue;
       }
     }
+    // The answer speaks for the whole request (its id and time) and for the endpoint that gave the last turn.
+    const answerCtx: ChatContext = { ...turnCtx, generationId: context.generationId, started: context.started };
     const usage = { ...usageBody(total), server_tool_use_details: { tool_calls_requested: requested, tool_calls_executed: executed } };
     // The client sees its own calls only; a server call the model made anyway in the last turn is dropped.
     const finishReason = clientCalls.length > 0 ? "tool_calls" : turn.finishReason === "tool_calls" ? "stop" : turn.finishReason;
     if (sse) {
       sse.data({ id: context.generationId, object: "chat.completion.chunk", created, model: streamedTurn!.candidate.model, choices: [{ index: 0, delta: {}, finish_reason: finishReason ?? "stop", native_finish_reason: turn.nativeFinishReason }] });
-      closeStream(context, sse, streamedTurn!, created, usage);
+      closeStream(answerCtx, sse, streamedTurn!, created, usage);
       return void res.end();
     }
-    const answer = bufferedAnswer(context, buffered!, usage, { server_tool_calls: runs });
+    const answer = bufferedAnswer(answerCtx, buffered!, usage, { server_tool_calls: runs });
     for (const choice of answer.choices) {
       const message = choice.message as Message & { tool_calls?: ToolCall[] };
       if (!Array.isArray(message.tool_calls)) continue;
