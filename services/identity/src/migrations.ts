@@ -1,4 +1,4 @@
-import { outboxMigration, type Migration } from "@switchyard/runtime";
+import { outboxMigrations, type Migration } from "@switchyard/runtime";
 
 export const schema = "identity";
 
@@ -55,7 +55,7 @@ CREATE INDEX api_keys_by_organization ON identity.api_keys (organization_id, cre
 CREATE INDEX api_keys_by_workspace ON identity.api_keys (workspace_id);
 `,
   },
-  outboxMigration(schema),
+  ...outboxMigrations(schema),
   {
     id: "002_spend",
     sql: `

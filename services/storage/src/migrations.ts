@@ -1,9 +1,9 @@
-import { outboxMigration, type Migration } from "@switchyard/runtime";
+import { outboxMigrations, type Migration } from "@switchyard/runtime";
 
 export const schema = "storage";
 
 export const migrations: Migration[] = [
-  outboxMigration(schema),
+  ...outboxMigrations(schema),
   {
     id: "001_files",
     sql: `

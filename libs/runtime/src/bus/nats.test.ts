@@ -11,7 +11,7 @@ import { openPglite } from "../db/pglite.js";
 import type { Db } from "../db/types.js";
 import { silentLogger, type Logger } from "../log.js";
 import { connectNatsBus, natsNames } from "./nats.js";
-import { consumeOnce, enqueueEvent, outboxMigration, startOutboxRelay } from "./outbox.js";
+import { consumeOnce, enqueueEvent, outboxMigrations, startOutboxRelay } from "./outbox.js";
 import type { Bus } from "./types.js";
 
 let nats: TestNats;
@@ -52,7 +52,7 @@ beforeAll(async () => {
   admin = await connect({ servers: nats.url });
   jsm = await jetstreamManager(admin);
   db = await openPglite();
-  await migrate(db, "bus_nats", [outboxMigration("bus_nats"), { id: "001_effects", sql: "CREATE TABLE bus_nats.effects (event_id uuid)" }]);
+  await migrate(db, "bus_nats", [...outboxMigrations("bus_nats"), { id: "001_effects", sql: "CREATE TABLE bus_nats.effects (event_id uuid)" }]);
 });
 afterAll(async () => {
   await Promise.all(buses.map((b) => b.close().catch(() => undefined)));
@@ -213,7 +213,7 @@ describe("NATS JetStream bus", () => {
       const bus = await open(namespace(), { url: own.url });
       const got: string[] = [];
       await bus.consume("test_outage", ["identity.api_key.>"], async (e) => void got.push(e.id));
-      await migrate(db, schema, [outboxMigration(schema)]);
+      await migrate(db, schema, outboxMigrations(schema));
       const relay = startOutboxRelay({ db, schema, bus, logger: silentLogger(), pollMs: 50 });
       const enqueue = () => db.transaction((tx) => enqueueEvent(tx, schema, "identity.api_key.updated.v1", data));
       const first = await enqueue();

@@ -8,7 +8,8 @@ import { openPostgres } from "../db/postgres.js";
 import type { Db } from "../db/types.js";
 import { silentLogger } from "../log.js";
 import { createMemoryBus } from "./memory.js";
-import { consumeOnce, enqueueEvent, outboxMigration, startOutboxRelay } from "./outbox.js";
+import { consumeOnce, enqueueEvent, outboxMigrations, startOutboxRelay } from "./outbox.js";
+import { pruneOnce } from "./outbox-pruning.js";
 import type { Bus } from "./types.js";
 
 const data = { hash: "h", organization_id: "3f2c8a0e-3c5a-4a4e-9a7b-7d1f1e2a9b01", workspace_id: "3f2c8a0e-3c5a-4a4e-9a7b-7d1f1e2a9b02" };
@@ -46,7 +47,7 @@ describe.each(backends)("outbox on $name", ({ postgres }) => {
   /** Each test gets its own schema, so counts never see another test's rows. */
   const freshSchema = async () => {
     const schema = `outbox_${++schemas}`;
-    await migrate(db, schema, [outboxMigration(schema), { id: "001_effects", sql: `CREATE TABLE ${schema}.effects (event_id uuid)` }]);
+    await migrate(db, schema, [...outboxMigrations(schema), { id: "001_effects", sql: `CREATE TABLE ${schema}.effects (event_id uuid)` }]);
     return schema;
   };
   const unpublished = async (schema: string) =>
@@ -201,5 +202,27 @@ describe.each(backends)("outbox on $name", ({ postgres }) => {
     expect(await consumeOnce(db, schema, "test_other", event, async () => {})).toBe(true);
     const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.effects`);
     expect(row?.n).toBe(1);
+  });
+
+  it("prunes published rows and handled ids past their retention, never unpublished rows, and parked rows only later", async () => {
+    const schema = await freshSchema();
+    const [old, recent, pending, parked] = [await enqueue(schema), await enqueue(schema), await enqueue(schema), await enqueue(schema)];
+    const ago = (hours: number) => new Date(Date.now() - hours * 3_600_000).toISOString();
+    const publish = (id: string, at: string, error: string | null = null) =>
+      db.query(`UPDATE ${schema}.outbox SET published_at = $2, last_error = $3 WHERE id = $1`, [id, at, error]);
+    await publish(old.id, ago(2));
+    await publish(recent.id, ago(0.5));
+    await publish(parked.id, ago(2), "invalid event");
+    await db.query(`INSERT INTO ${schema}.inbox (consumer, event_id, handled_at) VALUES ('c', $1, $3), ('c', $2, $4)`, [old.id, recent.id, ago(24 * 9), ago(24 * 7)]);
+    const options = { outboxRetentionMs: 3_600_000, inboxRetentionMs: 8 * 24 * 3_600_000, parkedRetentionMs: 3 * 3_600_000, everyMs: 60_000 };
+    expect(await pruneOnce(db, schema, options)).toBe(2);
+    const ids = async (table: "outbox" | "inbox") =>
+      (await db.query<{ id: string }>(`SELECT ${table === "outbox" ? "id" : "event_id"}::text AS id FROM ${schema}.${table}`)).map((r) => r.id).sort();
+    expect(await ids("outbox")).toEqual([recent.id, pending.id, parked.id].sort());
+    expect(await ids("inbox")).toEqual([recent.id]);
+    // Parked rows go once their own, longer retention has passed; rows never published never go.
+    await db.query(`UPDATE ${schema}.outbox SET occurred_at = $1`, [ago(100)]);
+    expect(await pruneOnce(db, schema, { ...options, parkedRetentionMs: 3_600_000 })).toBe(1);
+    expect(await ids("outbox")).toEqual([recent.id, pending.id].sort());
   });
 });

@@ -4,9 +4,14 @@ import type { Db, Migration, Queryable } from "../db/types.js";
 import type { Logger } from "../log.js";
 import { watchOutbox } from "../metrics.js";
 import type { Bus } from "./types.js";
+import { defaultPruning, outboxPruningMigration, startPruning, type PruningOptions } from "./outbox-pruning.js";
 
 /** The outbox (events waiting to be published) and inbox (events already applied) of one service. */
-export function outboxMigration(schema: string): Migration {
+export function outboxMigrations(schema: string): Migration[] {
+  return [outboxTables(schema), outboxPruningMigration(schema)];
+}
+
+function outboxTables(schema: string): Migration {
   return {
     id: "000_outbox_inbox",
     sql: `
@@ -71,6 +76,8 @@ export interface OutboxRelayOptions {
   logger: Logger;
   pollMs?: number;
   batch?: number;
+  /** How long published outbox rows and handled inbox ids are kept; see `PruningOptions`. */
+  pruning?: PruningOptions;
 }
 
 export interface OutboxRelay {
@@ -202,6 +209,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   };
 
   kick();
+  const pruning = startPruning(db, schema, logger, options.pruning ?? defaultPruning);
   const unwatch = watchOutbox(schema, async () => {
     const [row] = await db.query<{ pending: number; lag: number }>(
       `SELECT count(*)::int AS pending, COALESCE(EXTRACT(EPOCH FROM now() - min(occurred_at)), 0)::float8 AS lag
@@ -219,7 +227,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       stopped = true;
       unwatch();
       clearTimeout(timer);
-      await running;
+      await Promise.all([running, pruning.stop()]);
     },
   };
 }
