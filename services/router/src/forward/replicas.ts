@@ -24,13 +24,17 @@ export function replicaPool(name: string, urls: string[], logger: Logger, everyM
   const timer = urls.length > 1 ? setInterval(() => urls.forEach((_, i) => void check(i)), everyMs) : undefined;
   timer?.unref();
   return {
-    /** The next ready replica; when none is, the next one anyway (its answer is the most telling). */
-    pick(): string {
+    /**
+     * The next ready replica other than `except` (the one a request just failed on); when none is, the next
+     * one anyway (its answer is the most telling). With one URL, that URL.
+     */
+    pick(except?: string): string {
       for (let tried = 0; tried < urls.length; tried += 1) {
         const index = next++ % urls.length;
-        if (ready[index]) return urls[index]!;
+        if (ready[index] && urls[index] !== except) return urls[index]!;
       }
-      return urls[next++ % urls.length]!;
+      const fallback = urls[next++ % urls.length]!;
+      return fallback === except && urls.length > 1 ? urls[next++ % urls.length]! : fallback;
     },
     /** A replica that refused a connection is skipped until its readiness check passes again. */
     failed(url: string) {
