@@ -132,7 +132,11 @@ export type HoldRequest = z.infer<typeof holdBody>;
 
 /** Granted, or refused with what is left (after settled spend and other holds) and whose limit it is. */
 export const holdDecision = z.discriminatedUnion("granted", [
-  z.object({ granted: z.literal(true) }),
+  z.object({
+    granted: z.literal(true),
+    /** The key has no spending limit and the request no budget: nothing was held, and until the key changes nothing need be. */
+    unlimited: z.boolean().optional(),
+  }),
   z.object({
     granted: z.literal(false),
     limited_by: z.enum(["key", "guardrail"]),

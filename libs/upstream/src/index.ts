@@ -7,5 +7,6 @@ export * from "./safe-fetch.js";
 export * from "./sse.js";
 export * from "./holds.js";
 export * from "./remote.js";
+export * from "./remote-memory.js";
 export * from "./process.js";
 export * from "./deadline.js";

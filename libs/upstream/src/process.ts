@@ -19,6 +19,7 @@ import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { Express } from "express";
 import type { SpendHolds } from "./holds.js";
 import { remoteHolds, remoteResolve } from "./remote.js";
+import { cachedResolve, skippingUnlimitedKeys } from "./remote-memory.js";
 
 export interface ProviderServiceConfig extends BackendConfig, ListenConfig {
   LOG_LEVEL: string;
@@ -59,12 +60,16 @@ export async function runProviderService(
   const { db, bus } = await openBackends(config, logger, name);
   const signer = createServiceSigner(secret, name);
   const health = { draining: false };
+  // Answers that change only with an operator's change are remembered until its event, up to 30 s.
+  const memory = { ttlMs: 30_000, maxEntries: 100_000 };
+  const resolver = await cachedResolve(remoteResolve(createInternalClient(config.CATALOG_URL, signer)), bus, memory);
+  const holds = await skippingUnlimitedKeys(remoteHolds(createInternalClient(config.IDENTITY_URL, signer)), bus, memory);
   const service = await start({
     db,
     bus,
     logger,
-    resolve: remoteResolve(createInternalClient(config.CATALOG_URL, signer)),
-    holds: remoteHolds(createInternalClient(config.IDENTITY_URL, signer)),
+    resolve: resolver.resolve,
+    holds: holds.holds,
     verifyCaller: createCallerVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
     health,
     serviceClient: (baseUrl, timeoutMs, options) => createInternalClient(baseUrl, signer, timeoutMs, options),
@@ -75,6 +80,8 @@ export async function runProviderService(
     health,
     onClosed: async () => {
       await service.stop();
+      await resolver.stop();
+      await holds.stop();
       await bus.close();
       await db.close();
     },

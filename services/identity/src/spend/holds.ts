@@ -1,9 +1,10 @@
 import type { HoldDecision, HoldRequest, SpendBudget } from "@switchyard/contracts";
-import { picoToDecimal, toPico, type Db, type Queryable } from "@switchyard/runtime";
+import { metrics, picoToDecimal, toPico, type Db, type HoldFigures, type Queryable } from "@switchyard/runtime";
 import type { LimitCache } from "./limit-cache.js";
 import { windowStart, windowStarts, type WindowStarts } from "./windows.js";
 
 const granted: HoldDecision = { granted: true };
+const unlimited: HoldDecision = { granted: true, unlimited: true };
 
 interface Standing {
   limitedBy: "key" | "guardrail";
@@ -56,15 +57,21 @@ async function budgetStanding(tx: Queryable, request: HoldRequest, budget: Spend
  * to more than what is left. Asking again for the same generation replaces its amount.
  */
 export async function placeHold(db: Db, cache: LimitCache, request: HoldRequest, now = new Date()): Promise<HoldDecision> {
+  const decision = await decideHold(db, cache, request, now);
+  metrics.holds.inc({ outcome: decision.granted ? "granted" : "refused" });
+  return decision;
+}
+
+async function decideHold(db: Db, cache: LimitCache, request: HoldRequest, now: Date): Promise<HoldDecision> {
   const budgets = request.budgets.filter((b) => !request.is_byok || b.include_byok).sort((a, b) => (a.guardrail_id < b.guardrail_id ? -1 : 1));
   if (budgets.length === 0) {
     // Most keys have no limit and no budget: nothing to reserve, and usually not even a query.
-    if (cache.unlimited(request.key_hash)) return granted;
+    if (cache.unlimited(request.key_hash)) return unlimited;
     const limited = await cache.limited(request.key_hash, async () => {
       const [row] = await db.query<{ limited: boolean }>(`SELECT spend_limit IS NOT NULL AS limited FROM identity.api_keys WHERE hash = $1`, [request.key_hash]);
       return row?.limited ?? false;
     });
-    if (!limited) return granted;
+    if (!limited) return unlimited;
   }
   const amount = toPico(request.amount_usd);
   const starts = windowStarts(now);
@@ -93,11 +100,21 @@ export async function placeHold(db: Db, cache: LimitCache, request: HoldRequest,
 /** Frees a generation's hold at once: it ended before anything could be charged. */
 export async function releaseHold(db: Queryable, generationId: string): Promise<boolean> {
   const rows = await db.query(`DELETE FROM identity.holds WHERE generation_id = $1 RETURNING 1`, [generationId]);
+  if (rows.length > 0) metrics.holds.inc({ outcome: "released" });
   return rows.length > 0;
 }
 
 /** Expired holds count for nothing already; this only keeps the table small. */
 export async function deleteExpiredHolds(db: Queryable): Promise<number> {
   const rows = await db.query(`DELETE FROM identity.holds WHERE expires_at < now() - interval '1 minute' RETURNING 1`);
+  if (rows.length > 0) metrics.holds.inc({ outcome: "expired" }, rows.length);
   return rows.length;
+}
+
+/** Holds still in the table: within their deadline, or past it and never settled (what a leak looks like). */
+export async function openHolds(db: Queryable): Promise<HoldFigures> {
+  const [row] = await db.query<{ active: number; expired: number }>(
+    `SELECT count(*) FILTER (WHERE expires_at > now())::int AS active, count(*) FILTER (WHERE expires_at <= now())::int AS expired FROM identity.holds`,
+  );
+  return { active: row?.active ?? 0, expired: row?.expired ?? 0 };
 }
