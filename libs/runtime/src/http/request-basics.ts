@@ -107,3 +107,53 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.setHeader("Content-Length", Buffer.byteLength(text));
   res.end(text);
 }
+
+/**
+ * Whether a route that skips express can read this request's body itself: JSON in UTF-8 without a content
+ * encoding, as nearly every client sends it. Anything else (gzip, another charset) is left to express.
+ */
+export function readsAsPlainJson(req: IncomingMessage): boolean {
+  const encoding = req.headers["content-encoding"];
+  if (encoding !== undefined && encoding.toLowerCase() !== "identity") return false;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers["content-type"] ?? "")?.[1]?.toLowerCase();
+  return charset === undefined || charset === "utf-8" || charset === "utf8";
+}
+
+const isJson = (req: IncomingMessage) => /^application\/json\s*(;|$)/i.test(req.headers["content-type"] ?? "");
+const hasBody = (req: IncomingMessage) => req.headers["transfer-encoding"] !== undefined || (req.headers["content-length"] ?? "0") !== "0";
+
+/**
+ * The body as `express.json({ strict: false })` gives it: undefined without a body or when it is not
+ * JSON, `{}` for an empty one; too large is a 413 and bad JSON a 400, in the same envelope.
+ */
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  if (!hasBody(req) || !isJson(req)) return undefined;
+  const tooLarge = () => new HttpError("payload_too_large", "Request payload too large");
+  if (Number(req.headers["content-length"] ?? 0) > limit) throw tooLarge();
+  // Read with listeners, not an iterator: leaving an iterator early destroys the socket, and the client
+  // would never see its 413.
+  const { chunks, size } = await new Promise<{ chunks: Buffer[]; size: number }>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (error?: Error) => {
+      req.off("data", onData).off("end", onEnd).off("error", done);
+      if (error) {
+        req.pause();
+        reject(error);
+      } else resolve({ chunks, size });
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) return done(tooLarge());
+      chunks.push(chunk);
+    };
+    const onEnd = () => done();
+    req.on("data", onData).on("end", onEnd).on("error", done);
+  });
+  if (size === 0) return {};
+  try {
+    return JSON.parse((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString("utf8")) as unknown;
+  } catch {
+    throw new HttpError("bad_request", "Invalid JSON body");
+  }
+}
