@@ -3,6 +3,7 @@ import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
+import { startFakeMediaProvider, type FakeMediaProvider } from "./support/fake-media.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
 import { listenLocal } from "./support/listen.js";
@@ -34,18 +35,41 @@ async function receiver(failFirst = 0) {
 const secret = "broadcast-webhook-secret-0123456789abcdef";
 let gw: TestGateway;
 let upstream: FakeProvider;
+let media: FakeMediaProvider;
 let collector: Awaited<ReturnType<typeof receiver>>;
 let webhook: Awaited<ReturnType<typeof receiver>>;
 let key: string;
 
 beforeAll(async () => {
   upstream = await startFakeProvider("alpha");
+  media = await startFakeMediaProvider();
   collector = await receiver();
   webhook = await receiver(1);
   gw = await startTestGateway({
     ...(await catalogEnv({
-      providers: [{ slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: upstream.baseUrl, requires_api_key: false }],
-      models: [{ id: "m/ok", name: "ok", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: { prompt: "0.000001", completion: "0.000002" } }] }],
+      providers: [
+        { slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: upstream.baseUrl, requires_api_key: false },
+        { slug: "pixels", name: "Pixels", adapter: "openai", base_url: media.baseUrl, requires_api_key: false },
+      ],
+      models: [
+        { id: "m/ok", name: "ok", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: { prompt: "0.000001", completion: "0.000002" } }] },
+        {
+          id: "m/image",
+          name: "image",
+          context_length: 8000,
+          input_modalities: ["text"],
+          output_modalities: ["image"],
+          endpoints: [{ provider: "pixels", upstream_model: "ok", pricing: { prompt: "0", completion: "0", image_output: "0.04" } }],
+        },
+        {
+          id: "m/whisper",
+          name: "whisper",
+          context_length: 1,
+          input_modalities: ["audio"],
+          output_modalities: ["transcription"],
+          endpoints: [{ provider: "pixels", upstream_model: "ok", pricing: { prompt: "0", completion: "0", audio_second: "0.0001" } }],
+        },
+      ],
     })),
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
     OTEL_EXPORTER_OTLP_HEADERS: "x-tenant=acme,authorization=Bearer%20otlp-token",
@@ -57,6 +81,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.stop();
   await upstream?.stop();
+  await media?.stop();
   await collector?.stop();
   await webhook?.stop();
 });
@@ -69,6 +94,25 @@ const trace = {
   parent_span_id: "00f067aa0ba902b7",
   customer: "acme-7",
 };
+
+type Spans = { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Record<string, unknown>> }> }> };
+const spansOf = (body: string) => (JSON.parse(body) as Spans).resourceSpans[0]!.scopeSpans[0]!.spans;
+const attributesOf = (span: Record<string, unknown>) => Object.fromEntries((span.attributes as Array<{ key: string; value: Record<string, unknown> }>).map((a) => [a.key, Object.values(a.value)[0]]));
+
+/** One second of silent 16 kHz mono WAV. */
+function wav(): Buffer {
+  const bytes = Buffer.alloc(44 + 32_000);
+  bytes.write("RIFF", 0, "latin1");
+  bytes.write("WAVEfmt ", 8, "latin1");
+  bytes.writeUInt32LE(16, 16);
+  bytes.writeUInt16LE(1, 20);
+  bytes.writeUInt16LE(1, 22);
+  bytes.writeUInt32LE(16_000, 24);
+  bytes.writeUInt32LE(32_000, 28);
+  bytes.write("data", 36, "latin1");
+  bytes.writeUInt32LE(32_000, 40);
+  return bytes;
+}
 
 describe("trace broadcast", () => {
   it("sends each generation's trace metadata as an OTLP span and a signed webhook, retrying a receiver that failed", async () => {
@@ -108,13 +152,53 @@ describe("trace broadcast", () => {
     const attributes = Object.fromEntries((span.attributes as Array<{ key: string; value: Record<string, unknown> }>).map((a) => [a.key, Object.values(a.value)[0]]));
     expect(attributes).toMatchObject({ "gen_ai.request.model": "m/ok", "gen_ai.usage.input_tokens": "12", "switchyard.generation_id": id, "switchyard.metadata.customer": "acme-7" });
     expect(BigInt(String(span.endTimeUnixNano))).toBeGreaterThanOrEqual(BigInt(String(span.startTimeUnixNano)));
+
+    // The webhook's failure was its own: the collector, which took the span at once, got it once.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(collector.received.filter((r) => r.body.includes(id))).toHaveLength(1);
+    expect(webhook.received.filter((r) => r.body.includes(id))).toHaveLength(2);
+  });
+
+  it("broadcasts image generations and transcriptions with their trace too, each once per destination", async () => {
+    const image = await gw.call("POST", "/images", { key, body: { model: "m/image", prompt: "a lighthouse", trace: { trace_id: "img-run", customer: "acme-8" } } });
+    expect(image.status, JSON.stringify(image.body)).toBe(200);
+    const imageId = String(image.headers.get("x-generation-id"));
+    const heard = await fetch(`${gw.apiUrl}/audio/transcriptions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "m/whisper", input_audio: { data: wav().toString("base64"), format: "wav" }, trace: { trace_id: trace.trace_id, span_name: "listen" } }),
+    });
+    expect(heard.status).toBe(200);
+    const heardId = String(heard.headers.get("x-generation-id"));
+    // A multipart upload names its trace as JSON text, as it does `provider`.
+    const form = new FormData();
+    form.set("model", "m/whisper");
+    form.set("file", new Blob([new Uint8Array(wav())], { type: "audio/wav" }), "clip.wav");
+    form.set("trace", JSON.stringify({ generation_name: "form-upload" }));
+    const uploaded = await fetch(`${gw.apiUrl}/audio/transcriptions`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form });
+    expect(uploaded.status).toBe(200);
+    const uploadedId = String(uploaded.headers.get("x-generation-id"));
+
+    const ids = [imageId, heardId, uploadedId];
+    await eventually(async () => ids.every((id) => collector.received.some((r) => r.body.includes(id)) && webhook.received.some((r) => r.body.includes(id))), 15_000);
+    const [imageSpan, heardSpan, uploadedSpan] = ids.map((id) => spansOf(collector.received.find((r) => r.body.includes(id))!.body)[0]!);
+    expect(attributesOf(imageSpan!)).toMatchObject({ "gen_ai.operation.name": "image_generation", "switchyard.trace_id": "img-run", "switchyard.metadata.customer": "acme-8", "switchyard.usage.images": "1" });
+    expect(heardSpan).toMatchObject({ traceId: trace.trace_id, name: "listen" });
+    expect(attributesOf(heardSpan!)).toMatchObject({ "gen_ai.operation.name": "transcription", "gen_ai.request.model": "m/whisper", "switchyard.usage.audio_seconds": "1" });
+    expect(uploadedSpan).toMatchObject({ name: "form-upload" });
+    const hook = JSON.parse(webhook.received.find((r) => r.body.includes(imageId))!.body) as Record<string, unknown>;
+    expect(hook).toMatchObject({ type: "generation", operation: "image_generation", generation_id: imageId, trace_id: "img-run", metadata: { customer: "acme-8" }, usage: { images: 1 } });
+    for (const id of ids) {
+      expect(collector.received.filter((r) => r.body.includes(id))).toHaveLength(1);
+      expect(webhook.received.filter((r) => r.body.includes(id))).toHaveLength(1);
+    }
   });
 
   it("derives OTLP ids when the request's are not OTLP's hex form, and keeps them as attributes", async () => {
     const res = await gw.call("POST", "/chat/completions", { key, body: { model: "m/ok", messages: [{ role: "user", content: "hi" }], trace: { trace_id: "run-42" } } });
     const id = String(res.body.id);
     await eventually(async () => collector.received.some((r) => r.body.includes(id)), 15_000);
-    const span = (JSON.parse(collector.received.find((r) => r.body.includes(id))!.body) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Record<string, unknown>> }> }> }).resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+    const span = spansOf(collector.received.find((r) => r.body.includes(id))!.body)[0]!;
     expect(span.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(span.parentSpanId).toBeUndefined();
     expect(JSON.stringify(span.attributes)).toContain("run-42");

@@ -19,6 +19,8 @@ export interface MediaGeneration {
   costPico: bigint;
   latencyMs: number;
   attempts: Attempt[];
+  /** The request's `trace`, which the completed event carries to broadcast destinations. */
+  trace?: Record<string, unknown> | undefined;
 }
 
 /**
@@ -56,6 +58,8 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
           is_byok: false,
           ...(g.usage.seconds !== undefined ? { seconds: g.usage.seconds } : {}),
           ...(g.usage.images !== undefined ? { images: g.usage.images } : {}),
+          ...(g.trace ? { trace: g.trace } : {}),
+          generation_time_ms: Math.max(0, g.latencyMs),
         };
         if (g.kind === "transcription") await deps.events.enqueue(tx, "media.transcription.completed.v1", data);
         else await deps.events.enqueue(tx, "media.image.completed.v1", data);

@@ -29,6 +29,7 @@ export interface MediaRun<P> {
   timedOut: () => boolean;
   started: number;
   requestId: string | null;
+  trace: Record<string, unknown> | undefined;
 }
 
 export interface RunOptions<P> {
@@ -40,6 +41,8 @@ export interface RunOptions<P> {
   providers: Readonly<Record<string, P>>;
   /** Why this endpoint's wire format cannot serve the request; undefined when it can. */
   unfit: (provider: P) => string | undefined;
+  /** The request's tracing metadata, for broadcast destinations. */
+  trace: Record<string, unknown> | undefined;
 }
 
 const header = (req: Request, name: string) => {
@@ -96,6 +99,7 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     timedOut,
     started: performance.now(),
     requestId: header(req, "x-request-id") ?? null,
+    trace: options.trace,
   };
 }
 

@@ -1,7 +1,12 @@
 import { createHash } from "node:crypto";
 import type { EventEnvelope } from "@switchyard/contracts";
 
-export type Completed = EventEnvelope<"inference.generation.completed.v1">;
+/** The events that describe a finished generation: chat completions, transcriptions and images. */
+export const broadcastSubjects = ["inference.generation.completed.v1", "media.transcription.completed.v1", "media.image.completed.v1"] as const;
+export type Completed = EventEnvelope<(typeof broadcastSubjects)[number]>;
+
+/** The GenAI operation of each: `chat` is the conventions' own name; media's have none, so they say what they are. */
+const operations = { "inference.generation.completed.v1": "chat", "media.transcription.completed.v1": "transcription", "media.image.completed.v1": "image_generation" } as const;
 
 /** The tracing keys the spec names; every other key of `trace` passes through as it came. */
 const known = new Set(["trace_id", "trace_name", "span_name", "generation_name", "parent_span_id"]);
@@ -12,10 +17,13 @@ const derived = (seed: string, length: number) => createHash("sha256").update(se
 /** What every destination is told of one generation. */
 export function broadcastRecord(event: Completed) {
   const d = event.data;
+  // One envelope type over three subjects does not narrow by subject; media's payload is chat's plus its units.
+  const media = event.subject === "inference.generation.completed.v1" ? undefined : (d as EventEnvelope<"media.image.completed.v1">["data"]);
   const trace = d.trace ?? {};
   const ended = new Date(event.occurred_at).getTime();
   return {
     type: "generation",
+    operation: operations[event.subject],
     generation_id: d.generation_id,
     trace_id: typeof trace.trace_id === "string" ? trace.trace_id : null,
     trace_name: typeof trace.trace_name === "string" ? trace.trace_name : null,
@@ -30,7 +38,14 @@ export function broadcastRecord(event: Completed) {
     status: d.status,
     finish_reason: d.finish_reason ?? null,
     streamed: d.streamed,
-    usage: { prompt_tokens: d.prompt_tokens, completion_tokens: d.completion_tokens, total_tokens: d.prompt_tokens + d.completion_tokens, estimated: d.usage_estimated },
+    usage: {
+      prompt_tokens: d.prompt_tokens,
+      completion_tokens: d.completion_tokens,
+      total_tokens: d.prompt_tokens + d.completion_tokens,
+      estimated: d.usage_estimated,
+      ...(media?.seconds !== undefined ? { seconds: media.seconds } : {}),
+      ...(media?.images !== undefined ? { images: media.images } : {}),
+    },
     cost_usd: Number(d.cost_usd),
     started_at: new Date(ended - (d.generation_time_ms ?? 0)).toISOString(),
     ended_at: event.occurred_at,
@@ -54,7 +69,7 @@ export function otlpSpan(record: BroadcastRecord) {
   const parent = hex(record.parent_span_id, 16);
   const toNanos = (iso: string) => `${BigInt(new Date(iso).getTime()) * 1_000_000n}`;
   const attributes = [
-    attribute("gen_ai.operation.name", "chat"),
+    attribute("gen_ai.operation.name", record.operation),
     attribute("gen_ai.request.model", record.model),
     attribute("gen_ai.response.model", record.model),
     attribute("gen_ai.system", record.provider ?? "unknown"),
@@ -65,6 +80,8 @@ export function otlpSpan(record: BroadcastRecord) {
     attribute("switchyard.workspace_id", record.workspace_id),
     attribute("switchyard.status", record.status),
     ...(record.finish_reason ? [attribute("gen_ai.response.finish_reasons", record.finish_reason)] : []),
+    ...(record.usage.seconds !== undefined ? [attribute("switchyard.usage.audio_seconds", record.usage.seconds)] : []),
+    ...(record.usage.images !== undefined ? [attribute("switchyard.usage.images", record.usage.images)] : []),
     ...(record.trace_id ? [attribute("switchyard.trace_id", record.trace_id)] : []),
     ...(record.trace_name ? [attribute("switchyard.trace_name", record.trace_name)] : []),
     ...(record.generation_name ? [attribute("switchyard.generation_name", record.generation_name)] : []),
@@ -75,7 +92,7 @@ export function otlpSpan(record: BroadcastRecord) {
     traceId,
     spanId: derived(record.generation_id, 16),
     ...(parent ? { parentSpanId: parent } : {}),
-    name: record.span_name ?? record.generation_name ?? `chat ${record.model}`,
+    name: record.span_name ?? record.generation_name ?? `${record.operation} ${record.model}`,
     kind: 3, // CLIENT: the gateway calls a model
     startTimeUnixNano: toNanos(record.started_at),
     endTimeUnixNano: toNanos(record.ended_at),

@@ -67,6 +67,7 @@ export const imageRecord = (run: MediaRun<ImageProvider>, candidate: Candidate |
   streamed,
   latencyMs: Math.round(performance.now() - run.started),
   attempts: run.attempts,
+  trace: run.trace,
 });
 
 /** Charges a finished generation and answers with the buffered JSON. */

@@ -23,6 +23,7 @@ export const imagesRoute =
       sessionId: request.session_id,
       providers: deps.imagers,
       unfit: unfitFor(request),
+      trace: request.trace,
     });
     const references = await loadReferences((request.input_references ?? []).map((r) => r.image_url.url), deps.references);
     const options = request.provider?.options ?? {};

@@ -41,6 +41,7 @@ export const transcriptionsRoute =
       sessionId: input.sessionId,
       providers: deps.transcribers,
       unfit: (provider) => (input.verbose && !provider.verbose ? "no timestamps for verbose_json" : undefined),
+      trace: input.trace,
     });
     const seconds = worstCaseSeconds(input.audio.bytes);
     const { result: answer, candidate } = await firstAccepted(
@@ -85,6 +86,7 @@ export const transcriptionsRoute =
       costPico: cost,
       latencyMs: Math.round(performance.now() - run.started),
       attempts: run.attempts,
+      trace: run.trace,
     });
     res.json({
       text: answer.text,

@@ -1,5 +1,6 @@
 import {
   providerPreferences,
+  traceConfig,
   transcriptionMultipartFields,
   transcriptionRequest,
   type ProviderPreferences,
@@ -23,6 +24,23 @@ export interface TranscriptionInput {
   /** `provider.options`, by provider slug. */
   options: Record<string, Record<string, unknown>>;
   sessionId: string | undefined;
+  /** Tracing metadata for broadcast destinations. */
+  trace: Record<string, unknown> | undefined;
+}
+
+const traced = z.object({ trace: traceConfig.optional() });
+
+/** `trace` in a form is JSON text, like `provider`; in a JSON body it is an object. */
+function traceField(value: unknown): Record<string, unknown> | undefined {
+  let trace = value;
+  if (typeof value === "string") {
+    try {
+      trace = JSON.parse(value);
+    } catch {
+      throw badRequest("Invalid body: trace: must be a JSON object");
+    }
+  }
+  return parseInput(traced, { trace }, "body").trace;
 }
 
 const routing = z.object({ provider: providerPreferences.optional() });
@@ -76,6 +94,7 @@ export async function readTranscription(req: Request, maxAudioBytes: number): Pr
       granularities: fields["timestamp_granularities[]"] ?? [],
       ...providerField(provider),
       sessionId: fields.session_id,
+      trace: traceField(fields.trace),
     };
   }
   if (!type.startsWith("application/json")) {
@@ -96,5 +115,6 @@ export async function readTranscription(req: Request, maxAudioBytes: number): Pr
     granularities: body.timestamp_granularities ?? [],
     ...providerField(body.provider),
     sessionId: body.session_id,
+    trace: body.trace,
   };
 }
