@@ -1,4 +1,5 @@
 import { pino, type Logger } from "pino";
+import { currentRequestId } from "./http/request-context.js";
 
 export type { Logger };
 
@@ -23,6 +24,17 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
+/**
+ * Every line logged while a request is handled carries its `reqId` (the id the router gave it, which each
+ * service it calls keeps), so one request's lines can be found in every process's logs without each call
+ * site passing the id along. A line that names its own `reqId` keeps it.
+ */
+const requestIdMixin = (): { reqId?: string } => {
+  const reqId = currentRequestId();
+  // A new object each time: pino assigns the line's own fields onto what the mixin returns.
+  return reqId === undefined ? {} : { reqId };
+};
+
 export function createLogger(options: LoggerOptions): Logger {
   return pino(
     {
@@ -30,6 +42,7 @@ export function createLogger(options: LoggerOptions): Logger {
       level: options.level ?? "info",
       redact: { paths: redactedPaths, censor: "[redacted]" },
       base: { service: options.service },
+      mixin: requestIdMixin,
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     // Asynchronous writes keep logging off the request's critical path.
