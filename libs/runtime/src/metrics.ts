@@ -25,6 +25,21 @@ async function collectOutboxes(gauge: "pending" | "lagSeconds", set: (schema: st
   );
 }
 
+/** Spend holds not settled or released yet, by state; read from the table that keeps them when Prometheus scrapes. */
+export interface HoldFigures {
+  /** Within their deadline: requests under way. */
+  active: number;
+  /** Past their deadline and never settled: generations that were not recorded (a replica died, an event was lost). */
+  expired: number;
+}
+const holdProbes = new Set<() => Promise<HoldFigures>>();
+
+/** Registers how this process reads the open holds (identity, which owns them); returns the unregistration. */
+export function watchHolds(probe: () => Promise<HoldFigures>): () => void {
+  holdProbes.add(probe);
+  return () => holdProbes.delete(probe);
+}
+
 /** Sub-millisecond resolution at the bottom: a gateway hop costs well under a millisecond. */
 const latencyBuckets = [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
@@ -57,9 +72,23 @@ export const metrics = {
   }),
   holds: new Counter({
     name: "switchyard_spend_holds_total",
-    help: "Spend holds asked of identity, by outcome (granted, refused, released)",
+    help: "Spend holds in identity, by outcome: granted, refused, released (nothing to charge), settled (charged), expired (removed unsettled after their deadline)",
     labelNames: ["outcome"] as const,
     registers: [registry],
+  }),
+  holdsOpen: new Gauge({
+    name: "switchyard_spend_holds_open",
+    help: "Spend holds not settled or released, by state: active, or expired (past their deadline, never settled: the leak signal). Every identity replica reports the same table",
+    labelNames: ["state"] as const,
+    registers: [registry],
+    async collect() {
+      for (const probe of holdProbes) {
+        const figures = await probe().catch(() => undefined);
+        if (!figures) continue;
+        this.set({ state: "active" }, figures.active);
+        this.set({ state: "expired" }, figures.expired);
+      }
+    },
   }),
   outboxPending: new Gauge({
     name: "switchyard_outbox_pending_events",
@@ -81,7 +110,7 @@ export const metrics = {
   }),
   consumerPending: new Gauge({
     name: "switchyard_consumer_pending_messages",
-    help: "Messages a durable consumer has yet to process (JetStream num_pending + num_ack_pending)",
+    help: "Messages a durable consumer has yet to process: JetStream's num_pending + num_ack_pending, polled every few seconds",
     labelNames: ["consumer"] as const,
     registers: [registry],
   }),

@@ -1,5 +1,5 @@
 import type { HoldDecision, HoldRequest } from "@switchyard/contracts";
-import { HttpError, metrics, picoToDecimal } from "@switchyard/runtime";
+import { HttpError, picoToDecimal } from "@switchyard/runtime";
 
 /** Identity's spend holds: in-process in standalone, over HTTP otherwise. */
 export interface SpendHolds {
@@ -36,7 +36,7 @@ export async function requestHold(context: HoldContext, amount: bigint): Promise
     // No provider is called on credit that could not be checked.
     throw Object.assign(new HttpError("unavailable", "Spend limits cannot be checked right now; try again shortly"), { cause: error });
   }
-  metrics.holds.inc({ outcome: decision.granted ? "granted" : "refused" });
+  // Identity counts holds (switchyard_spend_holds_total), where they are granted, settled, released and expire.
   if (decision.granted) return undefined;
   if (decision.limited_by === "key" && decision.exhausted) throw new HttpError("forbidden", "Key limit exceeded");
   return decision;

@@ -33,6 +33,8 @@ export interface DurableConsumerSpec {
 }
 
 const ackWaitMs = 30_000;
+/** How often the backlog gauge asks the server: one small API call per consumer and process. */
+const backlogPollMs = 5_000;
 const nanos = (ms: number) => ms * 1_000_000;
 const redeliveryDelayMs = (deliveries: number) => Math.min(30_000, 250 * 2 ** deliveries);
 const restartDelayMs = (failures: number) => Math.min(10_000, 250 * 2 ** failures);
@@ -96,7 +98,6 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
     try {
       await spec.handler(event);
       msg.ack();
-      metrics.consumerPending.set({ consumer: spec.durable }, msg.info.pending);
     } catch (error) {
       const deliveries = msg.info.deliveryCount;
       if (deliveries >= spec.maxDeliveries) {
@@ -131,6 +132,29 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
   // The first setup runs in the caller so that a bad name or an unreachable server fails loudly at startup.
   let consumer: Awaited<ReturnType<typeof ensureConsumer>> | undefined = await ensureConsumer(false);
 
+  /**
+   * The backlog as the server counts it: not yet delivered (num_pending) plus delivered and not yet
+   * acknowledged (num_ack_pending, events in handlers or waiting for redelivery). Polled rather than read
+   * from acknowledged messages, so it also moves while nothing succeeds (a handler failing, a consumer
+   * stuck), which is when it matters. One call at a time; a failed poll leaves the last figure.
+   */
+  let polling = false;
+  const pollBacklog = async () => {
+    if (polling || stopped || nc.isClosed()) return;
+    polling = true;
+    try {
+      const info = await spec.jsm.consumers.info(await spec.ensureStream(false), spec.durable);
+      metrics.consumerPending.set({ consumer: spec.durable }, info.num_pending + info.num_ack_pending);
+    } catch {
+      // NATS away or the consumer being recreated: the next poll tries again.
+    } finally {
+      polling = false;
+    }
+  };
+  void pollBacklog();
+  const backlog = setInterval(() => void pollBacklog(), backlogPollMs);
+  backlog.unref();
+
   const loop = (async () => {
     for (let failures = 0; !stopped && !nc.isClosed(); ) {
       try {
@@ -161,6 +185,7 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
   return {
     async stop() {
       stopped = true;
+      clearInterval(backlog);
       interruptSleep?.();
       await current?.close();
       await loop;

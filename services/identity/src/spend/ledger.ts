@@ -1,6 +1,7 @@
 import type { EventEnvelope } from "@switchyard/contracts";
-import { type Bus, type Db, type Logger, type Queryable, type Subscription } from "@switchyard/runtime";
+import { metrics, watchHolds, type Bus, type Db, type Logger, type Queryable, type Subscription } from "@switchyard/runtime";
 import { schema } from "../migrations.js";
+import { openHolds } from "./holds.js";
 
 export const ledgerConsumer = "identity_ledger";
 export const chargedSubjects = ["inference.generation.completed.v1", "media.transcription.completed.v1", "media.image.completed.v1"] as const;
@@ -17,7 +18,7 @@ export async function recordCharges(db: Queryable, consumer: string, events: rea
     const g = event.data;
     return { ...g, event_id: event.id, occurred_at: event.occurred_at };
   });
-  const [result] = await db.query<{ charged: number }>(
+  const [result] = await db.query<{ charged: number; settled: number }>(
     `WITH charge AS (
        SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(event_id uuid, generation_id text, key_hash text, organization_id uuid,
          workspace_id uuid, guardrail_ids text[], model text, provider text, status text, prompt_tokens integer,
@@ -45,11 +46,12 @@ export async function recordCharges(db: Queryable, consumer: string, events: rea
          SET cost = guardrail_spend.cost + excluded.cost, byok_cost = guardrail_spend.byok_cost + excluded.byok_cost
      ), settled AS (
        -- A charge replaces its reservation, also when a duplicate report finds the row already there.
-       DELETE FROM ${schema}.holds WHERE generation_id IN (SELECT generation_id FROM charge)
+       DELETE FROM ${schema}.holds WHERE generation_id IN (SELECT generation_id FROM charge) RETURNING 1
      )
-     SELECT count(*)::int AS charged FROM entry`,
+     SELECT (SELECT count(*) FROM entry)::int AS charged, (SELECT count(*) FROM settled)::int AS settled`,
     [consumer, JSON.stringify(rows)],
   );
+  if (result?.settled) metrics.holds.inc({ outcome: "settled" }, result.settled);
   return result?.charged ?? 0;
 }
 
@@ -58,9 +60,17 @@ export async function recordCharges(db: Queryable, consumer: string, events: rea
  * redelivery (a crash between commit and ack, a publish repeated after the deduplication window) changes
  * nothing. Shared by every identity replica.
  */
-export function startLedger(deps: { db: Db; bus: Bus; logger: Logger }): Promise<Subscription> {
-  return deps.bus.consumeBatches(ledgerConsumer, chargedSubjects, async (events) => {
+export async function startLedger(deps: { db: Db; bus: Bus; logger: Logger }): Promise<Subscription> {
+  const consumer = await deps.bus.consumeBatches(ledgerConsumer, chargedSubjects, async (events) => {
     const charged = await recordCharges(deps.db, ledgerConsumer, events as Charged[]);
     if (charged < events.length) deps.logger.debug({ events: events.length, charged }, "charges already in the ledger");
   });
+  // The ledger settles the holds, so it also reports those still open (the gauge a hold leak shows on).
+  const unwatch = watchHolds(() => openHolds(deps.db));
+  return {
+    async stop() {
+      unwatch();
+      await consumer.stop();
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { picoToUsd } from "@switchyard/runtime";
+import { metrics, picoToUsd } from "@switchyard/runtime";
 import type { Candidate } from "@switchyard/upstream";
 import type { Response } from "express";
 import { mediaCost } from "../cost.js";
@@ -51,6 +51,7 @@ export async function streamImages(
   const charged = imageUsage(call, images.length, usage);
   const cost = mediaCost(candidate.endpoint.pricing, charged.usage);
   const status = run.signal.aborted ? "cancelled" : failure !== undefined ? "error" : "completed";
+  metrics.streamDuration.observe({ service: "media", status }, (performance.now() - run.started) / 1000);
   await recordGeneration(run.deps, { ...imageRecord(run, candidate, true), status, usage: charged.usage, usageEstimated: charged.estimated, costPico: cost });
   if (res.writableEnded || res.destroyed) return;
   if (status !== "completed") {
