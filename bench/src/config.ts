@@ -1,15 +1,68 @@
-/** Benchmark knobs, read once. */
-export const benchConfig = {
-  rounds: Number(process.env.BENCH_ROUNDS ?? 6),
-  requestsPerRound: Number(process.env.BENCH_REQUESTS ?? 1000),
-  logLevel: process.env.LOG_LEVEL ?? "warn",
-  /** Chat benchmark rows as `mode:concurrency` pairs, e.g. `buffered:1,stream:10`. */
-  chatPlans: (process.env.BENCH_CHAT_PLANS ?? "buffered:1,buffered:10,buffered:50,stream:1,stream:10").split(",").map((plan) => {
-    const [mode, concurrency] = plan.split(":");
+/** Benchmark knobs, read once. Nothing else in the benchmarks reads the environment. */
+const env = process.env;
+const number = (name: string, fallback: number) => {
+  const value = Number(env[name] ?? fallback);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number, not ${env[name]}`);
+  return value;
+};
+
+export interface ChatPlan {
+  stream: boolean;
+  concurrency: number;
+}
+
+/** Plans as `mode:concurrency` pairs, e.g. `buffered:1,stream:10`. */
+const plans = (text: string): ChatPlan[] =>
+  text.split(",").map((plan) => {
+    const [mode, concurrency] = plan.trim().split(":");
+    if ((mode !== "buffered" && mode !== "stream") || !(Number(concurrency) >= 1)) throw new Error(`BENCH_CHAT_PLANS: bad plan ${plan}`);
     return { stream: mode === "stream", concurrency: Number(concurrency) };
-  }),
-  /** When set, the gateway process writes a V8 CPU profile here (open it in Chrome DevTools). */
-  cpuProfileDir: process.env.BENCH_CPU_PROF_DIR,
-  /** Passed through to the gateway under test (a real Postgres or NATS when set). */
-  gatewayEnv: { ...process.env } as Record<string, string | undefined>,
+  });
+
+export const compareTargetNames = ["direct", "standalone", "topology", "portkey"] as const;
+export type CompareTargetName = (typeof compareTargetNames)[number];
+
+export const benchConfig = {
+  logLevel: env.LOG_LEVEL ?? "warn",
+  /** When set, the standalone gateway writes CPU profiles of the measured phases here and the topology's processes theirs under `topology/`. */
+  cpuProfileDir: env.BENCH_CPU_PROF_DIR,
+  /** Set by the benchmark for the processes it profiles through `cpu-profile-preload` (SIGUSR2 starts and stops a profile). */
+  signalProfileDir: env.BENCH_SIGNAL_PROFILE_DIR,
+  /** The environment the benchmark was started with, for the processes it starts (each drops what must not reach it). */
+  baseEnv: { ...env } as Record<string, string | undefined>,
+
+  /** Router overhead (`npm run bench:router`). */
+  router: {
+    rounds: number("BENCH_ROUNDS", 6),
+    requestsPerRound: number("BENCH_REQUESTS", 1000),
+  },
+
+  /** Gateway comparison (`npm run bench`). */
+  compare: {
+    rounds: number("BENCH_ROUNDS", 5),
+    requestsPerRound: number("BENCH_REQUESTS", 1000),
+    /** Requests per target and plan before the measured rounds (connections opened, code warmed). */
+    warmupRequests: number("BENCH_WARMUP_REQUESTS", 300),
+    plans: plans(env.BENCH_CHAT_PLANS ?? "buffered:1,buffered:10,buffered:50,stream:1,stream:10,stream:50"),
+    targets: (env.BENCH_TARGETS ?? compareTargetNames.join(",")).split(",").map((name) => {
+      const target = compareTargetNames.find((known) => known === name.trim());
+      if (!target) throw new Error(`BENCH_TARGETS: unknown target ${name} (known: ${compareTargetNames.join(", ")})`);
+      return target;
+    }),
+    /** The Postgres server the topology target makes its database on (a fresh one per run, dropped at the end). */
+    databaseUrl: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+    natsUrl: env.NATS_URL ?? "nats://127.0.0.1:4222",
+  },
+
+  /** Soak (`npm run bench:soak`). */
+  soak: {
+    seconds: number("BENCH_SOAK_SECONDS", 300),
+    warmupSeconds: number("BENCH_SOAK_WARMUP_SECONDS", 60),
+    /** Requests per second, started on schedule whatever the answers' pace (half of them streamed by default). */
+    rate: number("BENCH_SOAK_RATE", 100),
+    streamShare: number("BENCH_SOAK_STREAM_SHARE", 0.5),
+    /** Requests in flight at most; a request due while this many wait is counted as skipped, not sent. */
+    maxInFlight: number("BENCH_SOAK_MAX_IN_FLIGHT", 200),
+    sampleSeconds: number("BENCH_SOAK_SAMPLE_SECONDS", 5),
+  },
 };

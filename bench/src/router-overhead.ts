@@ -1,4 +1,5 @@
 import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { Pool } from "undici";
 import { benchConfig } from "./config.js";
 import { cpuMs, forkChild, percentile, runLoad } from "./measure.js";
@@ -8,8 +9,9 @@ import { cpuMs, forkChild, percentile, runLoad } from "./measure.js";
  * app directly and through the router, interleaved in one run so machine noise hits both alike.
  * Prints p50/p99 latency, requests per second and gateway CPU per request; writes JSON to bench/results.
  */
-const rounds = benchConfig.rounds;
-const perRound = benchConfig.requestsPerRound;
+const rounds = benchConfig.router.rounds;
+const perRound = benchConfig.router.requestsPerRound;
+const profileDir = benchConfig.cpuProfileDir;
 const concurrencies = [1, 10];
 
 interface Ready {
@@ -19,7 +21,7 @@ interface Ready {
   callerHeader: string;
 }
 
-const gateway = forkChild<Ready>({ ...benchConfig.gatewayEnv });
+const gateway = forkChild<Ready>({ ...benchConfig.baseEnv });
 const ready = await gateway.ready;
 const usage = gateway.usage;
 
@@ -45,6 +47,7 @@ const results = [];
 for (const concurrency of concurrencies) {
   for (const name of ["direct", "router"] as const) await run(name, 300, concurrency); // warm-up
   const totals = { direct: { latencies: [] as number[], seconds: 0, cpuMs: 0, rss: 0 }, router: { latencies: [] as number[], seconds: 0, cpuMs: 0, rss: 0 } };
+  if (profileDir) await gateway.startProfile();
   for (let round = 0; round < rounds; round++) {
     for (const name of round % 2 ? (["router", "direct"] as const) : (["direct", "router"] as const)) {
       const r = await run(name, perRound, concurrency);
@@ -53,6 +56,10 @@ for (const concurrency of concurrencies) {
       totals[name].cpuMs += r.cpuMs;
       totals[name].rss = Math.max(totals[name].rss, r.rss);
     }
+  }
+  if (profileDir) {
+    await mkdir(profileDir, { recursive: true });
+    console.log(`CPU profile: ${(await gateway.stopProfile(join(profileDir, `router-overhead-c${concurrency}.cpuprofile`))).profiled}`);
   }
   const summary = (name: TargetName) => {
     const t = totals[name];

@@ -1,0 +1,27 @@
+/** What the benchmark started, stopped in reverse order at the end, on failure, and on SIGINT or SIGTERM. */
+const stoppers: Array<() => Promise<void>> = [];
+
+export function onCleanup(stop: () => Promise<void>): void {
+  stoppers.push(stop);
+}
+
+/** Stops everything registered, last first; a failing stop is printed and the others still run. */
+export async function cleanup(): Promise<void> {
+  for (let stop = stoppers.pop(); stop; stop = stoppers.pop()) {
+    try {
+      await stop();
+    } catch (error) {
+      console.error("cleanup:", error);
+    }
+  }
+}
+
+/** Ctrl-C (or a SIGTERM) stops what was started before the benchmark exits. */
+export function cleanupOnSignals(): void {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      console.error(`\n${signal}: stopping what the benchmark started`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+}

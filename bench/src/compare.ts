@@ -1,0 +1,216 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { Pool } from "undici";
+import { chatLoad, emptyTally, type ChatTally } from "./chat-load.js";
+import { cleanup, cleanupOnSignals, onCleanup } from "./cleanup.js";
+import { benchConfig, type ChatPlan, type CompareTargetName } from "./config.js";
+import { markdown, percentile } from "./measure.js";
+import { startPortkeyTarget } from "./portkey-target.js";
+import { cpuSnapshot, cpuSpent, pidsByComm, rssSampler } from "./proc-stats.js";
+import { directTarget, startStandaloneTarget, startUpstream, writeCatalog, type Target } from "./targets.js";
+import { startTopologyTarget } from "./topology-target.js";
+
+/**
+ * One-command gateway comparison: the same chat completions sent straight to a fake upstream (direct),
+ * through Switchyard standalone, through Switchyard as separate processes (topology) and through the
+ * Portkey gateway, interleaved (for each plan, rounds in which every target runs once, in a rotated order)
+ * so machine noise hits all alike. Prints a Markdown table and writes bench/results/compare.json.
+ */
+const config = benchConfig.compare;
+const backendNames = ["postgres", "nats-server"] as const;
+
+/** What one target measured over one plan's rounds. */
+interface Measured {
+  tally: ChatTally;
+  requests: number;
+  cpuMs: number;
+  backendCpuMs: number;
+  upstreamCpuMs: number;
+  clientCpuMs: number;
+  peakRss: number;
+}
+
+const mode = (plan: ChatPlan) => (plan.stream ? "stream" : "buffered");
+const rotate = <T>(items: T[], by: number) => [...items.slice(by % items.length), ...items.slice(0, by % items.length)];
+const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+const mb = (bytes: number) => bytes / 1024 / 1024;
+
+async function startTargets(dir: string, upstream: { url: string; pid: number }, catalogPath: string, notes: string[]): Promise<Target[]> {
+  const targets: Target[] = [];
+  for (const name of config.targets) {
+    const started = performance.now();
+    let target: Target | undefined;
+    if (name === "direct") target = directTarget(upstream);
+    if (name === "standalone") target = await startStandaloneTarget(catalogPath, join(dir, "standalone"));
+    if (name === "portkey") target = await startPortkeyTarget(upstream.url);
+    if (name === "topology") {
+      const topology = await startTopologyTarget(catalogPath, join(dir, "topology"));
+      if ("skipped" in topology) {
+        notes.push(`topology skipped: ${topology.skipped}`);
+        console.log(`NOTE: topology skipped: ${topology.skipped}`);
+        continue;
+      }
+      target = topology;
+    }
+    if (!target) continue;
+    onCleanup(target.stop);
+    targets.push(target);
+    console.log(`${name} ready in ${((performance.now() - started) / 1000).toFixed(1)} s (pids ${target.pids().join(" ")})`);
+  }
+  return targets;
+}
+
+/** One measurement slot: `count` requests to one target, with its CPU, the backends' CPU and its RSS around them. */
+async function slot(target: Target, upstreamPid: number, pool: Pool, plan: ChatPlan, into: Measured) {
+  const before = { own: cpuSnapshot(target.pids()), backend: cpuSnapshot(pidsByComm(backendNames)), upstream: cpuSnapshot([upstreamPid]), client: process.cpuUsage() };
+  const rss = rssSampler(() => target.pids());
+  const errors = into.tally.errors;
+  const count = into.tally.latencies.length;
+  await chatLoad(pool, target, plan.stream, config.requestsPerRound, plan.concurrency, into.tally);
+  into.peakRss = Math.max(into.peakRss, rss.stop());
+  const client = process.cpuUsage(before.client);
+  into.cpuMs += cpuSpent(before.own, cpuSnapshot(target.pids()));
+  into.backendCpuMs += cpuSpent(before.backend, cpuSnapshot(pidsByComm(backendNames)));
+  into.upstreamCpuMs += cpuSpent(before.upstream, cpuSnapshot([upstreamPid]));
+  into.clientCpuMs += (client.user + client.system) / 1000;
+  into.requests += into.tally.latencies.length - count + into.tally.errors - errors;
+}
+
+async function measurePlan(plan: ChatPlan, targets: Target[], upstreamPid: number) {
+  const pools = new Map(targets.map((t) => [t.name, new Pool(t.origin, { connections: plan.concurrency, headersTimeout: 30_000, bodyTimeout: 30_000 })]));
+  const pool = (t: Target) => pools.get(t.name)!;
+  try {
+    for (const target of targets) {
+      const warm = emptyTally();
+      await chatLoad(pool(target), target, plan.stream, config.warmupRequests, plan.concurrency, warm);
+      if (warm.errors) console.log(`  ${target.name} warm-up: ${warm.errors} errors, e.g. ${warm.errorSamples[0]}`);
+    }
+    const profileDir = benchConfig.cpuProfileDir;
+    const profiled = profileDir ? targets.filter((t) => t.startProfile) : [];
+    for (const target of profiled) await target.startProfile!();
+    const measured = new Map<CompareTargetName, Measured>(
+      targets.map((t) => [t.name, { tally: emptyTally(), requests: 0, cpuMs: 0, backendCpuMs: 0, upstreamCpuMs: 0, clientCpuMs: 0, peakRss: 0 }]),
+    );
+    for (let round = 0; round < config.rounds; round++) {
+      for (const target of rotate(targets, round)) await slot(target, upstreamPid, pool(target), plan, measured.get(target.name)!);
+    }
+    for (const target of profiled) console.log(`  CPU profile: ${await target.stopProfile!(`${mode(plan)}-c${plan.concurrency}`)}`);
+    return measured;
+  } finally {
+    await Promise.all([...pools.values()].map((p) => p.close()));
+  }
+}
+
+/** The figures of one target and plan; `added` columns against direct calls of the same plan. */
+function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measured | undefined) {
+  const latencies = sorted(m.tally.latencies);
+  const ttfb = sorted(m.tally.ttfb);
+  const d = direct && name !== "direct" ? { latencies: sorted(direct.tally.latencies), ttfb: sorted(direct.tally.ttfb) } : undefined;
+  const perRequest = (ms: number) => ms / Math.max(1, m.requests);
+  return {
+    target: name,
+    mode: mode(plan),
+    concurrency: plan.concurrency,
+    requests: latencies.length,
+    errors: m.tally.errors,
+    rps: latencies.length / Math.max(1e-9, m.tally.seconds),
+    p50_ms: percentile(latencies, 50),
+    p90_ms: percentile(latencies, 90),
+    p99_ms: percentile(latencies, 99),
+    added_p50_ms: d ? percentile(latencies, 50) - percentile(d.latencies, 50) : undefined,
+    added_p99_ms: d ? percentile(latencies, 99) - percentile(d.latencies, 99) : undefined,
+    ttfb_p50_ms: plan.stream ? percentile(ttfb, 50) : undefined,
+    ttfb_p99_ms: plan.stream ? percentile(ttfb, 99) : undefined,
+    added_ttfb_p50_ms: plan.stream && d ? percentile(ttfb, 50) - percentile(d.ttfb, 50) : undefined,
+    cpu_ms_per_request: perRequest(m.cpuMs),
+    backend_cpu_ms_per_request: perRequest(m.backendCpuMs),
+    upstream_cpu_ms_per_request: perRequest(m.upstreamCpuMs),
+    client_cpu_ms_per_request: perRequest(m.clientCpuMs),
+    peak_rss_mb: mb(m.peakRss),
+    error_samples: m.tally.errorSamples,
+  };
+}
+type Row = ReturnType<typeof row>;
+
+const dash = (value: number | undefined) => value ?? "-";
+const table = (rows: Row[]) =>
+  markdown(
+    rows.map((r) => ({
+      target: r.target,
+      mode: r.mode,
+      c: r.concurrency,
+      requests: r.requests,
+      errors: r.errors,
+      "req/s": r.rps,
+      "p50 ms": r.p50_ms,
+      "p99 ms": r.p99_ms,
+      "added p50 ms": dash(r.added_p50_ms),
+      "added p99 ms": dash(r.added_p99_ms),
+      "TTFB p50 ms": dash(r.ttfb_p50_ms),
+      "added TTFB p50 ms": dash(r.added_ttfb_p50_ms),
+      "CPU ms/req": r.cpu_ms_per_request,
+      "backend CPU ms/req": r.backend_cpu_ms_per_request,
+      "peak RSS MB": r.peak_rss_mb,
+    })),
+  );
+
+async function main() {
+  const started = { date: new Date().toISOString(), loadavg: loadavg() };
+  console.log(
+    `Gateway comparison: targets ${config.targets.join(", ")}; plans ${config.plans.map((p) => `${mode(p)}:${p.concurrency}`).join(", ")}; ` +
+      `${config.rounds} rounds × ${config.requestsPerRound} requests per target and plan (warm-up ${config.warmupRequests}); ` +
+      `${cpus().length} CPUs, load ${started.loadavg.map((l) => l.toFixed(2)).join(" ")}`,
+  );
+  const dir = await mkdtemp(join(tmpdir(), "switchyard-bench-"));
+  onCleanup(() => rm(dir, { recursive: true, force: true }));
+  const upstream = await startUpstream();
+  onCleanup(upstream.stop);
+  const catalogPath = await writeCatalog(dir, upstream.url);
+  const notes: string[] = [];
+  const targets = await startTargets(dir, upstream, catalogPath, notes);
+
+  const rows: Row[] = [];
+  for (const plan of config.plans) {
+    const planStarted = performance.now();
+    const measured = await measurePlan(plan, targets, upstream.pid);
+    const planRows = targets.map((t) => row(t.name, plan, measured.get(t.name)!, measured.get("direct")));
+    rows.push(...planRows);
+    const summary = planRows.map((r) => `${r.target} p50 ${r.p50_ms.toFixed(2)} ms ${r.rps.toFixed(0)} req/s${r.errors ? ` ${r.errors} errors` : ""}`);
+    console.log(`${mode(plan)} c=${plan.concurrency} (${((performance.now() - planStarted) / 1000).toFixed(0)} s): ${summary.join("; ")}`);
+  }
+
+  console.log(`\n${table(rows)}\n`);
+  for (const note of notes) console.log(`NOTE: ${note}`);
+  const failed = rows.filter((r) => r.errors > 0);
+  for (const r of failed) console.log(`ERRORS ${r.target} ${r.mode} c=${r.concurrency}: ${r.errors}, e.g.\n  ${r.error_samples.join("\n  ")}`);
+  const finished = { date: new Date().toISOString(), loadavg: loadavg() };
+  console.log(`load average at start ${started.loadavg.map((l) => l.toFixed(2)).join(" ")}, at end ${finished.loadavg.map((l) => l.toFixed(2)).join(" ")}`);
+
+  const results = new URL("../results/", import.meta.url);
+  await mkdir(results, { recursive: true });
+  const file = new URL("compare.json", results);
+  await writeFile(
+    file,
+    JSON.stringify(
+      {
+        started,
+        finished,
+        machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model, node: process.version },
+        settings: { rounds: config.rounds, requests_per_round: config.requestsPerRound, warmup_requests: config.warmupRequests, plans: config.plans, targets: targets.map((t) => t.name) },
+        notes,
+        rows,
+      },
+      null,
+      2,
+    ),
+  );
+  console.log(`Results: ${file.pathname}`);
+}
+
+cleanupOnSignals();
+try {
+  await main();
+} finally {
+  await cleanup();
+}

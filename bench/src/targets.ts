@@ -1,0 +1,116 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { CompareTargetName } from "./config.js";
+import { benchConfig } from "./config.js";
+import type { ChatEndpoint } from "./chat-load.js";
+import { forkChild } from "./measure.js";
+
+/** A gateway (or the upstream itself) under measurement: where it takes requests and which processes are its. */
+export interface Target extends ChatEndpoint {
+  name: CompareTargetName;
+  /** The processes whose CPU time and memory count as this target's (read again at every measurement slot). */
+  pids(): number[];
+  /** Starts a CPU profile of what follows (where the target supports it and BENCH_CPU_PROF_DIR is set). */
+  startProfile?(): Promise<void>;
+  /** Stops the profile started last and writes it under BENCH_CPU_PROF_DIR, named after `label`; returns where. */
+  stopProfile?(label: string): Promise<string>;
+  /** The JS heap in use of a target that runs in one Node process the benchmark forked, in bytes. */
+  heapUsed?(): Promise<number>;
+  /** Stops every process of the target; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The environment for a process the benchmark starts: the benchmark's own, less what would point the
+ * process elsewhere than the benchmark decides (databases, buses, object storage, ports, preloads).
+ */
+export function childEnv(extra: Record<string, string>): Record<string, string | undefined> {
+  const dropped = /^(DATABASE_URL|NATS_|S3_|SWITCHYARD_|TOPOLOGY_|HOST$|PORT$|NODE_OPTIONS$|RATE_LIMIT_|BENCH_SIGNAL_PROFILE_DIR$)/;
+  const env = Object.fromEntries(Object.entries(benchConfig.baseEnv).filter(([key]) => !dropped.test(key)));
+  return { ...env, LOG_LEVEL: benchConfig.logLevel, ...extra };
+}
+
+/** The fake OpenAI-compatible upstream in its own process. */
+export async function startUpstream() {
+  const child = forkChild<{ url: string }>(childEnv({}), "./upstream-child.js");
+  try {
+    const { url } = await child.ready;
+    return { url, pid: child.pid, stop: () => child.stop() };
+  } catch (error) {
+    await child.stop();
+    throw error;
+  }
+}
+
+/** A catalog whose one model, `bench/model`, is served by the upstream at `upstreamUrl` (no API key). */
+export async function writeCatalog(dir: string, upstreamUrl: string): Promise<string> {
+  const path = join(dir, "catalog.json");
+  await writeFile(
+    path,
+    JSON.stringify({
+      providers: [{ slug: "bench", name: "Bench", adapter: "openai-compatible", base_url: upstreamUrl, requires_api_key: false }],
+      models: [
+        {
+          id: "bench/model",
+          name: "Bench",
+          context_length: 8000,
+          endpoints: [{ provider: "bench", upstream_model: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }],
+        },
+      ],
+    }),
+  );
+  return path;
+}
+
+/** An inference (non-management) key made with the management key, as a client would use. */
+export async function createInferenceKey(origin: string, managementKey: string): Promise<string> {
+  const res = await fetch(`${origin}/api/v1/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${managementKey}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "bench" }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`POST /api/v1/keys answered ${res.status}: ${text}`);
+  return (JSON.parse(text) as { key: string }).key;
+}
+
+/** The calls straight to the upstream: the baseline every gateway is compared with. */
+export function directTarget(upstream: { url: string; pid: number }): Target {
+  const url = new URL(upstream.url);
+  return {
+    name: "direct",
+    origin: url.origin,
+    path: `${url.pathname}/chat/completions`,
+    headers: { authorization: "Bearer sk-bench" },
+    model: "bench",
+    pids: () => [upstream.pid],
+    stop: async () => undefined, // the upstream outlives the targets: it is stopped last
+  };
+}
+
+/** Switchyard standalone on its embedded defaults (PGlite, in-process bus, disk) in a child process. */
+export async function startStandaloneTarget(catalogPath: string, dataDir: string): Promise<Target> {
+  const profileDir = benchConfig.cpuProfileDir;
+  if (profileDir) await mkdir(profileDir, { recursive: true });
+  const gateway = forkChild<{ routerPort: number; bootstrapKey: string }>(childEnv({ SWITCHYARD_CONFIG: catalogPath, SWITCHYARD_DATA_DIR: dataDir }));
+  try {
+    const ready = await gateway.ready;
+    const origin = `http://127.0.0.1:${ready.routerPort}`;
+    const key = await createInferenceKey(origin, ready.bootstrapKey);
+    return {
+      name: "standalone",
+      origin,
+      path: "/api/v1/chat/completions",
+      headers: { authorization: `Bearer ${key}` },
+      model: "bench/model",
+      pids: () => [gateway.pid],
+      startProfile: async () => void (await gateway.startProfile()),
+      stopProfile: async (label) => (await gateway.stopProfile(join(profileDir ?? ".", `standalone-${label}.cpuprofile`))).profiled,
+      heapUsed: async () => (await gateway.usage()).heapUsed ?? 0,
+      stop: () => gateway.stop(),
+    };
+  } catch (error) {
+    await gateway.stop();
+    throw error;
+  }
+}
