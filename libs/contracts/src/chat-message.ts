@@ -45,6 +45,32 @@ export const toolCall = z.object({
 });
 export type ToolCall = z.infer<typeof toolCall>;
 
+export const serverToolCallType = "reasoning.server_tool_call";
+
+/**
+ * A server tool call the gateway ran, with its result, as `@openrouter/sdk` reads it in
+ * `reasoning_details`. Sent back in a later request it tells the model what the call returned; it is
+ * never run again.
+ */
+export const serverToolCallDetail = z.object({
+  type: z.literal(serverToolCallType),
+  tool_name: z.string().min(1).describe("The server tool's type, e.g. openrouter:web_search"),
+  tool_call_id: z.string().nullable().optional(),
+  arguments: z.string().describe("JSON-encoded arguments"),
+  result: z.string().describe("JSON-encoded result; sandboxed tools' results carry their container_id"),
+  id: z.string().nullable().optional(),
+  index: z.number().int().optional(),
+  format: z.string().nullable().optional(),
+});
+export type ServerToolCallDetail = z.infer<typeof serverToolCallDetail>;
+
+/** Reasoning sent back as it came; the entries of server tool calls are checked, since they are replayed. */
+const reasoningDetailIn = z.looseObject({ type: z.string() }).superRefine((value, ctx) => {
+  if (value.type !== serverToolCallType) return;
+  const parsed = serverToolCallDetail.safeParse(value);
+  if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
+});
+
 export const systemMessage = z.looseObject({ role: z.literal("system"), content: textContent, name });
 export const developerMessage = z.looseObject({ role: z.literal("developer"), content: textContent, name });
 export const userMessage = z.looseObject({ role: z.literal("user"), content: richContent, name });
@@ -54,7 +80,7 @@ export const assistantMessage = z.looseObject({
   name,
   tool_calls: z.array(toolCall).optional(),
   reasoning: z.string().nullable().optional(),
-  reasoning_details: z.array(z.looseObject({ type: z.string() })).optional(),
+  reasoning_details: z.array(reasoningDetailIn).optional(),
   refusal: z.string().nullable().optional(),
 });
 export const toolMessage = z.looseObject({ role: z.literal("tool"), content: richContent, tool_call_id: z.string().min(1) });

@@ -120,6 +120,31 @@ describe("POST /chat/completions body", () => {
     expect(issuePaths(chatCompletionRequest, JSON.parse(JSON.stringify(wire)))).toEqual([]);
   });
 
+  it("accepts an assistant message the SDK sends back with the server tool calls the gateway ran", () => {
+    const wire = ChatRequest$outboundSchema.parse({
+      model: "openai/gpt-4o",
+      messages: [
+        { role: "user", content: "Time?" },
+        {
+          role: "assistant",
+          content: "It is noon.",
+          reasoningDetails: [
+            { type: "reasoning.text", text: "Ask the clock.", signature: "sig" },
+            { type: "reasoning.server_tool_call", toolName: "openrouter:datetime", toolCallId: "call_1", arguments: "{}", result: '{"datetime":"12:00"}', index: 1 },
+          ],
+        },
+        { role: "user", content: "Thanks" },
+      ],
+    });
+    expect(issuePaths(chatCompletionRequest, JSON.parse(JSON.stringify(wire)))).toEqual([]);
+  });
+
+  it("refuses a server tool call entry without what replaying it needs", () => {
+    const call = { type: "reasoning.server_tool_call", tool_name: "openrouter:datetime", arguments: "{}" };
+    const messages = [{ role: "user", content: "Hi" }, { role: "assistant", content: "x", reasoning_details: [{ type: "reasoning.text", text: "t" }, call] }];
+    expect(issuePaths(chatCompletionRequest, { ...minimal, messages })).toEqual(["messages.1.reasoning_details.1.result"]);
+  });
+
   it.each([
     ["messages", { messages: [] }],
     ["messages", { messages: undefined }],

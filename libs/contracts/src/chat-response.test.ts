@@ -1,6 +1,6 @@
 import { ChatResult$inboundSchema, ChatStreamChunk$inboundSchema } from "@openrouter/sdk/models";
 import { describe, expect, it } from "vitest";
-import { issuePaths, wire } from "../../../tests/support/schema-checks.js";
+import { expectBothAccept, issuePaths, wire } from "../../../tests/support/schema-checks.js";
 import {
   chatCompletion,
   chatCompletionChunk,
@@ -77,6 +77,20 @@ describe("chat.completion", () => {
     };
     expect(issuePaths(chatCompletion, toolCalls)).toEqual([]);
     expect(ChatResult$inboundSchema.safeParse(wire(toolCalls)).success).toBe(true);
+  });
+
+  it("carries the server tool calls the gateway ran as reasoning details the SDK reads, and its web searches", () => {
+    const call = { type: "reasoning.server_tool_call", tool_name: "openrouter:shell", tool_call_id: "call_1", arguments: '{"commands":["ls"]}', result: '{"container_id":"sess_a"}', index: 1 } as const;
+    const withCalls: ChatCompletion = {
+      ...completion,
+      choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "Done.", reasoning_details: [{ type: "reasoning.text", text: "Run it.", index: 0 }, call] } }],
+      usage: { ...usage, server_tool_use_details: { tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 0 } },
+    };
+    const parsed = expectBothAccept(chatCompletion, ChatResult$inboundSchema, withCalls) as { choices: Array<{ message: { reasoningDetails: unknown[] } }>; usage: { serverToolUseDetails: unknown } };
+    expect(parsed.choices[0]!.message.reasoningDetails[1]).toEqual({ type: "reasoning.server_tool_call", toolName: "openrouter:shell", toolCallId: "call_1", arguments: call.arguments, result: call.result, index: 1 });
+    expect(parsed.usage.serverToolUseDetails).toEqual({ toolCallsRequested: 1, toolCallsExecuted: 1, webSearchRequests: 0 });
+    const chunk = { id: completion.id, object: "chat.completion.chunk", created: completion.created, model: completion.model, choices: [{ index: 0, delta: { reasoning_details: [call] }, finish_reason: null }] };
+    expectBothAccept(chatCompletionChunk, ChatStreamChunk$inboundSchema, chunk);
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { toolCall } from "./chat-message.js";
+import { serverToolCallDetail, toolCall } from "./chat-message.js";
 
 export const finishReason = z.enum(["stop", "length", "tool_calls", "content_filter", "error"]);
 export type FinishReason = z.infer<typeof finishReason>;
@@ -32,8 +32,9 @@ export const chatUsage = z.object({
   }),
   is_byok: z.boolean(),
   server_tool_use_details: z.object({
-    tool_calls_requested: z.number().int().min(0),
-    tool_calls_executed: z.number().int().min(0),
+    tool_calls_requested: z.number().int().min(0).describe("Server tool calls the model made"),
+    tool_calls_executed: z.number().int().min(0).describe("Those that ran and produced a result"),
+    web_search_requests: z.number().int().min(0).optional().describe("Searches sent to the search backend"),
   }),
 });
 export type ChatUsage = z.infer<typeof chatUsage>;
@@ -67,7 +68,10 @@ const detailBase = {
   index: z.number().int().optional(),
   format: z.string().nullable().optional(),
 };
-/** Structured reasoning; encrypted blocks must be sent back unchanged on the next turn. */
+/**
+ * Structured reasoning; encrypted blocks must be sent back unchanged on the next turn. Server tool calls
+ * the gateway ran travel here too, as the SDK expects them.
+ */
 export const reasoningDetail = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("reasoning.text"),
@@ -77,6 +81,7 @@ export const reasoningDetail = z.discriminatedUnion("type", [
   }),
   z.object({ type: z.literal("reasoning.summary"), summary: z.string(), ...detailBase }),
   z.object({ type: z.literal("reasoning.encrypted"), data: z.string(), ...detailBase }),
+  serverToolCallDetail,
 ]);
 
 export const responseMessage = z.object({
