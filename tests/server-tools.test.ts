@@ -88,9 +88,15 @@ afterAll(async () => {
 
 type Answer = Record<string, unknown> & {
   choices: Array<{ finish_reason: string; message: { content: string | null; tool_calls?: Array<{ function: { name: string; arguments: string } }> } }>;
-  usage: { prompt_tokens: number; completion_tokens: number; cost: number; server_tool_use_details: { tool_calls_requested: number; tool_calls_executed: number } };
-  server_tool_calls: Array<{ name: string; output: string; executed: boolean; container_id?: string }>;
+  usage: { prompt_tokens: number; completion_tokens: number; cost: number; server_tool_use_details: { tool_calls_requested: number; tool_calls_executed: number; web_search_requests?: number } };
 };
+
+/** A server tool call as the answer carries it, in `reasoning_details`, in the shape `@openrouter/sdk` reads. */
+type ServerCall = { type: "reasoning.server_tool_call"; tool_name: string; tool_call_id: string; arguments: string; result: string; index: number };
+const serverCallsOf = (body: Answer): ServerCall[] =>
+  ((body.choices[0]!.message as { reasoning_details?: Array<{ type: string }> }).reasoning_details ?? []).filter((d): d is ServerCall => d.type === "reasoning.server_tool_call");
+/** The result the model read for the nth server call. */
+const resultOf = (body: Answer, n = 0) => JSON.parse(serverCallsOf(body)[n]!.result) as Record<string, unknown>;
 
 const chat = async (body: Record<string, unknown>, headers: Record<string, string> = {}) => {
   const res = await gw.call("POST", "/chat/completions", { key, body: { messages: [{ role: "user", content: "Go" }], ...body }, headers });
@@ -98,6 +104,8 @@ const chat = async (body: Record<string, unknown>, headers: Record<string, strin
 };
 const calls = (list: Array<{ name: string; arguments: unknown }>) => JSON.stringify(list);
 const turnsSince = (before: number) => agent.requests.slice(before);
+/** The id of the call the model made in the turn before this request. */
+const turn1Call = (request: Record<string, unknown>) => (request.messages as Message[]).find((m) => m.tool_calls)!.tool_calls![0]!.id;
 
 describe("the server-tool agent loop", () => {
   it("runs the model's datetime call, feeds the result back and sums usage over the turns", async () => {
@@ -117,7 +125,9 @@ describe("the server-tool agent loop", () => {
     expect(answer.choices[0]!.finish_reason).toBe("stop");
     expect(answer.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 10, server_tool_use_details: { tool_calls_requested: 1, tool_calls_executed: 1 } });
     expect(answer.usage.cost).toBeCloseTo(2 * turnCost, 12);
-    expect(answer.server_tool_calls).toEqual([expect.objectContaining({ name: "datetime", executed: true })]);
+    expect(serverCallsOf(answer)).toEqual([{ type: "reasoning.server_tool_call", tool_name: "openrouter:datetime", tool_call_id: turn1Call(turn2!), arguments: '{"timezone":"America/New_York"}', result: expect.stringContaining('"timezone":"America/New_York"'), index: 0 }]);
+    // The answer has the words of every turn, as a stream does.
+    expect(answer.choices[0]!.message.content).toMatch(/^Working on it\. RESULTS /);
     // Every turn is its own generation: the first keeps the request's id.
     expect(response.headers.get("x-generation-id")).toBe(data.id);
     await eventually(async () => (await gw.call("GET", `/generation?id=${data.id}`, { key })).status === 200, 5000);
@@ -130,7 +140,7 @@ describe("the server-tool agent loop", () => {
     expect(turns).toHaveLength(3);
     expect(turns.map((t) => t.tool_choice)).toEqual([undefined, undefined, "none"]);
     expect(body.choices[0]!.message.content).toBe("done after 2 results");
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 2, tool_calls_executed: 2 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 2, tool_calls_executed: 2, web_search_requests: 0 });
     expect(body.usage.cost).toBeCloseTo(3 * turnCost, 12);
   });
 
@@ -148,7 +158,7 @@ describe("the server-tool agent loop", () => {
   it("executes calls up to max_tool_calls and answers the rest with an error result", async () => {
     const before = agent.requests.length;
     const { body } = await chat({ model: "agent/triple", tools: [{ type: "openrouter:datetime" }], max_tool_calls: 2 });
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 3, tool_calls_executed: 2 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 3, tool_calls_executed: 2, web_search_requests: 0 });
     const results = toolResults(turnsSince(before)[1]!.messages as Message[]);
     expect(results.map((r) => (r.error ? "refused" : r.timezone))).toEqual(["Asia/Tokyo", "Asia/Tokyo", "refused"]);
     expect(String(results[2]!.error)).toMatch(/max_tool_calls \(2\)/);
@@ -174,7 +184,7 @@ describe("the server-tool agent loop", () => {
     expect(turns.at(-1)!.tool_choice).toBe("none");
     expect(turns.every((t) => t.stop_server_tools_when === undefined && t.max_tool_calls === undefined)).toBe(true);
     expect(body.choices[0]!.message.content).toBe(`done after ${steps} results`);
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: steps, tool_calls_executed: steps });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: steps, tool_calls_executed: steps, web_search_requests: 0 });
     expect(body.usage.cost).toBeCloseTo((steps + 1) * turnCost, 12);
     expect(body.usage.prompt_tokens).toBe(10 * (steps + 1));
   });
@@ -183,7 +193,7 @@ describe("the server-tool agent loop", () => {
     const before = agent.requests.length;
     const { body } = await chat({ model: "agent/forever", tools: [{ type: "openrouter:datetime" }] });
     expect(turnsSince(before)).toHaveLength(7); // SERVER_TOOL_MAX_STEPS=6, then the last turn without tools
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 6, tool_calls_executed: 6 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 6, tool_calls_executed: 6, web_search_requests: 0 });
   });
 
   it("returns the client's own function calls and runs only the server's", async () => {
@@ -193,7 +203,7 @@ describe("the server-tool agent loop", () => {
     });
     expect(body.choices[0]!.finish_reason).toBe("tool_calls");
     expect(body.choices[0]!.message.tool_calls!.map((c) => c.function.name)).toEqual(["lookup"]);
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 0 });
   });
 
   it("streams every turn's words, hides server tool calls and ends with the summed usage", async () => {
@@ -210,9 +220,9 @@ describe("the server-tool agent loop", () => {
     let usage: Answer["usage"] | undefined;
     let serverCalls = 0;
     for await (const chunk of stream) {
-      const raw = chunk as unknown as { server_tool_calls?: unknown[] };
-      serverCalls += raw.server_tool_calls?.length ?? 0;
       for (const choice of chunk.choices) {
+        const details = (choice.delta as { reasoning_details?: Array<{ type: string }> }).reasoning_details ?? [];
+        serverCalls += details.filter((d) => d.type === "reasoning.server_tool_call").length;
         text += choice.delta.content ?? "";
         for (const call of choice.delta.tool_calls ?? []) {
           indexes.push(call.index);
@@ -227,7 +237,7 @@ describe("the server-tool agent loop", () => {
     expect(new Set(indexes)).toEqual(new Set([0]));
     expect(finish).toBe("tool_calls");
     expect(serverCalls).toBe(1);
-    expect(usage!.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
+    expect(usage!.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 0 });
   });
 
   it("streams a loop of several turns to its last answer", async () => {
@@ -296,13 +306,13 @@ describe("web search", () => {
       tools: [{ type: "openrouter:web_search", parameters: { allowed_domains: ["switchyard.dev"], max_results: 5, max_characters: 40 } }],
     });
     expect(search.queries.at(-1)).toBe("switchyard tools");
-    const result = JSON.parse(body.server_tool_calls[0]!.output) as { results: Array<{ url: string; snippet: string }> };
+    const result = resultOf(body) as { results: Array<{ url: string; snippet: string }> };
     expect(result.results.map((r) => r.url)).toEqual(["https://docs.switchyard.dev/tools", "https://blog.switchyard.dev/post"]);
     expect(result.results[0]!.snippet).toHaveLength(40);
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 1 });
   });
 
-  const urlsFrom = (body: Answer) => (JSON.parse(body.server_tool_calls[0]!.output) as { results: Array<{ url: string; snippet: string }> }).results;
+  const urlsFrom = (body: Answer) => (resultOf(body) as { results: Array<{ url: string; snippet: string }> }).results;
   const searchWith = async (tool: Record<string, unknown>) =>
     chat({ model: "agent/from-user", messages: [{ role: "user", content: calls([{ name: "web_search", arguments: { query: "switchyard" } }]) }], tools: [tool] });
 
@@ -341,8 +351,8 @@ describe("web search", () => {
       messages: [{ role: "user", content: calls([{ name: "web_search", arguments: { query: "one" } }, { name: "web_search", arguments: { query: "two" } }]) }],
       tools: [{ type: "openrouter:web_search", parameters: { max_uses: 1 } }],
     });
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 2, tool_calls_executed: 1 });
-    expect(JSON.parse(body.server_tool_calls[1]!.output).error).toMatch(/limit of 1 searches/);
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 2, tool_calls_executed: 1, web_search_requests: 1 });
+    expect(resultOf(body, 1).error).toMatch(/limit of 1 searches/);
   });
 });
 
@@ -385,7 +395,7 @@ describe("refusals before any spend", () => {
 describe("sandboxed shell", () => {
   const shell = (commands: string[], extra: Record<string, unknown> = {}, tool: Record<string, unknown> = { type: "openrouter:shell" }) =>
     chat({ model: "agent/from-user", messages: [{ role: "user", content: calls([{ name: "shell", arguments: { commands } }]) }], tools: [tool], ...extra });
-  const outputOf = (body: Answer) => JSON.parse(body.server_tool_calls[0]!.output) as { container_id: string; results: Array<{ stdout: string; stderr: string; exit_code: number | null; timed_out: boolean; truncated: boolean; error?: string }>; error?: string };
+  const outputOf = (body: Answer) => resultOf(body) as unknown as { container_id: string; results: Array<{ stdout: string; stderr: string; exit_code: number | null; timed_out: boolean; truncated: boolean; error?: string }>; error?: string };
   type FileList = { data: Array<{ id: string; path: string; bytes: number; container_id: string }>; has_more: boolean; last_id: string };
   const files = async (id: string, query = "") => (await gw.call("GET", `/containers/${id}/files${query}`, { key })).body as unknown as FileList;
 
@@ -394,7 +404,6 @@ describe("sandboxed shell", () => {
     const output = outputOf(body);
     expect(output.container_id).toBe("sess_chat_42__a");
     expect(output.results[1]).toMatchObject({ stdout: "12345678\nsandbox\n", exit_code: 0, timed_out: false });
-    expect(body.server_tool_calls[0]!.container_id).toBe("sess_chat_42__a");
     const listed = await files(output.container_id);
     expect(listed.data.map((f) => [f.path, f.bytes])).toEqual([["Z upper.txt", 1], ["b.txt", 8], ["out/deep/a.txt", 5]]);
     expect(listed.data[2]!.id).toBe(`cfile_${Buffer.from("out/deep/a.txt").toString("base64url")}`);
@@ -443,7 +452,7 @@ describe("sandboxed shell", () => {
     expect(runaway).toMatchObject({ timed_out: true });
     expect(Date.now() - started).toBeLessThan(30_000);
     // The gateway answered the whole request, and answers the next one.
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 0 });
     expect(outputOf((await shell(["echo fine"], { session_id: "escape" })).body).results[0]!.stdout).toBe("fine\n");
   });
 
@@ -451,7 +460,7 @@ describe("sandboxed shell", () => {
     const bash = { type: "openrouter:bash", parameters: { engine: "openrouter" } };
     const run = async (args: Record<string, unknown>) => {
       const { body } = await chat({ model: "agent/from-user", session_id: "restartable", messages: [{ role: "user", content: calls([{ name: "bash", arguments: args }]) }], tools: [bash] });
-      return JSON.parse(body.server_tool_calls[0]!.output) as { container_id: string; stdout: string; exit_code: number };
+      return resultOf(body) as { container_id: string; stdout: string; exit_code: number };
     };
     const first = await run({ command: "echo 1 > state.txt && cat state.txt" });
     expect(first).toMatchObject({ container_id: "sess_restartable", stdout: "1\n", exit_code: 0 });
@@ -471,7 +480,7 @@ describe("sandboxed shell", () => {
     const { body } = await chat({ model: "agent/from-user", messages: [{ role: "user", content: calls([{ name: "bash", arguments: { command: "ls" } }]) }], tools: [{ type: "openrouter:bash" }] });
     expect(body.choices[0]!.finish_reason).toBe("tool_calls");
     expect(body.choices[0]!.message.tool_calls!.map((c) => c.function.name)).toEqual(["bash"]);
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 0, tool_calls_executed: 0 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 0, tool_calls_executed: 0, web_search_requests: 0 });
   });
 
   it("keeps another workspace out of a container", async () => {
@@ -483,7 +492,7 @@ describe("sandboxed shell", () => {
     const res = await gw.call("POST", "/chat/completions", { key: otherKey, body: { model: "agent/from-user", messages: [{ role: "user", content: calls([{ name: "shell", arguments: { commands: ["ls"] } }]) }], tools: [named] } });
     const answer = res.body as unknown as Answer;
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(JSON.parse(answer.server_tool_calls[0]!.output).error).toMatch(/team-box_1 is taken/);
-    expect(answer.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 0 });
+    expect(resultOf(answer).error).toMatch(/team-box_1 is taken/);
+    expect(answer.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 0, web_search_requests: 0 });
   });
 });

@@ -3,6 +3,8 @@ import { metrics } from "@switchyard/runtime";
 import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
 import { sseWriter } from "../sse.js";
 import type { DeclaredTools } from "../tools/declared.js";
+import { DetailNumbering, wholeDetails, type Detail } from "../tools/reasoning.js";
+import { replayServerCalls } from "../tools/replay.js";
 import { failedRun, runTool, type RunContext, type ToolCall, type ToolRun } from "../tools/run.js";
 import { firedCondition } from "../tools/stop.js";
 import { bufferedAnswer, bufferedTurn, type BufferedTurn } from "./buffered.js";
@@ -16,6 +18,8 @@ interface Turn {
   accounted: Accounted;
   text: string;
   toolCalls: ToolCall[];
+  reasoning: string;
+  reasoningDetails: Detail[];
   finishReason: string | null;
   nativeFinishReason: string | null;
 }
@@ -58,24 +62,78 @@ function turnContext(context: ChatContext, tools: DeclaredTools, step: number, m
 
 function bufferedLoopTurn(turn: BufferedTurn): Turn {
   const choice = turn.result.choices[0] ?? {};
-  const message = (choice.message ?? {}) as { content?: unknown; tool_calls?: unknown };
+  const message = (choice.message ?? {}) as { content?: unknown; tool_calls?: unknown; reasoning?: unknown; reasoning_details?: unknown };
   const toolCalls = Array.isArray(message.tool_calls) ? (message.tool_calls as ToolCall[]).filter((c) => typeof c?.function?.name === "string") : [];
   const native = choice.finish_reason === undefined || choice.finish_reason === null ? null : String(choice.finish_reason);
-  return { accounted: turn.accounted, text: typeof message.content === "string" ? message.content : "", toolCalls, finishReason: normalizeFinishReason(native), nativeFinishReason: native };
+  return {
+    accounted: turn.accounted,
+    text: typeof message.content === "string" ? message.content : "",
+    toolCalls,
+    reasoning: typeof message.reasoning === "string" ? message.reasoning : "",
+    reasoningDetails: wholeDetails(message.reasoning_details),
+    finishReason: normalizeFinishReason(native),
+    nativeFinishReason: native,
+  };
+}
+
+/**
+ * The model's turn as the next turn reads it. Its reasoning goes back with it: thinking models refuse a
+ * tool call whose thinking (with its signature) is missing from the turn that made it.
+ */
+const assistantTurn = (turn: Turn, calls: ToolCall[]): Message => ({
+  role: "assistant",
+  content: turn.text || null,
+  tool_calls: calls,
+  ...(turn.reasoning ? { reasoning: turn.reasoning } : {}),
+  ...(turn.reasoningDetails.length ? { reasoning_details: turn.reasoningDetails } : {}),
+});
+
+/** Counts of one request's server tool calls, for `usage.server_tool_use_details`. */
+interface Tally {
+  /** Calls the model made to server tools (the last turn's, made with tools disabled, are not counted). */
+  requested: number;
+  /** Calls the gateway tried to run: what `max_tool_calls` limits. */
+  attempted: number;
+  /** Calls that ran and produced a result. */
+  executed: number;
+}
+
+/** Runs one round of calls in order; calls past `max_tool_calls` get an error result and do not run. */
+async function runRound(calls: ToolCall[], tools: DeclaredTools, runContext: RunContext, maxCalls: number, tally: Tally): Promise<ToolRun[]> {
+  const runs: ToolRun[] = [];
+  for (const call of calls) {
+    const tool = tools.server.get(call.function.name)!;
+    let run: ToolRun;
+    // Every call the gateway attempts uses the budget, failed ones too: a tool that keeps failing
+    // would otherwise run the loop to the operator's step limit, each turn charged.
+    if (tally.attempted >= maxCalls) run = failedRun(call, tool, `Not run: the request's max_tool_calls (${maxCalls}) is reached`);
+    else {
+      tally.attempted += 1;
+      run = await runTool(call, tool, runContext);
+    }
+    if (run.executed) tally.executed += 1;
+    metrics.serverToolCalls.inc({ tool: tool.type, executed: String(run.executed) });
+    runs.push(run);
+  }
+  return runs;
 }
 
 /**
  * A chat completion with server tools: the gateway runs the model's calls to them, adds the results and
  * calls the model again, until it stops calling them, `max_tool_calls` is reached, a stop condition fires,
  * or the operator's step limit is reached. Function tools of the client are returned to it as usual.
+ *
+ * The answer says what every turn said, buffered or streamed alike: the words of all turns, their
+ * reasoning, and each server tool call with its result as a `reasoning.server_tool_call` entry of
+ * `reasoning_details` (the shape `@openrouter/sdk` reads), after the reasoning of the turn that made it.
  */
 export async function agentCompletion(context: ChatContext, tools: DeclaredTools, res: Response): Promise<void> {
   const { request, deps } = context;
   const conditions = request.stop_server_tools_when;
   // Stop conditions, when set, replace max_tool_calls.
   const maxCalls = conditions ? Infinity : (request.max_tool_calls ?? Infinity);
-  const messages = [...((context.body.messages as Message[] | undefined) ?? [])];
-  const runs: ToolRun[] = [];
+  // Calls an earlier answer carried are history the model reads again; they never run again.
+  const messages = replayServerCalls((context.body.messages as Message[] | undefined) ?? []);
   const runContext: RunContext = {
     organizationId: context.caller.organizationId,
     workspaceId: context.caller.workspaceId,
@@ -91,10 +149,11 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
   const alive = sse ? keepAlive(sse) : undefined;
   const created = Math.floor(Date.now() / 1000);
   const clientIndex = { next: 0 };
+  const numbering = new DetailNumbering();
+  // What the buffered answer says over all turns; a stream has sent it as it came.
+  const said = { text: "", reasoning: "", details: [] as Detail[] };
+  const tally: Tally = { requested: 0, attempted: 0, executed: 0 };
   let total: Accounted | undefined;
-  let requested = 0;
-  let attempted = 0;
-  let executed = 0;
   let toolsOff = false;
   for (let step = 0; ; step += 1) {
     const turnCtx = turnContext(context, tools, step, messages, toolsOff);
@@ -103,19 +162,23 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
     let buffered: BufferedTurn | undefined;
     if (sse) {
       alive!.start();
-      streamedTurn = await relayTurn(turnCtx, { sse, created, alive: alive!, filter: { isServerTool: (name) => tools.server.has(name), clientIndex } });
+      streamedTurn = await relayTurn(turnCtx, { sse, created, alive: alive!, filter: { isServerTool: (name) => tools.server.has(name), clientIndex, numbering } });
       // A failure already told the client in-band; the turns before it are recorded.
       if (!streamedTurn || streamedTurn.status !== "completed") return void res.end();
       turn = streamedTurn;
     } else {
       buffered = await bufferedTurn(turnCtx);
       turn = bufferedLoopTurn(buffered);
+      said.details.push(...numbering.renumber(turn.reasoningDetails));
     }
+    numbering.endTurn();
+    said.text += turn.text;
+    said.reasoning += turn.reasoning;
     total = sum(total, turn.accounted);
     const serverCalls = turn.toolCalls.filter((c) => tools.server.has(c.function.name));
     const clientCalls = turn.toolCalls.filter((c) => !tools.server.has(c.function.name));
     if (!toolsOff && serverCalls.length > 0) {
-      requested += serverCalls.length;
+      tally.requested += serverCalls.length;
       const fired = conditions
         ? firedCondition(conditions, {
             steps: step + 1,
@@ -127,35 +190,23 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
           })
         : undefined;
       alive?.start();
-      const turnRuns: ToolRun[] = [];
-      for (const call of serverCalls) {
-        const tool = tools.server.get(call.function.name)!;
-        let run: ToolRun;
-        // Every call the gateway attempts uses the budget, failed ones too: a tool that keeps failing
-        // would otherwise run the loop to the operator's step limit, each turn charged.
-        if (attempted >= maxCalls) run = failedRun(call, tool, `Not run: the request's max_tool_calls (${maxCalls}) is reached`);
-        else {
-          attempted += 1;
-          run = await runTool(call, tool, runContext);
-        }
-        if (run.executed) executed += 1;
-        metrics.serverToolCalls.inc({ tool: tool.type, executed: String(run.executed) });
-        turnRuns.push(run);
-      }
+      const runs = await runRound(serverCalls, tools, runContext, maxCalls, tally);
       alive?.stop();
-      runs.push(...turnRuns);
-      messages.push({ role: "assistant", content: turn.text || null, tool_calls: serverCalls });
-      for (const run of turnRuns) messages.push({ role: "tool", tool_call_id: run.id, content: run.output });
-      sse?.data({ id: context.generationId, object: "chat.completion.chunk", created, model: context.requested, choices: [], server_tool_calls: turnRuns });
+      messages.push(assistantTurn(turn, serverCalls));
+      for (const run of runs) messages.push({ role: "tool", tool_call_id: run.id, content: run.output });
+      const entries = numbering.serverCalls(runs);
+      if (sse) sse.data({ id: context.generationId, object: "chat.completion.chunk", created, model: streamedTurn!.candidate.model, choices: [{ index: 0, delta: { reasoning_details: entries }, finish_reason: null }] });
+      else said.details.push(...entries);
       if (fired) deps.logger.debug({ generationId: context.generationId, condition: fired }, "stop condition fired; one last turn without tools");
       if (clientCalls.length === 0) {
-        toolsOff = fired !== undefined || attempted >= maxCalls || step + 1 >= deps.maxToolSteps;
+        toolsOff = fired !== undefined || tally.attempted >= maxCalls || step + 1 >= deps.maxToolSteps;
         continue;
       }
     }
     // The answer speaks for the whole request (its id and time) and for the endpoint that gave the last turn.
     const answerCtx: ChatContext = { ...turnCtx, generationId: context.generationId, started: context.started };
-    const usage = { ...usageBody(total), server_tool_use_details: { tool_calls_requested: requested, tool_calls_executed: executed } };
+    const details = { tool_calls_requested: tally.requested, tool_calls_executed: tally.executed, web_search_requests: runContext.searches.uses };
+    const usage = { ...usageBody(total), server_tool_use_details: details };
     // The client sees its own calls only; a server call the model made anyway in the last turn is dropped.
     const finishReason = clientCalls.length > 0 ? "tool_calls" : turn.finishReason === "tool_calls" ? "stop" : turn.finishReason;
     if (sse) {
@@ -163,9 +214,14 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
       closeStream(answerCtx, sse, streamedTurn!, created, usage);
       return void res.end();
     }
-    const answer = bufferedAnswer(answerCtx, buffered!, usage, { server_tool_calls: runs });
-    for (const choice of answer.choices) {
+    const answer = bufferedAnswer(answerCtx, buffered!, usage);
+    for (const [i, choice] of answer.choices.entries()) {
       const message = choice.message as Message & { tool_calls?: ToolCall[] };
+      if (i === 0) {
+        if (said.text) message.content = said.text;
+        if (said.reasoning) message.reasoning = said.reasoning;
+        if (said.details.length) message.reasoning_details = said.details;
+      }
       if (!Array.isArray(message.tool_calls)) continue;
       const own = message.tool_calls.filter((c) => !tools.server.has(c.function?.name));
       if (own.length > 0) message.tool_calls = own;

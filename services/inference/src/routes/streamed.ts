@@ -2,6 +2,7 @@ import type { Response } from "express";
 import type { UpstreamUsage } from "../providers/types.js";
 import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
 import { sseWriter } from "../sse.js";
+import { mergeDetails, type Detail, type DetailNumbering } from "../tools/reasoning.js";
 import type { ToolCall } from "../tools/run.js";
 import { accepted, type ChatContext } from "./chat-completions.js";
 import { accountAbandoned, finish, metadataFor } from "./finish.js";
@@ -35,6 +36,9 @@ export interface StreamedTurn {
   text: string;
   /** The whole tool calls of the turn, for the agent loop (empty without a relay filter). */
   toolCalls: ToolCall[];
+  /** The turn's reasoning, whole, for the agent loop to send back next turn (empty without a relay filter). */
+  reasoning: string;
+  reasoningDetails: Detail[];
   finishReason: string | null;
   nativeFinishReason: string | null;
   fingerprint: string | null;
@@ -48,6 +52,8 @@ export interface RelayFilter {
   isServerTool(name: string): boolean;
   /** The next index among the calls the client sees, shared across turns. */
   clientIndex: { next: number };
+  /** Reasoning entries' indexes as the client sees them, shared across turns. */
+  numbering: DetailNumbering;
 }
 
 export interface RelayOptions {
@@ -92,6 +98,8 @@ export async function relayTurn(context: ChatContext, options: RelayOptions): Pr
   let firstTokenMs: number | null = null;
   let status: StreamedTurn["status"] = "completed";
   const calls = new Map<number, ToolCall & { clientIndex: number | undefined }>();
+  let reasoning = "";
+  const reasoningDetails: Detail[] = [];
   try {
     for await (const chunk of chunks) {
       alive.stop();
@@ -105,10 +113,18 @@ export async function relayTurn(context: ChatContext, options: RelayOptions): Pr
         let delta = (choice.delta ?? {}) as Record<string, unknown>;
         if (typeof delta.content === "string") text += delta.content;
         if (choice.finish_reason) nativeFinish = String(choice.finish_reason);
-        // Only the agent loop looks into tool calls; a plain stream relays its deltas untouched.
+        // Only the agent loop looks into tool calls and reasoning; a plain stream relays its deltas untouched.
         if (filter && Array.isArray(delta.tool_calls)) {
           delta = { ...delta, tool_calls: collectToolCalls(delta.tool_calls as Array<Record<string, unknown>>, calls, filter) };
           if ((delta.tool_calls as unknown[]).length === 0) delete delta.tool_calls;
+        }
+        if (filter && typeof delta.reasoning === "string") reasoning += delta.reasoning;
+        if (filter && Array.isArray(delta.reasoning_details)) {
+          const pieces: Detail[] = [];
+          mergeDetails(pieces, delta.reasoning_details);
+          mergeDetails(reasoningDetails, pieces);
+          delta = { ...delta, reasoning_details: filter.numbering.renumber(pieces) };
+          if (pieces.length === 0) delete delta.reasoning_details;
         }
         const finishReason = filter ? null : normalizeFinishReason(choice.finish_reason);
         // Under the agent loop a chunk left with nothing to say (a server call's delta, a finish) is not sent.
@@ -148,7 +164,7 @@ export async function relayTurn(context: ChatContext, options: RelayOptions): Pr
     firstTokenMs,
   });
   const toolCalls = [...calls.values()].map(({ id, type, function: fn }) => ({ id, type, function: fn }));
-  return { status, candidate, accounted, text, toolCalls, finishReason, nativeFinishReason: nativeFinish, fingerprint };
+  return { status, candidate, accounted, text, toolCalls, reasoning, reasoningDetails, finishReason, nativeFinishReason: nativeFinish, fingerprint };
 }
 
 /**

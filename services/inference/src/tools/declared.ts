@@ -71,6 +71,15 @@ const definitions: Record<ServerToolKind, { name: string; description: string; p
 
 export const serverToolTypes = Object.keys(kinds);
 
+/**
+ * The function name the model knows a server tool by, for a call replayed from an earlier answer. A tool
+ * this gateway does not run (another gateway's, such as openrouter:fusion) keeps its name, made legal.
+ */
+export function toolFunctionName(type: string): string {
+  const kind = kinds[type];
+  return kind ? definitions[kind].name : type.replace(/^openrouter:/, "").replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "server_tool";
+}
+
 export interface ToolAvailability {
   sandbox: boolean;
   webSearch: boolean;

@@ -1,5 +1,5 @@
 import type { SandboxExecRequest, SandboxExecResponse } from "@switchyard/contracts";
-import { containerFor, validTimezone, type ServerTool } from "./declared.js";
+import { containerFor, validTimezone, type ServerTool, type ServerToolKind } from "./declared.js";
 import type { SearchBackend } from "./search.js";
 import { onDomain } from "./web-search-config.js";
 
@@ -14,16 +14,18 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
-/** One server tool call and what came of it: `output` is the tool message the model reads next. */
+/**
+ * One server tool call and what came of it: `output` is the tool message the model reads next, JSON
+ * (`{"error": ...}` for a call that failed or was refused; a sandboxed tool's carries its `container_id`).
+ */
 export interface ToolRun {
   id: string;
-  type: string;
+  kind: ServerToolKind;
   name: string;
   arguments: string;
   output: string;
   /** Ran and produced a result; a refused or failed call did not. */
   executed: boolean;
-  container_id?: string;
 }
 
 export interface RunContext {
@@ -42,7 +44,7 @@ export interface RunContext {
 /** A call that did not run (refused, or failed): the model still reads a result for it. */
 export const failedRun = (call: ToolCall, tool: ServerTool, message: string): ToolRun => ({
   id: call.id,
-  type: tool.type,
+  kind: tool.kind,
   name: tool.name,
   arguments: call.function.arguments,
   output: JSON.stringify({ error: message }),
@@ -124,8 +126,7 @@ export async function runTool(call: ToolCall, tool: ServerTool, context: RunCont
   try {
     const output =
       tool.kind === "datetime" ? datetime(args, tool) : tool.kind === "web_search" ? await webSearch(args, tool, context) : await sandboxed(args, tool, context);
-    const containerId = (output as { container_id?: string }).container_id;
-    return { id: call.id, type: tool.type, name: tool.name, arguments: call.function.arguments, output: JSON.stringify(output), executed: true, ...(containerId ? { container_id: containerId } : {}) };
+    return { id: call.id, kind: tool.kind, name: tool.name, arguments: call.function.arguments, output: JSON.stringify(output), executed: true };
   } catch (error) {
     if (context.signal.aborted) throw error;
     return failedRun(call, tool, (error as Error).message);
