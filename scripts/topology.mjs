@@ -5,12 +5,19 @@
 //
 // Environment: DATABASE_URL, NATS_URL, S3_* (S3_ENDPOINT unset starts the local Swift of scripts/s3, unless
 // TOPOLOGY_START_S3=false, which keeps files on disk), TOPOLOGY_PORT (the router's port, default 8080; the
-// services take the next ports), TOPOLOGY_ROUTERS=2 for a second router on TOPOLOGY_PORT + 10 (behind your
-// own balancer), and any variable of the services. It prints one JSON line per event: `{"event":"ready",...}` with every process's URL and pid,
-// `{"event":"restarted","name":...,"pid":...}`, and each process's log lines prefixed with its name.
+// services take the next ports), TOPOLOGY_ROUTERS=2 for a second router on TOPOLOGY_PORT + 10 and a TCP
+// balancer in front of both on TOPOLOGY_PORT + 20 (new connections go to the routers whose /readyz passes,
+// as a Kubernetes Service does; `api` in the ready event is the balancer's), and any variable of the services.
+// It prints one JSON line per event: `{"event":"ready",...}` with every process's URL and pid,
+// `{"event":"exited","name":...,"code":...,"signal":...}` when a process ends, `{"event":"restarted",...}`
+// once its replacement listens, `{"event":"failed",...}` for a replacement that did not come up (it is tried
+// again with backoff, as Kubernetes does), and each process's log lines prefixed with its name. It exits 1
+// when the topology cannot start.
 import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
+import { connect, createServer } from "node:net";
+import { clearInterval, setInterval } from "node:timers";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import pg from "pg";
@@ -44,7 +51,7 @@ if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${database.replac
 await admin.end();
 
 const base = Number(env.TOPOLOGY_PORT ?? 8080);
-const port = { router: base, identity: base + 1, catalog: base + 2, inference: base + 3, media: base + 4, storage: base + 5, sandbox: base + 6, router2: base + 10, inference2: base + 13 };
+const port = { router: base, identity: base + 1, catalog: base + 2, inference: base + 3, media: base + 4, storage: base + 5, sandbox: base + 6, router2: base + 10, inference2: base + 13, balancer: base + 20 };
 const local = (p) => `http://127.0.0.1:${p}`;
 const processes = [
   { name: "identity", entry: "services/identity/dist/main.js", env: { PORT: port.identity } },
@@ -73,15 +80,37 @@ const shared = {
 
 let stopping = false;
 const children = new Map();
+/** How long a process may take to listen before it counts as failed to start. */
+const startTimeoutMs = 60_000;
+/** Backoff between attempts to bring a process back, as Kubernetes' CrashLoopBackOff (capped lower). */
+const restartDelayMs = (failures) => Math.min(30_000, 500 * 2 ** failures);
 
 /** Resolves once the process answers `/healthz` on its port, whatever its log level. */
 async function listening(spec, child) {
+  const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${spec.name} exited with ${child.exitCode ?? child.signalCode} before it listened`);
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`${spec.name} did not listen within ${startTimeoutMs} ms`);
+    }
     const ok = await fetch(`${local(spec.env.PORT)}/healthz`, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false);
     if (ok) return child.pid;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** Brings a process back until it listens again, with backoff between failed attempts. */
+function restart(spec, failures = 0) {
+  if (stopping) return;
+  start(spec).then(
+    (pid) => print({ event: "restarted", name: spec.name, pid, url: local(spec.env.PORT), attempts: failures + 1 }),
+    (error) => {
+      const delayMs = restartDelayMs(failures);
+      print({ event: "failed", name: spec.name, message: error.message, retryInMs: delayMs });
+      setTimeout(() => restart(spec, failures + 1), delayMs);
+    },
+  );
 }
 
 /** Starts one process; resolves when it listens. Restarts it whenever it exits, until we stop. */
@@ -99,40 +128,72 @@ function start(spec) {
   child.stderr.on("data", onData);
   const started = listening(spec, child);
   child.on("exit", (code, signal) => {
+    // A process that never listened is the restart loop's to retry; one that ran is replaced here.
     started.then(() => {
       if (stopping) return;
       print({ event: "exited", name: spec.name, code, signal });
-      start(spec).then(
-        (pid) => print({ event: "restarted", name: spec.name, pid, url: local(spec.env.PORT) }),
-        (error) => print({ event: "failed", name: spec.name, message: error.message }),
-      );
+      restart(spec);
     }, () => undefined);
   });
   return started;
 }
 
-async function stopAll() {
+/**
+ * A TCP balancer in front of the routers, like a Kubernetes Service: each new connection goes to the next
+ * router whose /readyz passed at the last probe (every 100 ms). A connection it cannot make fails, as a
+ * Service's would; it is never moved to another router.
+ */
+async function startBalancer(targets, listenPort) {
+  const ready = targets.map(() => false);
+  const probe = setInterval(() => {
+    targets.forEach((target, i) => {
+      fetch(`${local(target)}/readyz`, { signal: AbortSignal.timeout(500) }).then(
+        (r) => ((ready[i] = r.ok), r.body?.cancel()),
+        () => (ready[i] = false),
+      );
+    });
+  }, 100);
+  let next = 0;
+  const server = createServer((client) => {
+    const candidates = targets.map((_, i) => (next + i) % targets.length).filter((i) => ready[i]);
+    next += 1;
+    const chosen = candidates[0] ?? next % targets.length;
+    const upstream = connect({ host: "127.0.0.1", port: targets[chosen] });
+    client.pipe(upstream).pipe(client);
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.end());
+  });
+  await new Promise((resolve, reject) => (server.once("error", reject), server.listen(listenPort, "127.0.0.1", resolve)));
+  return () => (clearInterval(probe), server.close());
+}
+
+let stopBalancer;
+async function stopAll(code = 0) {
   stopping = true;
+  stopBalancer?.();
   const exits = [...children.values()].filter((c) => c.exitCode === null && c.signalCode === null).map((c) => new Promise((resolve) => (c.once("exit", resolve), c.kill("SIGTERM"))));
   await Promise.all(exits);
-  print({ event: "stopped" });
-  process.exit(0);
+  print({ event: "stopped", code });
+  process.exit(code);
 }
-process.on("SIGINT", stopAll);
-process.on("SIGTERM", stopAll);
+process.on("SIGINT", () => stopAll(0));
+process.on("SIGTERM", () => stopAll(0));
 
 try {
   // Identity first: the others ask it for keys and holds. Then everything but the router, then the router.
   await start(processes[0]);
   await Promise.all(processes.slice(1).filter((p) => !routers.includes(p)).map(start));
   await Promise.all(routers.map(start));
+  if (routers.length > 1) stopBalancer = await startBalancer(routers.map((r) => r.env.PORT), port.balancer);
 } catch (error) {
   process.stderr.write(`${error.message}\n`);
-  await stopAll();
+  await stopAll(1);
 }
 print({
   event: "ready",
-  api: `${local(port.router)}/api/v1`,
+  api: `${local(routers.length > 1 ? port.balancer : port.router)}/api/v1`,
   // A key this script made is shown once; one you gave is yours already.
   ...(generatedKey ? { bootstrap_key: generatedKey } : {}),
   processes: processes.map((p) => ({ name: p.name, url: local(p.env.PORT), pid: children.get(p.name).pid })),
