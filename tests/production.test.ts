@@ -19,10 +19,19 @@ import { testEnv } from "./support/config.js";
 
 /**
  * `npm run topology` as a cluster in miniature: every service its own process on Postgres and NATS, two
- * routers behind a balancer, two inference replicas behind each router. The topology restarts a process
+ * routers behind a balancer that behaves as a Kubernetes Service (new connections to ready routers only,
+ * a refused connection fails), two inference replicas behind each router. The topology restarts a process
  * that exits, as Kubernetes would; the tests send SIGTERM or SIGKILL to processes by pid under load.
  */
-type Event = { event: string; name?: string; pid?: number; url?: string; processes?: Array<{ name: string; url: string; pid: number }> };
+type Event = {
+  event: string;
+  name?: string;
+  pid?: number;
+  url?: string;
+  code?: number | null;
+  signal?: string | null;
+  processes?: Array<{ name: string; url: string; pid: number }>;
+};
 
 let database: TestDatabase;
 let nats: Awaited<ReturnType<typeof startTestNats>>;
@@ -58,8 +67,8 @@ beforeAll(async () => {
       ["spend/drip", "drip"],
     ].map(([id, upstreamModel]) => ({ id: id!, name: id!, context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: upstreamModel!, pricing: { prompt: "0", completion: "0", request: "0.01" } }] })),
   );
-  // The topology takes base … base + 13.
-  const base = await freePortBlock(14);
+  // The topology takes base … base + 20 (its own balancer, unused here, on base + 20).
+  const base = await freePortBlock(21);
   topology = spawn(process.execPath, ["scripts/topology.mjs"], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"],
@@ -139,33 +148,23 @@ const call = async (base: string, method: string, path: string, body?: unknown, 
   return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> & { error?: { message: string } } };
 };
 
-/**
- * One completion, sent as the official SDKs send it: a connection that drops before any answer (a
- * keep-alive connection the server closed just as the request left) is tried once more on a new one.
- */
-let resent = 0;
-async function send(key: string): Promise<{ status: number; text: string; error?: string }> {
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      const res = await fetch(`${apiUrl}/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "spend/cent", messages: [{ role: "user", content: "hi" }] }),
-      });
-      return { status: res.status, text: await res.text() };
-    } catch (error) {
-      const code = String((error as { cause?: { code?: string } }).cause?.code);
-      if (attempt === 0 && ["UND_ERR_SOCKET", "ECONNRESET"].includes(code)) {
-        resent += 1;
-        continue;
-      }
-      return { status: 0, text: "", error: `${(error as Error).message} ${code}` };
-    }
+/** One completion, sent once: whatever the client sees (a connection error included) is its answer. */
+async function send(key: string): Promise<{ status: number; text: string; generationId: string | null; error?: string }> {
+  try {
+    const res = await fetch(`${apiUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "spend/cent", messages: [{ role: "user", content: "hi" }] }),
+    });
+    return { status: res.status, text: await res.text(), generationId: res.headers.get("x-generation-id") };
+  } catch (error) {
+    const code = String((error as { cause?: { code?: string } }).cause?.code);
+    return { status: 0, text: "", generationId: null, error: `${(error as Error).message} ${code}` };
   }
 }
 
 /** A streamed completion read to its end: `[DONE]`, an in-band error frame, or a failure to connect or read. */
-async function stream(key: string, model: string) {
+async function stream(key: string, model: string): Promise<{ outcome: string; generationId: string | null }> {
   try {
     const res = await fetch(`${apiUrl}/chat/completions`, {
       method: "POST",
@@ -173,12 +172,13 @@ async function stream(key: string, model: string) {
       body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }] }),
     });
     const text = await res.text();
-    if (res.status !== 200) return `status ${res.status}`;
-    if (text.includes("data: [DONE]")) return "done";
-    if (/"finish_reason":"error"/.test(text)) return "in-band error";
-    return "cut";
+    const generationId = res.headers.get("x-generation-id");
+    if (res.status !== 200) return { outcome: `status ${res.status}`, generationId };
+    if (text.includes("data: [DONE]")) return { outcome: "done", generationId };
+    if (/"finish_reason":"error"/.test(text)) return { outcome: "in-band error", generationId };
+    return { outcome: "cut", generationId };
   } catch (error) {
-    return `connection error: ${(error as Error).message}`;
+    return { outcome: `connection error: ${(error as Error).message}`, generationId: null };
   }
 }
 
@@ -189,27 +189,39 @@ const usageOf = async (hash: string) => {
   if (answer.status !== 200) throw new Error(`GET /keys/${hash} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
   return Number((answer.body.data as { usage: number }).usage);
 };
-const generationsOf = async (hash: string) => Number((await db.query("SELECT count(*)::int AS n FROM inference.generations WHERE key_hash = $1", [hash])).rows[0].n);
-const activeHolds = async (hash: string) => Number((await db.query("SELECT count(*)::int AS n FROM identity.holds WHERE key_hash = $1 AND expires_at > now()", [hash])).rows[0].n);
-const ledgerRows = async (hash: string) => (await db.query("SELECT count(*)::int AS n, count(DISTINCT generation_id)::int AS d FROM identity.ledger WHERE key_hash = $1", [hash])).rows[0] as { n: number; d: number };
+const generationIds = async (hash: string) => (await db.query("SELECT id FROM inference.generations WHERE key_hash = $1 ORDER BY id", [hash])).rows.map((r: { id: string }) => r.id);
+const ledgerOf = async (hash: string) =>
+  (await db.query("SELECT generation_id, cost::text AS cost FROM identity.ledger WHERE key_hash = $1 ORDER BY generation_id", [hash])).rows as Array<{ generation_id: string; cost: string }>;
+/** Every hold row of the key, expired or not: settled and released holds are deleted, so any row left is a hold not settled. */
+const holdsOf = async (hash: string) =>
+  (await db.query("SELECT generation_id, expires_at <= now() AS expired FROM identity.holds WHERE key_hash = $1 ORDER BY generation_id", [hash])).rows as Array<{ generation_id: string; expired: boolean }>;
+const sorted = (ids: Array<string | null>) => ids.map(String).sort();
 
 /**
- * Generation records, ledger rows and the key's usage agree: one ledger row per generation and $0.01 of
- * usage each, read together once records and charges have settled.
+ * Exactly the generations clients were told of (their X-Generation-Id) are recorded, each charged once at
+ * $0.01 in the ledger, and the key's usage is their sum; then no hold of the key is left. Read together
+ * once records and charges have settled.
  */
-async function chargedOnce(hash: string, atLeast: number) {
+async function chargedExactly(hash: string, ids: Array<string | null>) {
+  const expected = sorted(ids);
   let figures = {};
   await eventually(async () => {
-    const generations = await generationsOf(hash);
-    const ledger = await ledgerRows(hash);
+    const generations = await generationIds(hash);
+    const ledger = await ledgerOf(hash);
     const usage = await usageOf(hash);
-    figures = { generations, ledger, usage };
-    return generations >= atLeast && ledger.n === generations && ledger.d === generations && Math.abs(usage - generations * 0.01) < 1e-9;
+    figures = { expected: expected.length, generations: generations.length, ledger: ledger.length, usage };
+    return (
+      JSON.stringify(generations) === JSON.stringify(expected) &&
+      JSON.stringify(ledger.map((l) => l.generation_id)) === JSON.stringify(expected) &&
+      ledger.every((l) => Number(l.cost) === 0.01) &&
+      Math.abs(usage - expected.length * 0.01) < 1e-9
+    );
   }, 30_000).catch(() => {
-    throw new Error(`charges did not settle to one per generation: ${JSON.stringify(figures)}`);
+    throw new Error(`charges did not settle to exactly one per answered request: ${JSON.stringify(figures)}`);
   });
-  await eventually(async () => (await activeHolds(hash)) === 0, 15_000);
 }
+
+const upstreamCallsSince = (start: number, models: string[]) => upstream.requests.slice(start).filter((r) => models.includes(String(r.body.model))).length;
 
 const newKey = async (body: Record<string, unknown> = {}) => {
   const created = await call(apiUrl, "POST", "/keys", { name: "production", ...body });
@@ -218,17 +230,19 @@ const newKey = async (body: Record<string, unknown> = {}) => {
 };
 
 describe.skipIf(needsBackends)("the many-process topology", () => {
-  it("restarts every process in turn under load without a connection error or a 502, and applies usage once", async () => {
+  it("restarts every process in turn under load without a connection error or a 502, and applies usage exactly once", async () => {
     const { key, hash } = await newKey({ limit: 100, rate_limit_per_minute: 1_000_000 });
+    const upstreamStart = upstream.requests.length;
     let running = true;
     let phase = "start";
-    const answers: string[] = [];
-    const streams: Array<Promise<string>> = [];
+    const answers: Array<{ outcome: string; generationId: string | null }> = [];
+    const streams: Array<Promise<{ outcome: string; generationId: string | null }>> = [];
     // A bounded load: four clients in a loop, and a new stream every 300 ms, until the restarts are done.
     const clients = Array.from({ length: 4 }, async () => {
       for (let sent = 0; running && sent < 2000; sent += 1) {
         const answer = await send(key);
-        answers.push(answer.status === 200 ? "200" : answer.error ? `connection error during ${phase}: ${answer.error}` : `${answer.status} ${answer.text.slice(0, 200)}`);
+        const outcome = answer.status === 200 ? "200" : answer.error ? `connection error during ${phase}: ${answer.error}` : `${answer.status} during ${phase}: ${answer.text.slice(0, 200)}`;
+        answers.push({ outcome, generationId: answer.generationId });
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     });
@@ -239,11 +253,17 @@ describe.skipIf(needsBackends)("the many-process topology", () => {
       }
     })();
 
-    for (const name of ["inference-1", "inference-2", "identity", "catalog", "storage", "media", "sandbox", "router", "router-2"]) {
+    const names = ["inference-1", "inference-2", "identity", "catalog", "storage", "media", "sandbox", "router", "router-2"];
+    const exits: Array<{ name: string; code: number | null | undefined; signal: string | null | undefined }> = [];
+    for (const name of names) {
       const before = pids.get(name)!;
       const restarted = events.length;
       phase = name;
       process.kill(before, "SIGTERM");
+      // Each process drains and exits 0 on SIGTERM.
+      await waitForEvent((e) => e.event === "exited" && e.name === name && events.indexOf(e) >= restarted);
+      const exited = events.find((e) => e.event === "exited" && e.name === name && events.indexOf(e) >= restarted)!;
+      exits.push({ name, code: exited.code, signal: exited.signal });
       await waitForEvent((e) => e.event === "restarted" && e.name === name && events.indexOf(e) >= restarted);
       // Balancers (the router's replica checks, the test's) notice the new process is ready.
       await eventually(async () => (await fetch(`${urls.get(name)}/readyz`).catch(() => undefined))?.status === 200, 20_000);
@@ -253,38 +273,65 @@ describe.skipIf(needsBackends)("the many-process topology", () => {
     await Promise.all([...clients, streamer]);
     const streamed = await Promise.all(streams);
 
+    expect(exits).toEqual(names.map((name) => ({ name, code: 0, signal: null })));
     expect(answers.length).toBeGreaterThan(50);
-    expect(answers.filter((a) => a !== "200"), output.split("\n").filter((l) => /unhandled|"level":[45]0/.test(l) && !l.includes("sandbox |")).join("\n").slice(-5000)).toEqual([]);
-    // Resent connections are the keep-alive race every HTTP server has when it closes; they stay rare.
-    expect(resent).toBeLessThan(answers.length / 100 + 3);
+    // No client saw a connection error, a 502 or a 503: each was sent once, and each was answered.
+    const problems = output.split("\n").filter((l) => /unhandled|"level":[45]0/.test(l) && !l.includes("sandbox |")).join("\n").slice(-5000);
+    expect(answers.map((a) => a.outcome).filter((o) => o !== "200"), problems).toEqual([]);
     expect(streamed.length).toBeGreaterThan(10);
-    expect(streamed.filter((s) => s !== "done" && s !== "in-band error")).toEqual([]);
+    // A draining process finishes its streams: none is cut, none ends in an error.
+    expect(streamed.map((s) => s.outcome).filter((o) => o !== "done"), problems).toEqual([]);
 
-    // Every generation is charged once ($0.01 each), and no hold outlives its request.
-    await chargedOnce(hash, answers.length);
+    // Exactly the generations clients got are recorded and charged once ($0.01 each), streams included,
+    // and the provider was called once for each.
+    const ids = [...answers.map((a) => a.generationId), ...streamed.map((s) => s.generationId)];
+    expect(ids.every((id) => typeof id === "string" && id.length > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    await chargedExactly(hash, ids);
+    expect(upstreamCallsSince(upstreamStart, ["cent", "slow"])).toBe(ids.length);
+    // No hold is left behind, expired or not, once the load has settled.
+    expect(await holdsOf(hash)).toEqual([]);
   }, 240_000);
 
   it("ends the streams of an inference replica killed with SIGKILL in-band, expires their holds, and keeps serving", async () => {
     const { key, hash } = await newKey({ limit: 100 });
+    const upstreamStart = upstream.requests.length;
     const victim = pids.get("inference-1")!;
     const streams = Array.from({ length: 6 }, () => stream(key, "spend/drip"));
     // The drip streams have sent their first words and wait; then one replica dies.
-    await eventually(async () => (await activeHolds(hash)) === 6, 10_000);
+    await eventually(async () => (await holdsOf(hash)).length === 6, 10_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     process.kill(victim, "SIGKILL");
     const outcomes = await Promise.all(streams);
-    expect(outcomes.filter((o) => o === "in-band error").length).toBeGreaterThan(0);
-    expect(outcomes.filter((o) => o === "done").length).toBeGreaterThan(0);
-    expect(outcomes.filter((o) => o !== "done" && o !== "in-band error")).toEqual([]);
+    const killed = outcomes.filter((o) => o.outcome === "in-band error").map((o) => o.generationId);
+    const finished = outcomes.filter((o) => o.outcome === "done").map((o) => o.generationId);
+    expect(killed.length).toBeGreaterThan(0);
+    expect(finished.length).toBeGreaterThan(0);
+    expect(killed.length + finished.length).toBe(6);
+    await waitForEvent((e) => e.event === "exited" && e.name === "inference-1" && e.signal === "SIGKILL");
 
-    // The router stops sending to the dead replica within its readiness interval; the other one serves.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const after = await Promise.all(Array.from({ length: 6 }, () => call(apiUrl, "POST", "/chat/completions", { model: "spend/cent", messages: [{ role: "user", content: "hi" }] }, key)));
+    // Every connection the router sends to the dead replica is refused and sent to the survivor.
+    const after = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const res = await fetch(`${apiUrl}/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "spend/cent", messages: [{ role: "user", content: "hi" }] }),
+        });
+        await res.text();
+        return { status: res.status, generationId: res.headers.get("x-generation-id") };
+      }),
+    );
     expect(after.map((a) => a.status)).toEqual(Array(6).fill(200));
 
-    // What the survivor served is charged; the killed generations' holds expire (request deadline + grace).
-    await eventually(async () => (await activeHolds(hash)) === 0, 20_000);
-    await chargedOnce(hash, 6);
+    // What was served is charged exactly; the killed generations are neither recorded nor charged (the
+    // provider did that work for nothing), and their holds stay until the request deadline plus grace
+    // (REQUEST_TIMEOUT_MS + SPEND_HOLD_GRACE_MS: 9 s here), then stop counting against the limit.
+    await chargedExactly(hash, [...finished, ...after.map((a) => a.generationId)]);
+    expect(upstreamCallsSince(upstreamStart, ["drip"])).toBe(6);
+    expect(upstreamCallsSince(upstreamStart, ["cent"])).toBe(6);
+    expect((await holdsOf(hash)).map((h) => h.generation_id)).toEqual(sorted(killed));
+    await eventually(async () => (await holdsOf(hash)).every((h) => h.expired), 20_000);
     await waitForEvent((e) => e.event === "restarted" && e.name === "inference-1" && e.pid !== victim);
   }, 120_000);
 

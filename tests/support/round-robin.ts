@@ -9,8 +9,10 @@ export interface RoundRobin {
 }
 
 /**
- * A TCP proxy on 127.0.0.1 that sends each new connection to the next upstream port in turn (skipping one
- * that refuses it), like a load balancer in front of replicas. HTTP keep-alive pins requests to
+ * A TCP proxy on 127.0.0.1 that sends each new connection to the next upstream port in turn, like a
+ * Kubernetes Service in front of replicas: with `readyPath`, only to upstreams whose last probe passed (as a
+ * Service drops unready pods from its endpoints); a connection the chosen upstream refuses fails, as it
+ * would through a Service, and is never moved to another upstream. HTTP keep-alive pins requests to
  * connections, so it balances connections, not requests.
  */
 export async function startRoundRobin(ports: number[], options: { readyPath?: string } = {}): Promise<RoundRobin> {
@@ -44,34 +46,23 @@ export async function startRoundRobin(ports: number[], options: { readyPath?: st
   };
   let next = 0;
   const server = createServer((client) => {
-    // Nothing is read from the client until an upstream took the connection, so a refused one costs nothing.
+    // Nothing is read from the client until the upstream took the connection.
     client.pause();
     track(client);
-    const tryNext = (left: number) => {
-      const index = pick();
-      const upstream = connect({ host: "127.0.0.1", port: ports[index]! });
-      track(upstream);
-      let connected = false;
-      upstream.once("error", () => {
-        // Refused (a replica restarting): the next one, like a balancer that skips dead endpoints.
-        if (connected) return;
-        if (left > 1 && !client.destroyed) tryNext(left - 1);
-        else client.destroy();
-      });
-      upstream.once("connect", () => {
-        connected = true;
-        connections[index]!++;
-        client.pipe(upstream).pipe(client);
-        // Either side failing ends both, as a dropped connection would.
-        client.on("error", () => upstream.destroy());
-        upstream.on("error", () => client.destroy());
-        client.on("close", () => upstream.destroy());
-        // What the upstream sent last (a response with `Connection: close`) still reaches the client.
-        upstream.on("close", () => client.end());
-        client.resume();
-      });
-    };
-    tryNext(ports.length * 2);
+    const index = pick();
+    const upstream = connect({ host: "127.0.0.1", port: ports[index]! });
+    track(upstream);
+    // Either side failing ends both, as a dropped connection would; a refused upstream fails the client's.
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+    client.on("close", () => upstream.destroy());
+    upstream.once("connect", () => {
+      connections[index]!++;
+      client.pipe(upstream).pipe(client);
+      // What the upstream sent last (a response with `Connection: close`) still reaches the client.
+      upstream.on("close", () => client.end());
+      client.resume();
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
