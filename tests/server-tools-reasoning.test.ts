@@ -91,7 +91,7 @@ describe.each([false, true])("a thinking model across the turns of the agent loo
     expect(fake.refusals.slice(before.refusals)).toEqual([]);
     expect(fake.requests.length - before.requests).toBe(2);
     expect(message.content).toBe("It is noon.");
-    expect(usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 0 });
+    expect(usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
     const details = message.reasoning_details!;
     // Every entry has an index of its own: the turns' entries never join into one.
     expect(new Set(details.map((d) => d.index)).size).toBe(details.length);
@@ -112,7 +112,7 @@ describe.each([false, true])("a thinking model across the turns of the agent loo
     // The thinking model accepted the replayed call, so its signed reasoning came back with it; nothing ran again.
     expect(fake.refusals.slice(before.refusals)).toEqual([]);
     expect(fake.requests.length - before.requests).toBe(1);
-    expect(follow.usage.server_tool_use_details).toEqual({ tool_calls_requested: 0, tool_calls_executed: 0, web_search_requests: 0 });
+    expect(follow.usage.server_tool_use_details).toEqual({ tool_calls_requested: 0, tool_calls_executed: 0 });
   });
 });
 

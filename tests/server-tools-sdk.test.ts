@@ -76,7 +76,7 @@ describe("the agent loop through @openrouter/sdk", () => {
     expect(calls[0]).toMatchObject({ type: "reasoning.server_tool_call", toolName: "openrouter:datetime", arguments: '{"timezone":"UTC"}', index: 0 });
     expect(calls[0]!.toolCallId).toMatch(/^call_/);
     expect(JSON.parse(calls[1]!.result)).toMatchObject({ timezone: "UTC" });
-    expect(result.usage?.serverToolUseDetails).toEqual({ toolCallsRequested: 2, toolCallsExecuted: 2, webSearchRequests: 0 });
+    expect(result.usage?.serverToolUseDetails).toEqual({ toolCallsRequested: 2, toolCallsExecuted: 2 });
   });
 
   it("streams a loop that stops on a condition: words, each round's calls as reasoning deltas, one finish and the usage", async () => {
@@ -108,7 +108,7 @@ describe("the agent loop through @openrouter/sdk", () => {
     expect(text).toBe("Checking. Checking. done after 2 results");
     expect(calls.map((c) => [c.toolName, c.index])).toEqual([["openrouter:datetime", 0], ["openrouter:datetime", 1]]);
     expect(finishes).toEqual(["stop"]);
-    expect(usage?.serverToolUseDetails).toEqual({ toolCallsRequested: 2, toolCallsExecuted: 2, webSearchRequests: 0 });
+    expect(usage?.serverToolUseDetails).toEqual({ toolCallsRequested: 2, toolCallsExecuted: 2 });
   });
 
   it("takes the answer's message back as the SDK sends it, and runs nothing again", async () => {
@@ -124,7 +124,7 @@ describe("the agent loop through @openrouter/sdk", () => {
     );
     // One upstream turn for `again` (two), one for the follow-up: the replayed call was read, not run.
     expect(agent.requests.length - before).toBe(3);
-    expect(follow.usage?.serverToolUseDetails).toEqual({ toolCallsRequested: 0, toolCallsExecuted: 0, webSearchRequests: 0 });
+    expect(follow.usage?.serverToolUseDetails).toEqual({ toolCallsRequested: 0, toolCallsExecuted: 0 });
     const sent = agent.requests.at(-1)!.messages as Array<Record<string, unknown>>;
     expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user"]);
     expect(sent[2]).toEqual({ role: "tool", tool_call_id: call!.toolCallId, content: call!.result });

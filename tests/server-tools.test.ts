@@ -140,7 +140,7 @@ describe("the server-tool agent loop", () => {
     expect(turns).toHaveLength(3);
     expect(turns.map((t) => t.tool_choice)).toEqual([undefined, undefined, "none"]);
     expect(body.choices[0]!.message.content).toBe("done after 2 results");
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 2, tool_calls_executed: 2, web_search_requests: 0 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 2, tool_calls_executed: 2 });
     expect(body.usage.cost).toBeCloseTo(3 * turnCost, 12);
   });
 
@@ -158,7 +158,7 @@ describe("the server-tool agent loop", () => {
   it("executes calls up to max_tool_calls and answers the rest with an error result", async () => {
     const before = agent.requests.length;
     const { body } = await chat({ model: "agent/triple", tools: [{ type: "openrouter:datetime" }], max_tool_calls: 2 });
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 3, tool_calls_executed: 2, web_search_requests: 0 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 3, tool_calls_executed: 2 });
     const results = toolResults(turnsSince(before)[1]!.messages as Message[]);
     expect(results.map((r) => (r.error ? "refused" : r.timezone))).toEqual(["Asia/Tokyo", "Asia/Tokyo", "refused"]);
     expect(String(results[2]!.error)).toMatch(/max_tool_calls \(2\)/);
@@ -184,7 +184,7 @@ describe("the server-tool agent loop", () => {
     expect(turns.at(-1)!.tool_choice).toBe("none");
     expect(turns.every((t) => t.stop_server_tools_when === undefined && t.max_tool_calls === undefined)).toBe(true);
     expect(body.choices[0]!.message.content).toBe(`done after ${steps} results`);
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: steps, tool_calls_executed: steps, web_search_requests: 0 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: steps, tool_calls_executed: steps });
     expect(body.usage.cost).toBeCloseTo((steps + 1) * turnCost, 12);
     expect(body.usage.prompt_tokens).toBe(10 * (steps + 1));
   });
@@ -193,7 +193,7 @@ describe("the server-tool agent loop", () => {
     const before = agent.requests.length;
     const { body } = await chat({ model: "agent/forever", tools: [{ type: "openrouter:datetime" }] });
     expect(turnsSince(before)).toHaveLength(7); // SERVER_TOOL_MAX_STEPS=6, then the last turn without tools
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 6, tool_calls_executed: 6, web_search_requests: 0 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 6, tool_calls_executed: 6 });
   });
 
   it("returns the client's own function calls and runs only the server's", async () => {
@@ -203,7 +203,7 @@ describe("the server-tool agent loop", () => {
     });
     expect(body.choices[0]!.finish_reason).toBe("tool_calls");
     expect(body.choices[0]!.message.tool_calls!.map((c) => c.function.name)).toEqual(["lookup"]);
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 0 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
   });
 
   it("streams every turn's words, hides server tool calls and ends with the summed usage", async () => {
@@ -237,7 +237,7 @@ describe("the server-tool agent loop", () => {
     expect(new Set(indexes)).toEqual(new Set([0]));
     expect(finish).toBe("tool_calls");
     expect(serverCalls).toBe(1);
-    expect(usage!.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 0 });
+    expect(usage!.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
   });
 
   it("streams a loop of several turns to its last answer", async () => {
@@ -452,7 +452,7 @@ describe("sandboxed shell", () => {
     expect(runaway).toMatchObject({ timed_out: true });
     expect(Date.now() - started).toBeLessThan(30_000);
     // The gateway answered the whole request, and answers the next one.
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 0 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1 });
     expect(outputOf((await shell(["echo fine"], { session_id: "escape" })).body).results[0]!.stdout).toBe("fine\n");
   });
 
@@ -480,7 +480,7 @@ describe("sandboxed shell", () => {
     const { body } = await chat({ model: "agent/from-user", messages: [{ role: "user", content: calls([{ name: "bash", arguments: { command: "ls" } }]) }], tools: [{ type: "openrouter:bash" }] });
     expect(body.choices[0]!.finish_reason).toBe("tool_calls");
     expect(body.choices[0]!.message.tool_calls!.map((c) => c.function.name)).toEqual(["bash"]);
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 0, tool_calls_executed: 0, web_search_requests: 0 });
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 0, tool_calls_executed: 0 });
   });
 
   it("keeps another workspace out of a container", async () => {
@@ -493,6 +493,6 @@ describe("sandboxed shell", () => {
     const answer = res.body as unknown as Answer;
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(resultOf(answer).error).toMatch(/team-box_1 is taken/);
-    expect(answer.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 0, web_search_requests: 0 });
+    expect(answer.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 0 });
   });
 });

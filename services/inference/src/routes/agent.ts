@@ -205,7 +205,9 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
     }
     // The answer speaks for the whole request (its id and time) and for the endpoint that gave the last turn.
     const answerCtx: ChatContext = { ...turnCtx, generationId: context.generationId, started: context.started };
-    const details = { tool_calls_requested: tally.requested, tool_calls_executed: tally.executed, web_search_requests: runContext.searches.uses };
+    // Searches are counted where a search could run: a request without a web search tool has none to count.
+    const searched = [...tools.server.values()].some((t) => t.kind === "web_search") ? { web_search_requests: runContext.searches.uses } : {};
+    const details = { tool_calls_requested: tally.requested, tool_calls_executed: tally.executed, ...searched };
     const usage = { ...usageBody(total), server_tool_use_details: details };
     // The client sees its own calls only; a server call the model made anyway in the last turn is dropped.
     const finishReason = clientCalls.length > 0 ? "tool_calls" : turn.finishReason === "tool_calls" ? "stop" : turn.finishReason;
