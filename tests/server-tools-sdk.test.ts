@@ -133,8 +133,17 @@ describe("the agent loop through @openrouter/sdk", () => {
 
   it("applies the SDK's web_search shorthand settings and counts the searches", async () => {
     const result = buffered(
-      await client.chat.send({ chatRequest: { model: "agent/searcher", messages: [{ role: "user", content: "Find" }], tools: [{ type: "web_search", allowedDomains: ["switchyard.dev"], maxResults: 3 }] } }),
+      await client.chat.send({
+        chatRequest: {
+          model: "agent/searcher",
+          messages: [{ role: "user", content: "Find" }],
+          tools: [{ type: "web_search_2025_08_26", allowedDomains: ["switchyard.dev"], maxResults: 3 }],
+          // The canonical type names the tool whichever form declared it.
+          stopServerToolsWhen: [{ type: "has_tool_call", toolName: "openrouter:web_search" }],
+        },
+      }),
     );
+    expect(agent.requests.at(-1)!.tool_choice).toBe("none");
     const [call] = (result.choices[0]!.message.reasoningDetails ?? []).filter(isServerCall);
     expect(call!.toolName).toBe("openrouter:web_search");
     expect((JSON.parse(call!.result) as { results: Array<{ url: string }> }).results.map((r) => r.url)).toEqual(["https://docs.switchyard.dev/a"]);

@@ -184,7 +184,11 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
             steps: step + 1,
             costPico: total.cost.total,
             tokens: total.usage.promptTokens + total.usage.completionTokens,
-            calledTools: turn.toolCalls.flatMap((c) => [c.function.name, tools.server.get(c.function.name)?.type ?? c.function.name]),
+            calledTools: turn.toolCalls.flatMap((c) => {
+              const tool = tools.server.get(c.function.name);
+              // A server tool answers to its function name, the type declared and its canonical type.
+              return tool ? [c.function.name, tool.type, `openrouter:${tool.kind}`] : [c.function.name];
+            }),
             finishReason: turn.finishReason,
             nativeFinishReason: turn.nativeFinishReason,
           })
