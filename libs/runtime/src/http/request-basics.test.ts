@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-const post = async (body: BodyInit | undefined, headers: Record<string, string> = { "content-type": "application/json" }) => {
+const post = async (body: string | ReadableStream<Uint8Array> | undefined, headers: Record<string, string> = { "content-type": "application/json" }) => {
   const res = await fetch(url, { method: "POST", headers, body, ...(body instanceof ReadableStream ? { duplex: "half" } : {}) } as RequestInit);
   return { status: res.status, body: (await res.json()) as unknown };
 };
