@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import { OpenRouter } from "@openrouter/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -161,6 +162,18 @@ describe("POST /chat/completions, buffered", () => {
     }
     const management = await gw.call("POST", "/chat/completions", { body: { model: "chat/ok", messages } });
     expect(management.status).toBe(403);
+  });
+
+  it("reads every form of body and path express would: bad JSON, no JSON, gzip, another case, a trailing slash", async () => {
+    const send = (path: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
+      fetch(`${gw.apiUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body }).then(
+        async (r) => ({ status: r.status, body: (await r.json()) as { error?: { message: string }; choices?: unknown[] } }),
+      );
+    expect(await send("/chat/completions", "{not json")).toEqual({ status: 400, body: { error: { code: 400, message: "Invalid JSON body" } } });
+    expect((await send("/chat/completions", "model=chat/ok", { "content-type": "application/x-www-form-urlencoded" })).status).toBe(400);
+    const json = JSON.stringify({ model: "chat/ok", messages });
+    expect((await send("/chat/completions", gzipSync(json), { "content-encoding": "gzip" })).body.choices).toHaveLength(1);
+    expect((await send("/CHAT/Completions/", json)).body.choices).toHaveLength(1);
   });
 });
 

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
 
 /**
  * One signal for the client going away and for a deadline shared by every attempt of a request; the
  * timer ends with the response.
  */
-export function requestDeadline(res: Response, ms: number): { signal: AbortSignal; timedOut: () => boolean } {
+export function requestDeadline(res: ServerResponse, ms: number): { signal: AbortSignal; timedOut: () => boolean } {
   const abort = new AbortController();
   let timedOut = false;
   const deadline = setTimeout(() => {

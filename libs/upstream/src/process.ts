@@ -16,7 +16,7 @@ import {
   type Logger,
 } from "@switchyard/runtime";
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
-import type { Express } from "express";
+import type { RequestListener } from "node:http";
 import type { SpendHolds } from "./holds.js";
 import { remoteHolds, remoteResolve } from "./remote.js";
 import { cachedResolve, skippingUnlimitedKeys } from "./remote-memory.js";
@@ -49,7 +49,7 @@ export interface ProviderServiceDeps {
 export async function runProviderService(
   name: string,
   config: ProviderServiceConfig,
-  start: (deps: ProviderServiceDeps) => Promise<{ app: Express; stop(): Promise<void> }>,
+  start: (deps: ProviderServiceDeps) => Promise<{ app: RequestListener; stop(): Promise<void> }>,
 ): Promise<void> {
   const logger = createLogger({ service: name, level: config.LOG_LEVEL });
   const secret = config.SWITCHYARD_INTERNAL_SECRET;

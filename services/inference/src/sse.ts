@@ -1,4 +1,4 @@
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
 
 /**
  * Server-sent events to the client. Headers go out with the first write, so failures before it can still
@@ -7,7 +7,7 @@ import type { Response } from "express";
  * Frames written in the same tick (the events of one upstream read) leave in one socket write: each
  * `write` of its own would cost a system call and, on a busy gateway, most of a stream's CPU.
  */
-export function sseWriter(res: Response, headers: Record<string, string>) {
+export function sseWriter(res: ServerResponse, headers: Record<string, string>) {
   let corked = false;
   const uncork = () => {
     corked = false;

@@ -1,5 +1,5 @@
 import { migrate, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
-import type { Express } from "express";
+import type { RequestListener } from "node:http";
 import { createApp } from "./app.js";
 import type { InferenceConfig } from "./config.js";
 import type { InferenceDeps } from "./deps.js";
@@ -44,7 +44,7 @@ export interface InferenceStartDeps {
 }
 
 export interface RunningInference {
-  app: Express;
+  app: RequestListener;
   stop(): Promise<void>;
 }
 

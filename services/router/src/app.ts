@@ -8,6 +8,7 @@ import {
   HttpError,
   logWhenDone,
   mountHealth,
+  pathOf,
   sendError,
   serviceOf,
   serviceHeader,
@@ -35,12 +36,6 @@ export interface RouterDeps {
   readiness: Record<string, ReadinessCheck>;
   openapi: object;
 }
-
-const pathOf = (url: string | undefined) => {
-  const raw = url ?? "/";
-  const query = raw.indexOf("?");
-  return query < 0 ? raw : raw.slice(0, query);
-};
 
 /**
  * The thin front door: request id, size limit, authentication, rate limit, then the owning service.

@@ -13,6 +13,13 @@ import { requestIdHeader } from "./request-context.js";
 
 const saneId = /^[\w.:-]{1,128}$/;
 
+/** The path of a request's URL, without its query. */
+export const pathOf = (url: string | undefined): string => {
+  const raw = url ?? "/";
+  const query = raw.indexOf("?");
+  return query < 0 ? raw : raw.slice(0, query);
+};
+
 /**
  * The request's id: the caller's (or the router's, or the calling service's) when it looks sane, else a new
  * one. Written back on the request for the next hop and echoed in `X-Request-Id`.

@@ -1,5 +1,5 @@
-import type { Response } from "express";
-import { metrics } from "@switchyard/runtime";
+import type { ServerResponse } from "node:http";
+import { metrics, sendJson } from "@switchyard/runtime";
 import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
 import { sseWriter } from "../sse.js";
 import type { DeclaredTools } from "../tools/declared.js";
@@ -127,7 +127,7 @@ async function runRound(calls: ToolCall[], tools: DeclaredTools, runContext: Run
  * reasoning, and each server tool call with its result as a `reasoning.server_tool_call` entry of
  * `reasoning_details` (the shape `@openrouter/sdk` reads), after the reasoning of the turn that made it.
  */
-export async function agentCompletion(context: ChatContext, tools: DeclaredTools, res: Response): Promise<void> {
+export async function agentCompletion(context: ChatContext, tools: DeclaredTools, res: ServerResponse): Promise<void> {
   const { request, deps } = context;
   const conditions = request.stop_server_tools_when;
   // Stop conditions, when set, replace max_tool_calls.
@@ -234,7 +234,7 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
       else delete message.tool_calls;
       if (own.length === 0 && choice.finish_reason === "tool_calls") choice.finish_reason = "stop";
     }
-    res.json(answer);
+    sendJson(res, 200, answer);
     return;
   }
 }

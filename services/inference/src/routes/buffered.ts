@@ -1,4 +1,5 @@
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
+import { sendJson } from "@switchyard/runtime";
 import { healJson } from "../plugins.js";
 import type { UpstreamCompletion } from "../providers/types.js";
 import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
@@ -83,6 +84,6 @@ export function bufferedAnswer(context: ChatContext, turn: BufferedTurn, usage =
 }
 
 /** A non-streaming completion without server tools. */
-export async function bufferedCompletion(context: ChatContext, res: Response): Promise<void> {
-  res.json(bufferedAnswer(context, await bufferedTurn(context)));
+export async function bufferedCompletion(context: ChatContext, res: ServerResponse): Promise<void> {
+  sendJson(res, 200, bufferedAnswer(context, await bufferedTurn(context)));
 }

@@ -6,9 +6,9 @@ import {
   type ChatCompletionRequest,
   type SpendBudget,
 } from "@switchyard/contracts";
-import { badRequest, callerOf, forbidden, HttpError, parseInput, type Caller } from "@switchyard/runtime";
+import { badRequest, forbidden, HttpError, parseInput, type Caller } from "@switchyard/runtime";
 import { newGenerationId, orderCandidates, requestDeadline, upstreamFailure, type Candidate } from "@switchyard/upstream";
-import type { Request, RequestHandler } from "express";
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { InferenceDeps } from "../deps.js";
 import type { Attempt } from "../generations/store.js";
 import { requestedParameters, upstreamBody } from "../request-body.js";
@@ -49,16 +49,21 @@ export interface ChatContext {
   requestId: string | null;
 }
 
-const header = (req: Request, name: string) => {
+/** What the route reads of a request: its headers and its JSON body. */
+export interface ChatHttpRequest {
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+const header = (req: ChatHttpRequest, name: string) => {
   const value = req.headers[name];
   return typeof value === "string" ? value : undefined;
 };
 
 /** `POST /chat/completions`: validate, resolve models to endpoints, try them in order, answer, account. */
 export const chatCompletionsRoute =
-  (deps: InferenceDeps): RequestHandler =>
-  async (req, res) => {
-    const caller = callerOf(res);
+  (deps: InferenceDeps) =>
+  async (req: ChatHttpRequest, res: ServerResponse, caller: Caller): Promise<void> => {
     if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
     const request = parseInput(chatCompletionRequest, req.body, "body");
     const plugins = activePlugins(request);

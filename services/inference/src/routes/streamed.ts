@@ -1,4 +1,4 @@
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
 import type { UpstreamUsage } from "../providers/types.js";
 import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
 import { sseWriter } from "../sse.js";
@@ -197,7 +197,7 @@ export function closeStream(context: ChatContext, sse: Sse, turn: StreamedTurn, 
 }
 
 /** A streamed completion without server tools: one relayed turn. */
-export async function streamedCompletion(context: ChatContext, res: Response): Promise<void> {
+export async function streamedCompletion(context: ChatContext, res: ServerResponse): Promise<void> {
   const sse = sseWriter(res, { "x-generation-id": context.generationId });
   const alive = keepAlive(sse);
   alive.start();
