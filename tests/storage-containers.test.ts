@@ -19,20 +19,28 @@ beforeAll(async () => {
 afterAll(() => gw.stop());
 
 const now = new Date("2026-11-24T10:00:00Z");
-const sync = (containerId: string, files: Array<{ path: string; bytes: number; content_base64?: string }>, who = owner) =>
-  gw.standalone.storage.syncContainerFiles(containerId, { ...who, files: files.map((f) => ({ ...f, modified_at: now.toISOString() })) });
+type Extra = { deleted?: string[]; synced_at?: string; complete?: boolean };
+const sync = (containerId: string, files: Array<{ path: string; bytes: number; content_base64?: string }>, who = owner, extra: Extra = {}) =>
+  gw.standalone.storage.syncContainerFiles(containerId, { ...who, files: files.map((f) => ({ ...f, modified_at: now.toISOString() })), ...extra });
 const idOf = (path: string) => `cfile_${Buffer.from(path).toString("base64url")}`;
 
 describe("container files", () => {
   it("lists what a sandbox synced in path order, with ids from the paths, through @openrouter/sdk", async () => {
-    await sync("sess_demo", [
-      { path: "out/b.txt", bytes: 2 },
-      { path: "README.md", bytes: 10, content_base64: Buffer.from("# results!").toString("base64") },
-      { path: "out/a.txt", bytes: 1 },
-    ]);
+    const syncedAt = new Date("2026-11-24T10:05:00Z");
+    await sync(
+      "sess_demo",
+      [
+        { path: "out/b.txt", bytes: 2 },
+        { path: "README.md", bytes: 10, content_base64: Buffer.from("# results!").toString("base64") },
+        { path: "out/a.txt", bytes: 1 },
+      ],
+      owner,
+      { synced_at: syncedAt.toISOString() },
+    );
     const list = await sdk.containers.listContainerFiles({ containerId: "sess_demo" });
     expect(list.data.map((f) => f.path)).toEqual(["README.md", "out/a.txt", "out/b.txt"]);
-    expect(list.data[0]).toMatchObject({ id: idOf("README.md"), object: "container.file", containerId: "sess_demo", bytes: 10, createdAt: now.getTime() / 1000, source: "assistant" });
+    // created_at is when the file was last synced, not when it was last modified in the sandbox.
+    expect(list.data[0]).toMatchObject({ id: idOf("README.md"), object: "container.file", containerId: "sess_demo", bytes: 10, createdAt: syncedAt.getTime() / 1000, source: "assistant" });
     expect(list).toMatchObject({ object: "list", firstId: idOf("README.md"), lastId: idOf("out/b.txt"), hasMore: false });
     expect(await sdk.containers.getContainerFile({ containerId: "sess_demo", fileId: idOf("out/a.txt") })).toMatchObject({ path: "out/a.txt", bytes: 1 });
     // A body synced along can be downloaded; one that was not is a 404 that says so.
@@ -44,8 +52,13 @@ describe("container files", () => {
   });
 
   it("updates a file synced again, and keeps a restarted session's container apart", async () => {
-    await sync("sess_again", [{ path: "log.txt", bytes: 5 }]);
+    await sync("sess_again", [{ path: "log.txt", bytes: 5 }], owner, { synced_at: "2026-11-24T10:00:00Z" });
+    const before = Math.floor(Date.now() / 1000);
     await sync("sess_again", [{ path: "log.txt", bytes: 9 }]);
+    // Without a sync time from the sandbox, it is the time storage recorded the file.
+    const [again] = (await sdk.containers.listContainerFiles({ containerId: "sess_again" })).data;
+    expect(again!.createdAt).toBeGreaterThanOrEqual(before);
+    expect(again!.createdAt).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
     await sync("sess_again-r7f3a", [{ path: "fresh.txt", bytes: 1 }]);
     expect((await sdk.containers.listContainerFiles({ containerId: "sess_again" })).data.map((f) => [f.path, f.bytes])).toEqual([["log.txt", 9]]);
     expect((await sdk.containers.listContainerFiles({ containerId: "sess_again-r7f3a" })).data.map((f) => f.path)).toEqual(["fresh.txt"]);
@@ -74,13 +87,19 @@ describe("container files", () => {
     );
   });
 
-  it("answers 404 for another workspace's container and file, and for unknown ones", async () => {
+  it("lists another workspace's container and unknown ones as empty, and answers 404 for their files", async () => {
     const ws = await gw.call("POST", "/workspaces", { body: { name: "other sandbox", slug: "other-sandbox" } });
     const other = { organization_id: owner.organization_id, workspace_id: String((ws.body.data as unknown as Record<string, unknown>).id) };
     await sync("sess_theirs", [{ path: "secret.txt", bytes: 3 }], other);
-    expect((await gw.call("GET", "/containers/sess_theirs/files", { key })).status).toBe(404);
+    // The spec's list has no 404: a container with nothing of the caller's is an empty page, alike for all.
+    const empty = { object: "list", data: [], first_id: null, last_id: null, has_more: false };
+    for (const container of ["sess_theirs", "sess_nobody"]) {
+      const res = await gw.call("GET", `/containers/${container}/files`, { key });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(empty);
+      expect(await sdk.containers.listContainerFiles({ containerId: container })).toEqual({ object: "list", data: [], firstId: null, lastId: null, hasMore: false });
+    }
     expect((await gw.call("GET", `/containers/sess_theirs/files/${idOf("secret.txt")}`, { key })).status).toBe(404);
-    expect((await gw.call("GET", "/containers/sess_nobody/files", { key })).status).toBe(404);
     expect((await gw.call("GET", `/containers/sess_demo/files/${idOf("missing.txt")}`, { key })).status).toBe(404);
     // A sandbox may not write into a container another workspace owns.
     await expect(sync("sess_theirs", [{ path: "x", bytes: 1 }])).rejects.toThrow(/belongs to another workspace/);
@@ -97,10 +116,41 @@ describe("container files", () => {
     expect((await gw.call("GET", path, { key })).status).toBe(status);
   });
 
+  it("drops files the sandbox deleted", async () => {
+    const body = Buffer.from("gone soon").toString("base64");
+    await sync("sess_deleting", [
+      { path: "keep.txt", bytes: 1 },
+      { path: "out/gone.txt", bytes: 9, content_base64: body },
+    ]);
+    await sync("sess_deleting", [], owner, { deleted: ["out/gone.txt", "never-synced.txt"] });
+    expect((await sdk.containers.listContainerFiles({ containerId: "sess_deleting" })).data.map((f) => f.path)).toEqual(["keep.txt"]);
+    expect((await gw.call("GET", `/containers/sess_deleting/files/${idOf("out/gone.txt")}`, { key })).status).toBe(404);
+  });
+
+  it("after a complete report, keeps only the files that report wrote", async () => {
+    await sync("sess_whole", [
+      { path: "a.txt", bytes: 1 },
+      { path: "b.txt", bytes: 1, content_base64: Buffer.from("b").toString("base64") },
+    ]);
+    const syncedAt = new Date().toISOString();
+    await sync("sess_whole", [{ path: "a.txt", bytes: 2 }], owner, { synced_at: syncedAt });
+    await sync("sess_whole", [{ path: "c.txt", bytes: 1 }], owner, { synced_at: syncedAt, complete: true });
+    expect((await sdk.containers.listContainerFiles({ containerId: "sess_whole" })).data.map((f) => [f.path, f.bytes])).toEqual([
+      ["a.txt", 2],
+      ["c.txt", 1],
+    ]);
+    // A complete report of an empty tree empties the list.
+    await sync("sess_whole", [], owner, { complete: true });
+    expect((await sdk.containers.listContainerFiles({ containerId: "sess_whole" })).data).toEqual([]);
+  });
+
   it("refuses synced paths that leave the container", async () => {
     for (const path of ["/etc/passwd", "../up.txt", "a/../../b", "a//b", "a\\b"]) {
       await expect(sync("sess_demo", [{ path, bytes: 1 }])).rejects.toThrow(/relative path inside the container/);
     }
     await expect(sync("sess_demo", [{ path: "x.txt", bytes: 3, content_base64: Buffer.from("four").toString("base64") }])).rejects.toThrow(/4 bytes, not 3/);
+    await expect(sync("sess_demo", [], owner, { deleted: ["../up.txt"] })).rejects.toThrow(/relative path inside the container/);
+    await expect(sync("sess_demo", [])).rejects.toThrow(/must name files, deleted paths, or be complete/);
+    await expect(sync("sess_demo", [{ path: "twice.txt", bytes: 1 }], owner, { deleted: ["twice.txt"] })).rejects.toThrow(/must name each path once/);
   });
 });

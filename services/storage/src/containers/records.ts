@@ -60,30 +60,53 @@ export async function containerWorkspace(db: Queryable, containerId: string): Pr
 export interface SyncedFile {
   path: string;
   bytes: number;
-  modifiedAt: Date;
   objectKey: string | null;
 }
 
 /**
- * Records what a sandbox reported, in one statement. A container belongs to the workspace that first
- * synced it: a report naming another workspace for it changes nothing and returns 0.
+ * Records what a sandbox reported, in one statement: each file's `synced_at` becomes the time of this
+ * sync, which is the `created_at` clients read. The caller holds the container's lock and has checked
+ * that it belongs to `owner`'s workspace. Returns how many files were written.
  */
-export async function upsertContainerFiles(db: Queryable, owner: Owner, containerId: string, files: SyncedFile[]): Promise<number> {
+export async function upsertContainerFiles(db: Queryable, owner: Owner, containerId: string, files: SyncedFile[], syncedAt: Date): Promise<number> {
+  if (files.length === 0) return 0;
   const [result] = await db.query<{ written: number }>(
-    `WITH owner AS (
-       SELECT workspace_id FROM storage.container_files WHERE container_id = $3 LIMIT 1
-     ), written AS (
+    `WITH written AS (
        INSERT INTO storage.container_files (container_id, path, organization_id, workspace_id, bytes, object_key, synced_at)
-       SELECT $3, f.path, $1, $2, f.bytes, f.object_key, f.modified_at
-       FROM jsonb_to_recordset($4::jsonb) AS f(path text, bytes bigint, object_key text, modified_at timestamptz)
-       WHERE NOT EXISTS (SELECT 1 FROM owner WHERE owner.workspace_id <> $2::uuid)
+       SELECT $3, f.path, $1, $2, f.bytes, f.object_key, $5::timestamptz
+       FROM jsonb_to_recordset($4::jsonb) AS f(path text, bytes bigint, object_key text)
        ON CONFLICT (container_id, path) DO UPDATE
          SET bytes = excluded.bytes, object_key = excluded.object_key, synced_at = excluded.synced_at
-         WHERE storage.container_files.workspace_id = excluded.workspace_id
        RETURNING 1
      )
      SELECT count(*)::int AS written FROM written`,
-    [owner.organizationId, owner.workspaceId, containerId, JSON.stringify(files.map((f) => ({ path: f.path, bytes: f.bytes, object_key: f.objectKey, modified_at: f.modifiedAt.toISOString() })))],
+    [owner.organizationId, owner.workspaceId, containerId, JSON.stringify(files.map((f) => ({ path: f.path, bytes: f.bytes, object_key: f.objectKey }))), syncedAt.toISOString()],
   );
   return result?.written ?? 0;
+}
+
+/** Bodies stored for these paths before, which a sync without content leaves stale. */
+export async function storedObjects(db: Queryable, containerId: string, paths: string[]): Promise<string[]> {
+  if (paths.length === 0) return [];
+  const rows = await db.query<{ object_key: string }>(
+    "SELECT object_key FROM storage.container_files WHERE container_id = $1 AND path = ANY($2::text[]) AND object_key IS NOT NULL",
+    [containerId, paths],
+  );
+  return rows.map((r) => r.object_key);
+}
+
+/** Drops files the sandbox deleted; returns the keys of their bodies, to delete after commit. */
+export async function deleteContainerFiles(db: Queryable, containerId: string, paths: string[]): Promise<{ removed: number; objects: string[] }> {
+  if (paths.length === 0) return { removed: 0, objects: [] };
+  const rows = await db.query<{ object_key: string | null }>("DELETE FROM storage.container_files WHERE container_id = $1 AND path = ANY($2::text[]) RETURNING object_key", [containerId, paths]);
+  return { removed: rows.length, objects: rows.flatMap((r) => (r.object_key ? [r.object_key] : [])) };
+}
+
+/** After a whole-tree report: drops every file that report did not write (written ones carry its time). */
+export async function pruneContainerFiles(db: Queryable, containerId: string, syncedAt: Date): Promise<{ removed: number; objects: string[] }> {
+  const rows = await db.query<{ object_key: string | null }>("DELETE FROM storage.container_files WHERE container_id = $1 AND synced_at <> $2::timestamptz RETURNING object_key", [
+    containerId,
+    syncedAt.toISOString(),
+  ]);
+  return { removed: rows.length, objects: rows.flatMap((r) => (r.object_key ? [r.object_key] : [])) };
 }

@@ -13,7 +13,8 @@ function pathOf(id: string, where: string): string {
 
 /**
  * `GET /containers/{id}/files`: path order, `has_more` true exactly when `after=last_id` has more. A
- * container with nothing in the caller's workspace, unknown or another's, is a 404 alike.
+ * container with nothing in the caller's workspace (empty, unknown, or another's) is an empty list: the
+ * spec's list has no 404, and answering alike tells no one which names other workspaces use.
  */
 export const listContainerFilesRoute =
   (deps: StorageDeps): RequestHandler =>
@@ -23,7 +24,6 @@ export const listContainerFilesRoute =
     const owner = ownerOf(res, undefined);
     const after = query.after === undefined ? undefined : pathOf(query.after, "query: after");
     const rows = await listContainerFiles(deps.db, owner, containerId, after, query.limit);
-    if (rows.length === 0 && after === undefined) throw notFound(`Container ${containerId} not found`);
     const page = rows.slice(0, query.limit).map(toContainerFile);
     res.json({ object: "list", data: page, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: rows.length > query.limit });
   };
