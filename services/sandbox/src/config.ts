@@ -20,15 +20,30 @@ export const sandboxEnv = z.object({
   SANDBOX_UID_BASE: z.coerce.number().int().min(1000).default(200_000),
   /** Longest wall time of one command; a request may ask for less. */
   SANDBOX_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
-  /** Address space of each command, in bytes. */
+  /**
+   * Memory of each container, in bytes: all its processes together, and (as root) the files of its home,
+   * which live in memory. Also the address space of each process, which is all a non-root service can cap.
+   */
   SANDBOX_MEMORY_BYTES: z.coerce.number().int().min(16 * 1024 * 1024).default(1024 * 1024 * 1024),
   /** Processes and threads a container may have at once (fork bombs end here). */
   SANDBOX_MAX_PROCESSES: z.coerce.number().int().min(4).default(128),
+  /** CPUs' worth of time a container may use at once (its cgroup's CPU quota); 0.5 is half of one CPU. */
+  SANDBOX_CPUS: z.coerce.number().min(0.01).max(1024).default(1),
+  /**
+   * `auto` puts each container in a cgroup of its own (memory, processes, CPU) when this machine lets the
+   * service make one (cgroup v2, or v1 controllers, writable: as root); `off` keeps per-process limits only.
+   */
+  SANDBOX_CGROUPS: z.enum(["auto", "off"]).default("auto"),
+  /** Live containers one workspace may have at once; a call that would start one more is refused. */
+  SANDBOX_MAX_CONTAINERS: z.coerce.number().int().min(1).default(20),
   /** Output kept of each stream (stdout, stderr) of one command, in bytes; the rest is dropped and marked. */
   SANDBOX_OUTPUT_BYTES: z.coerce.number().int().min(1024).default(64 * 1024),
   /** Largest file a command may write, in bytes. */
   SANDBOX_FILE_BYTES: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
-  /** Total bytes of a container's files; past it, files are not reported and the tool result says so. */
+  /**
+   * Total bytes of a container's files. As root the home is a tmpfs of this size (writes past it fail with
+   * ENOSPC); otherwise the tree is measured before each command, and a container over it cannot grow.
+   */
   SANDBOX_DISK_BYTES: z.coerce.number().int().min(1024).default(512 * 1024 * 1024),
   /** Default time a container stays warm after its last command before it is removed. */
   SANDBOX_IDLE_MS: z.coerce.number().int().min(1000).default(900_000),

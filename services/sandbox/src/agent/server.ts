@@ -31,6 +31,8 @@ async function json(req: IncomingMessage): Promise<unknown> {
  */
 export function createAgentServer(home: string, token: string): Server {
   const runner = directRunner(home);
+  // The pod is one container: its home is the runner's root, and its user is the pod's.
+  const self = { id: "", uidSlot: 0 };
   const expected = Buffer.from(`Bearer ${token}`);
   const authorized = (req: IncomingMessage) => {
     const given = Buffer.from(req.headers.authorization ?? "");
@@ -42,11 +44,16 @@ export function createAgentServer(home: string, token: string): Server {
     const handle = async () => {
       if (url.pathname === "/healthz") return reply(200, { status: "ok" });
       if (!authorized(req)) return reply(401, { error: { code: 401, message: "Missing or wrong agent token" } });
-      await runner.open("");
+      await runner.open(self);
       if (req.method === "POST" && url.pathname === "/run") {
         const body = runBody.safeParse(await json(req));
         if (!body.success) return reply(400, { error: { code: 400, message: "Invalid run body" } });
-        return reply(200, await runner.run("", body.data.command, body.data.limits));
+        // The sandbox service closes the request when its own caller went away: the command dies with it.
+        const abandoned = new AbortController();
+        res.on("close", () => {
+          if (!res.writableFinished) abandoned.abort();
+        });
+        return reply(200, await runner.run(self, body.data.command, body.data.limits, abandoned.signal));
       }
       if (req.method === "GET" && url.pathname === "/files") {
         const max = Math.min(Number(url.searchParams.get("max") ?? 1000) || 1000, 100_000);

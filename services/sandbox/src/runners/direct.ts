@@ -13,14 +13,15 @@ export function directRunner(dir: string): SandboxRunner {
   return {
     name: "direct",
     unavailable: async () => undefined,
-    async open(id) {
-      await mkdir(homeOf(id), { recursive: true, mode: 0o700 });
+    async open(container) {
+      await mkdir(homeOf(container.id), { recursive: true, mode: 0o700 });
     },
-    run: (id, command, limits) =>
+    run: (container, command, limits, signal) =>
       spawnCommand("prlimit", limited(command, limits).slice(1), command, limits, {
-        cwd: homeOf(id),
-        env: { HOME: homeOf(id), PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8", TMPDIR: "/tmp" },
+        cwd: homeOf(container.id),
+        env: { HOME: homeOf(container.id), PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8", TMPDIR: "/tmp" },
         group: true,
+        signal,
       }),
     files: (id, max) => listTree(homeOf(id), max),
     read: (id, path) => readInside(homeOf(id), path),

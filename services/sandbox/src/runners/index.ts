@@ -10,6 +10,9 @@ export type RunnerConfig = Pick<
   | "SANDBOX_DIR"
   | "SANDBOX_UID_BASE"
   | "SANDBOX_MEMORY_BYTES"
+  | "SANDBOX_MAX_PROCESSES"
+  | "SANDBOX_CPUS"
+  | "SANDBOX_CGROUPS"
   | "SANDBOX_DISK_BYTES"
   | "SANDBOX_K8S_API_URL"
   | "SANDBOX_K8S_NAMESPACE"
@@ -25,9 +28,35 @@ export type RunnerConfig = Pick<
 
 const namespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
+/**
+ * `SANDBOX_RUNNER=off`: the service runs, answers health checks, and refuses every command with a 503
+ * that says so, as standalone refuses the shell tools when it is off.
+ */
+export const offRunner = (): SandboxRunner => {
+  const refuse = () => Promise.reject(new Error("shell tools are turned off (SANDBOX_RUNNER=off)"));
+  return {
+    name: "off",
+    unavailable: async () => "Shell tools are turned off on this gateway (SANDBOX_RUNNER=off)",
+    open: refuse,
+    run: refuse,
+    files: refuse,
+    read: refuse,
+    remove: async () => undefined,
+  };
+};
+
 /** The configured isolation technology; a configuration that cannot work is refused at start. */
-export function runnerFor(config: RunnerConfig, secret: string | undefined): SandboxRunner {
-  if (config.SANDBOX_RUNNER !== "kubernetes") return bubblewrapRunner({ dir: config.SANDBOX_DIR, uidBase: config.SANDBOX_UID_BASE });
+export function runnerFor(config: RunnerConfig, secret: string | undefined, instance: string): SandboxRunner {
+  if (config.SANDBOX_RUNNER === "off") return offRunner();
+  if (config.SANDBOX_RUNNER === "bubblewrap") {
+    return bubblewrapRunner({
+      dir: config.SANDBOX_DIR,
+      instance,
+      uidBase: config.SANDBOX_UID_BASE,
+      container: { memoryBytes: config.SANDBOX_MEMORY_BYTES, maxProcesses: config.SANDBOX_MAX_PROCESSES, cpus: config.SANDBOX_CPUS, diskBytes: config.SANDBOX_DISK_BYTES },
+      cgroups: config.SANDBOX_CGROUPS,
+    });
+  }
   const apiUrl = config.SANDBOX_K8S_API_URL ?? (config.KUBERNETES_SERVICE_HOST ? `https://${config.KUBERNETES_SERVICE_HOST}:${config.KUBERNETES_SERVICE_PORT}` : undefined);
   if (!apiUrl) throw new Error("SANDBOX_RUNNER=kubernetes needs SANDBOX_K8S_API_URL outside a cluster");
   if (!config.SANDBOX_K8S_IMAGE) throw new Error("SANDBOX_RUNNER=kubernetes needs SANDBOX_K8S_IMAGE, the image of the sandbox pods");

@@ -2,7 +2,7 @@ import { createHash, createHmac } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { CommandResult } from "@switchyard/contracts";
 import { Agent, request } from "undici";
-import type { RunLimits, SandboxFile, SandboxRunner } from "./types.js";
+import type { ContainerSlot, RunLimits, SandboxFile, SandboxRunner } from "./types.js";
 
 export interface KubernetesOptions {
   /** The API server, e.g. https://kubernetes.default.svc. */
@@ -63,8 +63,10 @@ export function kubernetesRunner(options: KubernetesOptions): SandboxRunner {
     return { status: res.statusCode, json: text ? (JSON.parse(text) as unknown) : undefined };
   };
 
-  const podSpec = (id: string, name: string) => {
-    const uid = options.uidBase + (parseInt(hash(id).slice(0, 8), 16) % 60_000);
+  const podSpec = (slot: ContainerSlot, name: string) => {
+    const id = slot.id;
+    // Pods share the node's user namespace: a user of its own keeps each pod's process limit its own.
+    const uid = options.uidBase + slot.uidSlot;
     return {
       apiVersion: "v1",
       kind: "Pod",
@@ -109,8 +111,8 @@ export function kubernetesRunner(options: KubernetesOptions): SandboxRunner {
     };
   };
 
-  /** The agent's base URL once the pod runs; a pod that ended is replaced. */
-  const agentOf = async (id: string): Promise<string> => {
+  /** The agent's base URL once the pod runs; a pod that ended is replaced when the container's slot is known. */
+  const agentOf = async (id: string, slot?: ContainerSlot): Promise<string> => {
     const known = agents.get(id);
     if (known) return known;
     const name = podName(id);
@@ -119,7 +121,8 @@ export function kubernetesRunner(options: KubernetesOptions): SandboxRunner {
       const { status, json } = await api("GET", `${base}/${name}`);
       const pod = json as Pod | undefined;
       if (status === 404) {
-        const created = await api("POST", base, podSpec(id, name));
+        if (!slot) throw new Error(`the sandbox pod ${name} is gone`);
+        const created = await api("POST", base, podSpec(slot, name));
         if (created.status !== 201 && created.status !== 409) throw new Error(`the Kubernetes API refused the sandbox pod ${name}: ${created.status}`);
       } else if (status !== 200) {
         throw new Error(`the Kubernetes API answered ${status} for pod ${name}`);
@@ -138,8 +141,9 @@ export function kubernetesRunner(options: KubernetesOptions): SandboxRunner {
     }
   };
 
-  const agentCall = async (id: string, method: "GET" | "POST", path: string, body?: unknown, timeoutMs = 30_000) => {
-    const url = await agentOf(id);
+  const agentCall = async (id: string, method: "GET" | "POST", path: string, options: { body?: unknown; timeoutMs?: number; slot?: ContainerSlot; signal?: AbortSignal | undefined } = {}) => {
+    const { body, timeoutMs = 30_000, slot, signal } = options;
+    const url = await agentOf(id, slot);
     try {
       const res = await request(`${url}${path}`, {
         method,
@@ -148,9 +152,11 @@ export function kubernetesRunner(options: KubernetesOptions): SandboxRunner {
         bodyTimeout: timeoutMs,
         headers: { authorization: `Bearer ${tokenOf(podName(id))}`, ...(body ? { "content-type": "application/json" } : {}) },
         ...(body ? { body: JSON.stringify(body) } : {}),
+        ...(signal ? { signal } : {}),
       });
       return res;
     } catch (error) {
+      if (signal?.aborted) throw error;
       agents.delete(id); // the pod may be gone: look it up again next time
       throw error;
     }
@@ -167,11 +173,18 @@ export function kubernetesRunner(options: KubernetesOptions): SandboxRunner {
         return `the Kubernetes API at ${options.apiUrl} cannot be reached: ${(error as Error).message}`;
       }
     },
-    async open(id) {
-      await agentOf(id);
+    async open(slot) {
+      await agentOf(slot.id, slot);
     },
-    async run(id, command, limits: RunLimits): Promise<CommandResult> {
-      const res = await agentCall(id, "POST", "/run", { command, limits }, limits.timeoutMs + 15_000);
+    async run(slot, command, limits: RunLimits, signal): Promise<CommandResult> {
+      let res;
+      try {
+        // Closing the request tells the agent to kill the command.
+        res = await agentCall(slot.id, "POST", "/run", { body: { command, limits }, timeoutMs: limits.timeoutMs + 15_000, slot, signal });
+      } catch (error) {
+        if (!signal?.aborted) throw error;
+        return { command, stdout: "", stderr: "", exit_code: null, timed_out: false, truncated: false, error: "Command cancelled: the request that ran it was abandoned" };
+      }
       const answer = (await res.body.json()) as CommandResult & { error?: unknown };
       if (res.statusCode !== 200) throw new Error(`the sandbox agent answered ${res.statusCode}`);
       return answer;

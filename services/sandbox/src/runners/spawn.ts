@@ -18,28 +18,55 @@ export const limited = (command: string, limits: RunLimits): string[] => [
   command,
 ];
 
+/** Exit status of the wrapper when it could not enter the container's cgroup (the command never ran). */
+export const joinFailed = 125;
+const joinScript = `n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "sandbox: cannot enter the container's cgroup ($1)" >&2; exit ${joinFailed}; }; shift; n=$((n - 1)); done; exec "$@"`;
+
 /**
- * Runs a command with its output captured up to the limit and killed at the time limit. `group` kills the
- * whole process group (for commands not inside their own PID namespace).
+ * `file args` started by a shell that first writes its own pid into each `cgroup.procs` and then execs
+ * it: the process is in the container's cgroup before the command can run or fork, which writing the
+ * child's pid from here after spawn could not promise.
  */
-export function spawnCommand(file: string, args: string[], command: string, limits: RunLimits, options: SpawnOptions & { group?: boolean } = {}): Promise<CommandResult> {
+export function joining(procsFiles: string[], file: string, args: string[]): [string, string[]] {
+  if (procsFiles.length === 0) return [file, args];
+  return ["/bin/sh", ["-c", joinScript, "sandbox-join", String(procsFiles.length), ...procsFiles, file, ...args]];
+}
+
+export type SpawnCommandOptions = SpawnOptions & {
+  /** Kill the whole process group (for commands not inside their own PID namespace). */
+  group?: boolean;
+  /** Aborting kills the command: the request that asked for it went away. */
+  signal?: AbortSignal | undefined;
+};
+
+/** Runs a command with its output captured up to the limit and killed at the time limit or on abort. */
+export function spawnCommand(file: string, args: string[], command: string, limits: RunLimits, options: SpawnCommandOptions = {}): Promise<CommandResult> {
+  const { group, signal, ...spawnOptions } = options;
+  const cancelled = (): CommandResult => ({ command, stdout: "", stderr: "", exit_code: null, timed_out: false, truncated: false, error: "Command cancelled: the request that ran it was abandoned" });
+  if (signal?.aborted) return Promise.resolve(cancelled());
   return new Promise((resolve) => {
-    const child = spawn(file, args, { ...options, detached: options.group === true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(file, args, { ...spawnOptions, detached: group === true, stdio: ["ignore", "pipe", "pipe"] });
     const stdout = capture(child.stdout!, limits.outputBytes);
     const stderr = capture(child.stderr!, limits.outputBytes);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      if (options.group && child.pid) {
+    let ended: "timeout" | "abort" | undefined;
+    const kill = (why: "timeout" | "abort") => {
+      ended ??= why;
+      if (group && child.pid) {
         try {
           process.kill(-child.pid, "SIGKILL");
         } catch {
           child.kill("SIGKILL"); // the group is already gone
         }
       } else child.kill("SIGKILL");
-    }, limits.timeoutMs);
-    const done = (code: number | null, signal: NodeJS.Signals | null, failure?: Error) => {
+    };
+    const timer = setTimeout(() => kill("timeout"), limits.timeoutMs);
+    const onAbort = () => kill("abort");
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const done = (code: number | null, exitSignal: NodeJS.Signals | null, failure?: Error) => {
       clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      if (ended === "abort") return resolve({ ...cancelled(), stdout: stdout.text(), stderr: stderr.text(), truncated: stdout.truncated() || stderr.truncated() });
+      const timedOut = ended === "timeout";
       const result: CommandResult = {
         command,
         stdout: stdout.text(),
@@ -50,10 +77,10 @@ export function spawnCommand(file: string, args: string[], command: string, limi
       };
       if (timedOut) result.error = `Command timed out after ${limits.timeoutMs} ms and was killed`;
       else if (failure) result.error = `The sandbox could not start: ${failure.message}`;
-      else if (signal) result.error = `Command ended by ${signal}`;
+      else if (exitSignal) result.error = `Command ended by ${exitSignal}`;
       resolve(result);
     };
     child.on("error", (error) => done(null, null, error));
-    child.on("close", (code, signal) => done(code, signal));
+    child.on("close", (code, exitSignal) => done(code, exitSignal));
   });
 }

@@ -37,3 +37,29 @@ export async function readInside(root: string, path: string): Promise<Buffer> {
     await handle.close();
   }
 }
+
+/**
+ * Bytes a tree takes on disk as `du` counts them (allocated blocks of files, folders and links), so a
+ * sparse file counts what it holds. Counting stops once past `stopAbove`.
+ */
+export async function treeUsage(root: string, stopAbove = Number.POSITIVE_INFINITY): Promise<number> {
+  let total = 0;
+  const folders = [root];
+  while (folders.length > 0 && total <= stopAbove) {
+    const folder = folders.pop()!;
+    let entries;
+    try {
+      entries = await readdir(folder, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const path = join(folder, entry.name);
+      const stat = await lstat(path).catch(() => undefined);
+      if (!stat) continue;
+      total += stat.blocks * 512;
+      if (stat.isDirectory()) folders.push(path);
+    }
+  }
+  return total;
+}
