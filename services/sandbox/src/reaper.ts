@@ -1,22 +1,39 @@
-import { endContainer, idleContainers } from "./containers/records.js";
+import { endRemoved, idleContainers, stillIdle, unremovedContainers } from "./containers/records.js";
 import type { SandboxDeps } from "./deps.js";
+import { removeEnded } from "./exec.js";
+
+type ReaperDeps = Pick<SandboxDeps, "db" | "runner" | "logger" | "lock" | "reported">;
 
 /**
  * Removes containers idle past their time: their processes are long gone (every command ends with its
- * sandbox), so this frees their file trees. Their files stay listed in storage; the session's next
- * command starts a new container.
+ * sandbox), so this frees their file trees, cgroups and user ids. Their files stay listed in storage; the
+ * session's next command starts a new container. It also finishes removals a restart left to it.
  */
-export function startReaper(deps: Pick<SandboxDeps, "db" | "runner" | "logger" | "lock" | "reported">, everyMs: number) {
+export function startReaper(deps: ReaperDeps, everyMs: number) {
   let running: Promise<void> | undefined;
   const sweep = async () => {
-    for (const id of await idleContainers(deps.db)) {
-      await deps.lock(id, async () => {
+    const removeIdle = (id: string) =>
+      deps.lock(id, async () => {
+        // Picked before we held it: a call may have run since, and idle time counts from its end.
+        if (!(await stillIdle(deps.db, id))) return false;
         await deps.runner.remove(id);
         deps.reported.delete(id);
-        await endContainer(deps.db, id);
+        await endRemoved(deps.db, id);
+        return true;
       });
-      deps.logger.info({ containerId: id }, "idle sandbox container removed");
-    }
+    const each = async (ids: string[], remove: (id: string) => Promise<boolean>, what: string) => {
+      for (const id of ids) {
+        try {
+          if (await remove(id)) deps.logger.info({ containerId: id }, `${what} sandbox container removed`);
+        } catch (error) {
+          deps.logger.warn({ err: error, containerId: id }, `could not remove an ${what} sandbox container; the reaper tries again`);
+        }
+      }
+    };
+    await each(await idleContainers(deps.db), removeIdle, "idle");
+    await each(await unremovedContainers(deps.db), (id) => removeEnded(deps, id), "ended");
+    // Leases of holders that died long ago (a lease in use is renewed well within its time).
+    await deps.db.query("DELETE FROM sandbox.leases WHERE expires_at < now() - interval '1 hour'");
   };
   const timer = setInterval(() => {
     running ??= sweep()
@@ -25,6 +42,8 @@ export function startReaper(deps: Pick<SandboxDeps, "db" | "runner" | "logger" |
   }, everyMs);
   timer.unref();
   return {
+    /** One sweep now, for tests. */
+    sweep,
     async stop() {
       clearInterval(timer);
       await running;
