@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmod, lstat, mkdir, readlink, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, readlink, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { CommandResult } from "@switchyard/contracts";
@@ -219,6 +219,8 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
     },
     async close() {
       if (prepared) await (await prepared).cgroups?.dispose();
+      // A folder with containers still in it stays for the next start: they are live.
+      if (root !== options.dir) await rmdir(root).catch(() => undefined);
     },
   };
 }
