@@ -456,6 +456,28 @@ describe("sandboxed shell", () => {
     expect(outputOf((await shell(["echo fine"], { session_id: "escape" })).body).results[0]!.stdout).toBe("fine\n");
   });
 
+  it("ends a command whose client went away, and the commands after it", async () => {
+    const bash = { type: "openrouter:bash", parameters: { engine: "openrouter" } };
+    const body = (command: string) =>
+      JSON.stringify({ model: "agent/from-user", session_id: "abandoned", messages: [{ role: "user", content: calls([{ name: "bash", arguments: { command } }]) }], tools: [bash] });
+    // The container exists, with a file, before the command that is abandoned.
+    await chat(JSON.parse(body("echo early > early.txt")) as Record<string, unknown>);
+    expect((await files("sess_abandoned")).data.map((f) => f.path)).toEqual(["early.txt"]);
+    const abort = new AbortController();
+    const sent = fetch(`${gw.apiUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: body("sleep 2 && echo late > late.txt"),
+      signal: abort.signal,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    abort.abort();
+    await expect(sent).rejects.toThrow();
+    // Had the command gone on, its file would be synced and listed by now.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect((await files("sess_abandoned")).data.map((f) => f.path)).not.toContain("late.txt");
+  });
+
   it("starts a new -r<nonce> container on a bash restart and after the old one went idle", async () => {
     const bash = { type: "openrouter:bash", parameters: { engine: "openrouter" } };
     const run = async (args: Record<string, unknown>) => {
@@ -487,7 +509,8 @@ describe("sandboxed shell", () => {
     const workspace = await gw.call("POST", "/workspaces", { body: { name: "Other", slug: "other-tools" } });
     const other = await gw.call("POST", "/keys", { body: { name: "other", workspace_id: String((workspace.body.data as Record<string, unknown>).id) } });
     const otherKey = String(other.body.key);
-    expect((await gw.call("GET", "/containers/sess_chat_42__a/files", { key: otherKey })).status).toBe(404);
+    // Another workspace's container is, to this key, one that holds nothing (the list has no 404).
+    expect((await gw.call("GET", "/containers/sess_chat_42__a/files", { key: otherKey })).body).toEqual({ object: "list", data: [], first_id: null, last_id: null, has_more: false });
     const named = { type: "openrouter:shell", parameters: { environment: { type: "container_reference", container_id: "team-box_1" } } };
     const res = await gw.call("POST", "/chat/completions", { key: otherKey, body: { model: "agent/from-user", messages: [{ role: "user", content: calls([{ name: "shell", arguments: { commands: ["ls"] } }]) }], tools: [named] } });
     const answer = res.body as unknown as Answer;

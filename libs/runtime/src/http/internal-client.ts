@@ -19,8 +19,11 @@ export class ServiceUnavailableError extends Error {
 }
 
 export interface InternalClient {
-  /** POSTs JSON to an `/internal/...` route; a 404 is `undefined`, anything else but 200 throws. */
-  post<T extends z.ZodType>(path: string, body: unknown, schema: T): Promise<z.infer<T> | undefined>;
+  /**
+   * POSTs JSON to an `/internal/...` route; a 404 is `undefined`, anything else but 200 throws. An abort
+   * closes the request, which tells the service its caller is gone (and is not sent again).
+   */
+  post<T extends z.ZodType>(path: string, body: unknown, schema: T, signal?: AbortSignal): Promise<z.infer<T> | undefined>;
 }
 
 /** The request never reached the service: nothing happened there, so it may be sent again. */
@@ -49,7 +52,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export function createInternalClient(baseUrl: string, serviceToken: () => Promise<string>, timeoutMs = 5000, options: InternalClientOptions = {}): InternalClient {
   const { retryMs = 10_000, idempotent = true } = options;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const once = async (path: string, payload: string) => {
+  const once = async (path: string, payload: string, signal: AbortSignal | undefined) => {
     const token = await serviceToken();
     const requestId = currentRequestId();
     return new Promise<{ status: number; text: string }>((resolve, reject) => {
@@ -59,6 +62,7 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
           method: "POST",
           agent,
           timeout: timeoutMs,
+          ...(signal ? { signal } : {}),
           headers: {
             "content-type": "application/json",
             "content-length": Buffer.byteLength(payload),
@@ -85,15 +89,16 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
     });
   };
   return {
-    async post(path, body, schema) {
+    async post(path, body, schema, signal) {
       const payload = JSON.stringify(body);
       const started = Date.now();
       let answer: { status: number; text: string };
       for (let attempt = 0; ; attempt += 1) {
         try {
-          answer = await once(path, payload);
+          answer = await once(path, payload, signal);
           break;
         } catch (error) {
+          if (signal?.aborted) throw error;
           const wait = Math.min(50 * 2 ** attempt, 1000);
           const again = error instanceof NotDelivered || (idempotent && error instanceof Unanswered);
           if (!again || Date.now() - started + wait > retryMs) throw error;

@@ -5,7 +5,8 @@ import { onDomain } from "./web-search-config.js";
 
 /** The sandbox service: in-process in standalone, `POST /internal/sandbox/exec` otherwise. */
 export interface Sandbox {
-  execute(request: SandboxExecRequest): Promise<SandboxExecResponse>;
+  /** An abort (the client gone, the deadline passed) ends the command and the ones after it. */
+  execute(request: SandboxExecRequest, signal?: AbortSignal): Promise<SandboxExecResponse>;
 }
 
 export interface ToolCall {
@@ -104,7 +105,7 @@ async function sandboxed(args: Record<string, unknown>, tool: ServerTool, contex
     commands: commands as string[],
     ...(Number.isInteger(args.timeout_ms) && (args.timeout_ms as number) >= 100 ? { timeout_ms: args.timeout_ms as number } : {}),
     ...(Number.isInteger(sleep) ? { idle_ms: (sleep as number) * 1000 } : {}),
-  });
+  }, context.signal);
   const files = answer.sync_error ? { files_error: answer.sync_error } : {};
   if (tool.kind === "bash") {
     const [result] = answer.results;
