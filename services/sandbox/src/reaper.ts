@@ -1,4 +1,4 @@
-import { endRemoved, idleContainers, stillIdle, unremovedContainers } from "./containers/records.js";
+import { endRemoved, idleContainers, liveContainers, stillIdle, unremovedContainers } from "./containers/records.js";
 import type { SandboxDeps } from "./deps.js";
 import { removeEnded } from "./exec.js";
 
@@ -41,9 +41,28 @@ export function startReaper(deps: ReaperDeps, everyMs: number) {
       .finally(() => (running = undefined));
   }, everyMs);
   timer.unref();
+  /**
+   * Removes every live container now (a command under way finishes first): their trees and cgroups belong
+   * to this host, and nothing would come back for them once the process is gone. A session's next command
+   * starts a new container; its files stay listed in storage.
+   */
+  const removeAll = async () => {
+    for (const id of await liveContainers(deps.db)) {
+      try {
+        await deps.lock(id, async () => {
+          await deps.runner.remove(id);
+          deps.reported.delete(id);
+          await endRemoved(deps.db, id);
+        });
+      } catch (error) {
+        deps.logger.warn({ err: error, containerId: id }, "could not remove a sandbox container at shutdown");
+      }
+    }
+  };
   return {
     /** One sweep now, for tests. */
     sweep,
+    removeAll,
     async stop() {
       clearInterval(timer);
       await running;

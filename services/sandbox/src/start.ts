@@ -58,6 +58,8 @@ export async function startSandbox(deps: SandboxStartDeps): Promise<RunningSandb
     execute: (request, signal) => execute(service, request, signal),
     async stop() {
       await reaper?.stop();
+      // Local containers (tmpfs homes, cgroups) end with the process; pods of the Kubernetes runner outlive it.
+      if (runner.name === "bubblewrap") await reaper?.removeAll();
       await runner.close?.();
     },
   };

@@ -140,6 +140,12 @@ export async function idleContainers(db: Queryable, limit = 100): Promise<string
   return rows.map((r) => r.id);
 }
 
+/** Containers not ended, idle or not. */
+export async function liveContainers(db: Queryable, limit = 1000): Promise<string[]> {
+  const rows = await db.query<{ id: string }>("SELECT id FROM sandbox.containers WHERE ended_at IS NULL ORDER BY last_used_at LIMIT $1", [limit]);
+  return rows.map((r) => r.id);
+}
+
 /** Whether the container is still live and idle past its time: the reaper asks again once it holds the container. */
 export async function stillIdle(db: Queryable, id: string): Promise<boolean> {
   const rows = await db.query("SELECT 1 FROM sandbox.containers WHERE id = $1 AND ended_at IS NULL AND last_used_at < now() - make_interval(secs => idle_ms / 1000.0)", [id]);
