@@ -107,6 +107,35 @@ describe("NATS JetStream bus", () => {
     expect(lines.find((l) => String(l.msg).includes("parked"))).toMatchObject({ level: 50, subject: event.subject, eventId: event.id, consumer: "test_poison" });
   });
 
+  it("hands a batch consumer the events that arrived together, and one that fails its batch alone", async () => {
+    const bus = await open(namespace());
+    const poisoned = keyEvent("poison");
+    const events = Array.from({ length: 60 }, (_, i) => (i === 30 ? poisoned : keyEvent(`k${i}`)));
+    const batches: number[] = [];
+    const applied: string[] = [];
+    let poisonTries = 0;
+    // The events are waiting before the consumer starts, so they arrive together.
+    for (const event of events) await bus.publish(event);
+    await bus.consumeBatches(
+      "test_batches",
+      ["identity.api_key.>"],
+      async (batch) => {
+        batches.push(batch.length);
+        if (batch.some((e) => e.id === poisoned.id)) {
+          poisonTries++;
+          throw new Error("poison in the batch");
+        }
+        applied.push(...batch.map((e) => e.id));
+      },
+      { maxDeliveries: 2 },
+    );
+    await until(() => applied.length === 59 && bus.parkedCount() === 1, 10_000, "every good event applied, the poison parked");
+    expect(new Set(applied).size).toBe(59);
+    expect(applied).not.toContain(poisoned.id);
+    expect(Math.max(...batches)).toBeGreaterThan(1);
+    expect(poisonTries).toBe(3); // its batch, then alone twice (maxDeliveries)
+  });
+
   it("parks a message that does not parse instead of retrying it", async () => {
     const { logger, lines } = captureLogs();
     const ns = namespace();

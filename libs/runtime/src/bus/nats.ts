@@ -4,7 +4,10 @@ import { connect } from "@nats-io/transport-node";
 import type { Logger } from "../log.js";
 import { startDurableConsumer } from "./nats-consumer.js";
 import { assertSubjectPattern } from "./subject-match.js";
-import type { Bus, ConsumeOptions, Subscription } from "./types.js";
+import type { BatchHandler, Bus, ConsumeOptions, Subscription } from "./types.js";
+
+/** Most events a batch consumer gets in one call: what arrived together, up to this. */
+const maxBatch = 64;
 
 export interface NatsBusOptions {
   url: string;
@@ -105,6 +108,40 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
     };
   };
 
+  /** One durable consumer per subject; `batchSize` events at most go to the handler at once. */
+  const consumeDurably = async (name: string, subjects: readonly string[], handler: BatchHandler, batchSize: number, consumeOptions?: ConsumeOptions) => {
+    const maxDeliveries = consumeOptions?.maxDeliveries ?? 5;
+    if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) throw new Error(`maxDeliveries must be a positive integer, got ${maxDeliveries}`);
+    if (subjects.length === 0) throw new Error(`consumer ${name} needs at least one subject`);
+    for (const subject of subjects) assertSubjectPattern(subject, true);
+    const started: Subscription[] = [];
+    try {
+      for (const subject of subjects) {
+        started.push(
+          await startDurableConsumer({
+            nc,
+            js,
+            jsm,
+            logger,
+            ensureStream: (fresh) => ensureStream(eventDomain(subject), fresh),
+            consumer: name,
+            durable: names.durable(name, subject, subjects.length),
+            wireSubject: names.wire(subject),
+            plainSubject: names.plain,
+            handler,
+            maxBatch: batchSize,
+            maxDeliveries,
+            onParked: () => void parked++,
+          }),
+        );
+      }
+    } catch (error) {
+      await Promise.all(started.map((s) => s.stop()));
+      throw error;
+    }
+    return track({ stop: async () => void (await Promise.all(started.map((s) => s.stop()))) });
+  };
+
   const bus: Bus = {
     kind: "nats",
     async publish(event) {
@@ -121,41 +158,12 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
       }
     },
 
-    async consume(name, subjects, handler, consumeOptions?: ConsumeOptions) {
-      const maxDeliveries = consumeOptions?.maxDeliveries ?? 5;
-      if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) throw new Error(`maxDeliveries must be a positive integer, got ${maxDeliveries}`);
-      if (subjects.length === 0) throw new Error(`consumer ${name} needs at least one subject`);
-      for (const subject of subjects) assertSubjectPattern(subject, true);
-      const started: Subscription[] = [];
-      try {
-        for (const subject of subjects) {
-          started.push(
-            await startDurableConsumer({
-              nc,
-              js,
-              jsm,
-              logger,
-              ensureStream: (fresh) => ensureStream(eventDomain(subject), fresh),
-              consumer: name,
-              durable: names.durable(name, subject, subjects.length),
-              wireSubject: names.wire(subject),
-              plainSubject: names.plain,
-              handler,
-              maxDeliveries,
-              onParked: () => void parked++,
-            }),
-          );
-        }
-      } catch (error) {
-        await Promise.all(started.map((s) => s.stop()));
-        throw error;
-      }
-      return track({ stop: async () => void (await Promise.all(started.map((s) => s.stop()))) });
+    consume(name, subjects, handler, consumeOptions) {
+      return consumeDurably(name, subjects, (events) => handler(events[0]!), 1, consumeOptions);
     },
 
     consumeBatches(name, subjects, handler, consumeOptions) {
-      // Delivered one at a time: each message is acknowledged on its own.
-      return bus.consume(name, subjects, (event) => handler([event]), consumeOptions);
+      return consumeDurably(name, subjects, handler, maxBatch, consumeOptions);
     },
 
     async listen(subjects, handler) {

@@ -35,8 +35,8 @@ export interface Bus {
   consume(name: string, subjects: readonly string[], handler: EventHandler, options?: ConsumeOptions): Promise<Subscription>;
   /**
    * `consume` for a handler that takes events in batches: as many as were published together (in process)
-   * or one at a time (NATS). A batch that fails is redelivered event by event, so a poison event is parked
-   * alone.
+   * or had arrived together (NATS, up to 64). A batch that fails is handled again event by event, so a
+   * poison event is parked alone.
    */
   consumeBatches(name: string, subjects: readonly string[], handler: BatchHandler, options?: ConsumeOptions): Promise<Subscription>;
   /** Broadcast to every process, from now on, without durability: for caches that only need to drop entries. */
