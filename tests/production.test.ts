@@ -4,6 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { Agent, fetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
@@ -124,6 +125,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (needsBackends) return;
+  await clientPool.close();
   await db?.end();
   if (topology && topology.exitCode === null) {
     const exited = new Promise((resolve) => topology.once("exit", resolve));
@@ -148,10 +150,17 @@ const call = async (base: string, method: string, path: string, body?: unknown, 
   return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> & { error?: { message: string } } };
 };
 
+/**
+ * The clients' connections: like a balancer in front of the routers (the README's draining rule), they drop
+ * an idle keep-alive connection sooner than DRAIN_DELAY_MS, so none is reused as a draining router closes it.
+ */
+const clientPool = new Agent({ keepAliveTimeout: 500, keepAliveMaxTimeout: 500 });
+
 /** One completion, sent once: whatever the client sees (a connection error included) is its answer. */
 async function send(key: string): Promise<{ status: number; text: string; generationId: string | null; error?: string }> {
   try {
     const res = await fetch(`${apiUrl}/chat/completions`, {
+      dispatcher: clientPool,
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ model: "spend/cent", messages: [{ role: "user", content: "hi" }] }),
@@ -167,6 +176,7 @@ async function send(key: string): Promise<{ status: number; text: string; genera
 async function stream(key: string, model: string): Promise<{ outcome: string; generationId: string | null }> {
   try {
     const res = await fetch(`${apiUrl}/chat/completions`, {
+      dispatcher: clientPool,
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }] }),
