@@ -24,8 +24,9 @@ export interface Bus {
   /** Publishes one envelope; resolves once the transport holds it durably. `id` deduplicates. */
   publish(event: EventEnvelope): Promise<void>;
   /**
-   * Publishes envelopes in order, all or none (the in-process bus only: it can hand them to batch
-   * consumers together). A bus without it gets them one `publish` at a time.
+   * Publishes envelopes in order, all or none: the in-process bus hands them to batch consumers together,
+   * NATS sends them without waiting for each acknowledgement (a failed batch is sent again whole; ids
+   * deduplicate). A bus without it gets them one `publish` at a time.
    */
   publishAll?(events: EventEnvelope[]): Promise<void>;
   /**
