@@ -52,21 +52,20 @@ export async function enqueueEvent<S extends EventSubject>(tx: Queryable, schema
 }
 
 /**
- * Many events in one statement, for producers that commit state changes in batches. The rows travel as
- * one JSON parameter, so the statement is the same whatever the batch size.
+ * Many events as one outbox INSERT, for producers that commit state changes in batches: the rows travel as
+ * one JSON parameter (`$param`), so the statement is the same whatever the batch size, and it can be the
+ * last part of a statement that writes the state too (one round trip, atomic without a transaction).
  */
-export async function enqueueEvents(tx: Queryable, schema: string, events: Array<{ subject: EventSubject; data: unknown }>): Promise<void> {
-  if (events.length === 0) return;
+export function outboxInsertion(schema: string, events: Array<{ subject: EventSubject; data: unknown }>, param: number): { sql: string; value: string } {
   const occurredAt = new Date().toISOString();
   const rows = events.map(({ subject, data }) => {
     const id = randomUUID();
     return { id, subject, data: parseEvent({ id, subject, occurred_at: occurredAt, data }).data };
   });
-  await tx.query(
-    `INSERT INTO ${schema}.outbox (id, subject, data)
-     SELECT id, subject, data FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, subject text, data jsonb)`,
-    [JSON.stringify(rows)],
-  );
+  return {
+    sql: `INSERT INTO ${schema}.outbox (id, subject, data) SELECT id, subject, data FROM jsonb_to_recordset($${param}::jsonb) AS r(id uuid, subject text, data jsonb)`,
+    value: JSON.stringify(rows),
+  };
 }
 
 export interface OutboxRelayOptions {
@@ -263,8 +262,8 @@ export async function consumeOnce(
 /** How a service's domain code emits events: into its outbox inside the caller's transaction. */
 export interface EventSink {
   enqueue<S extends EventSubject>(tx: Queryable, subject: S, data: EventData<S>): Promise<void>;
-  /** Many events in one statement; each is checked against the registry like `enqueue`'s. */
-  enqueueAll(tx: Queryable, events: Array<{ [S in EventSubject]: { subject: S; data: EventData<S> } }[EventSubject]>): Promise<void>;
+  /** Many events as one INSERT taking their rows as `$param` (see `outboxInsertion`); each is checked like `enqueue`'s. */
+  insertion(events: Array<{ [S in EventSubject]: { subject: S; data: EventData<S> } }[EventSubject]>, param: number): { sql: string; value: string };
   /** Called after commit so the relay publishes now instead of at its next poll. */
   committed(): void;
 }
@@ -274,7 +273,7 @@ export function outboxSink(schema: string, relay: Pick<OutboxRelay, "wake">): Ev
     async enqueue(tx, subject, data) {
       await enqueueEvent(tx, schema, subject, data);
     },
-    enqueueAll: (tx, events) => enqueueEvents(tx, schema, events),
+    insertion: (events, param) => outboxInsertion(schema, events, param),
     committed: () => relay.wake(),
   };
 }

@@ -39,7 +39,7 @@ export function createRecorder(options: RecorderOptions): GenerationRecorder {
     const batch = [...queued.values()].slice(0, maxBatch).map((q) => q.generation);
     if (batch.length === 0) return;
     try {
-      await db.transaction((tx) => insertGenerations(tx, events, batch));
+      await insertGenerations(db, events, batch);
       for (const g of batch) queued.delete(g.id);
       failures = 0;
       events.committed();

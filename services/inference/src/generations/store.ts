@@ -98,15 +98,19 @@ const completedEvent = (g: FinishedGeneration) => ({
 });
 
 /**
- * Generation rows and their completed events, in the caller's transaction: spend is never recorded
- * without its event. A batch of any size is two statements with one parameter each.
+ * Generation rows and their completed events in one statement (so one round trip, and atomic without a
+ * transaction): spend is never recorded without its event. A batch of any size has two parameters.
  */
-export async function insertGenerations(tx: Queryable, events: EventSink, batch: FinishedGeneration[]): Promise<void> {
+export async function insertGenerations(db: Queryable, events: EventSink, batch: FinishedGeneration[]): Promise<void> {
   if (batch.length === 0) return;
-  await tx.query(`INSERT INTO inference.generations (${names}) SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS r(${columns.join(", ")})`, [
-    JSON.stringify(batch.map(row)),
-  ]);
-  await events.enqueueAll(tx, batch.map(completedEvent));
+  const outbox = events.insertion(batch.map(completedEvent), 2);
+  await db.query(
+    `WITH generations AS (
+       INSERT INTO inference.generations (${names}) SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS r(${columns.join(", ")})
+     )
+     ${outbox.sql}`,
+    [JSON.stringify(batch.map(row)), outbox.value],
+  );
 }
 
 export interface GenerationRow {
