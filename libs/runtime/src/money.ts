@@ -5,9 +5,21 @@
 const scale = 12;
 const unit = 10n ** BigInt(scale);
 
+/** Conversions remembered (bounded): prices are a few dozen strings converted on every request. */
+const converted = new Map<string, bigint>();
+
 /** `"0.00000015"` → 150000n. Trailing zeros beyond 12 places (as numeric columns print them) are fine. */
 export function toPico(decimal: string | undefined): bigint {
   if (!decimal) return 0n;
+  const known = converted.get(decimal);
+  if (known !== undefined) return known;
+  const pico = parsePico(decimal);
+  if (converted.size >= 10_000) converted.clear();
+  converted.set(decimal, pico);
+  return pico;
+}
+
+function parsePico(decimal: string): bigint {
   const match = /^(\d+)(?:\.(\d+))?$/.exec(decimal);
   if (!match) throw new Error(`not a decimal amount: ${decimal}`);
   const fraction = (match[2] ?? "").padEnd(scale, "0");

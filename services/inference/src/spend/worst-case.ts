@@ -12,6 +12,10 @@ const mediaPayload = (key: string, value: unknown) =>
  * byte, and the JSON punctuation covers each message's framing tokens), with media at a flat allowance.
  */
 export function promptTokenBound(body: Record<string, unknown>): number {
+  const plain = JSON.stringify({ messages: body.messages, tools: body.tools });
+  // Without a `data:` value or a `data`/`file_data` key there is no media payload to count apart, and the
+  // replacer below (a call per value) is not needed.
+  if (!plain.includes('"data:') && !plain.includes('"data":') && !plain.includes('"file_data":')) return Buffer.byteLength(plain, "utf8");
   let media = 0;
   const json = JSON.stringify({ messages: body.messages, tools: body.tools }, (key, value: unknown) => {
     if (!mediaPayload(key, value)) return value;
