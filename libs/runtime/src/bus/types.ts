@@ -21,7 +21,11 @@ export interface ConsumeOptions {
  */
 export interface Bus {
   readonly kind: "nats" | "memory";
-  /** Publishes one envelope; resolves once the transport holds it durably. `id` deduplicates. */
+  /**
+   * Publishes one envelope, already checked against the registry (the outbox relay, which publishes every
+   * event, parks rows that are not valid events); resolves once the transport holds it durably. `id`
+   * deduplicates.
+   */
   publish(event: EventEnvelope): Promise<void>;
   /**
    * Publishes envelopes in order, all or none: the in-process bus hands them to batch consumers together,
