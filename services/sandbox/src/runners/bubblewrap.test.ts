@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { testEnv } from "../../../../tests/support/config.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapRunner } from "./bubblewrap.js";
 import type { RunLimits } from "./types.js";
@@ -23,7 +24,7 @@ async function processesWith(marker: string): Promise<number> {
 }
 
 // CI installs bubblewrap; a laptop without it skips these rather than failing on a missing package.
-describe.skipIf(why !== undefined && !process.env.CI)("bubblewrap sandbox", () => {
+describe.skipIf(why !== undefined && !testEnv.ci)("bubblewrap sandbox", () => {
   beforeAll(async () => {
     expect(why).toBeUndefined();
     await runner.open(boxA);

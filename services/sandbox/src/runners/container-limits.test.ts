@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { testEnv } from "../../../../tests/support/config.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { bubblewrapRunner } from "./bubblewrap.js";
 import { measuredQuota } from "./quota.js";
@@ -38,7 +39,7 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
 });
 
-describe.skipIf(why !== undefined && !process.env.CI)("a container's own limits", () => {
+describe.skipIf(why !== undefined && !testEnv.ci)("a container's own limits", () => {
   afterAll(async () => {
     await runner.remove(box.id);
   });
