@@ -7,6 +7,7 @@ import { cleanup, cleanupOnSignals, onCleanup } from "./cleanup.js";
 import { benchConfig, type ChatPlan, type CompareTargetName } from "./config.js";
 import { markdown, percentile } from "./measure.js";
 import { startPortkeyTarget } from "./portkey-target.js";
+import { freshDatabase } from "./database.js";
 import { cpuSnapshot, cpuSpent, pidsByComm, rssSampler } from "./proc-stats.js";
 import { directTarget, startStandaloneTarget, startUpstream, writeCatalog, type Target } from "./targets.js";
 import { startTopologyTarget } from "./topology-target.js";
@@ -43,6 +44,14 @@ async function startTargets(dir: string, upstream: { url: string; pid: number },
     let target: Target | undefined;
     if (name === "direct") target = directTarget(upstream);
     if (name === "standalone") target = await startStandaloneTarget(catalogPath, join(dir, "standalone"));
+    if (name === "standalone-pg") {
+      const database = await freshDatabase(config.databaseUrl).catch((error: unknown) => {
+        notes.push(`standalone-pg skipped: Postgres is unreachable (${String(error)})`);
+        console.log(`NOTE: standalone-pg skipped: Postgres is unreachable (${String(error)})`);
+      });
+      if (!database) continue;
+      target = await startStandaloneTarget(catalogPath, join(dir, "standalone-pg"), database);
+    }
     if (name === "portkey") target = await startPortkeyTarget(upstream.url);
     if (name === "topology") {
       const topology = await startTopologyTarget(catalogPath, join(dir, "topology"));

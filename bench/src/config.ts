@@ -19,7 +19,7 @@ const plans = (text: string): ChatPlan[] =>
     return { stream: mode === "stream", concurrency: Number(concurrency) };
   });
 
-export const compareTargetNames = ["direct", "standalone", "topology", "portkey"] as const;
+export const compareTargetNames = ["direct", "standalone", "standalone-pg", "topology", "portkey"] as const;
 export type CompareTargetName = (typeof compareTargetNames)[number];
 
 export const benchConfig = {
@@ -49,7 +49,7 @@ export const benchConfig = {
       if (!target) throw new Error(`BENCH_TARGETS: unknown target ${name} (known: ${compareTargetNames.join(", ")})`);
       return target;
     }),
-    /** The Postgres server the topology target makes its database on (a fresh one per run, dropped at the end). */
+    /** The Postgres server the topology and standalone-pg targets make their databases on (fresh ones per run, dropped at the end). */
     databaseUrl: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     natsUrl: env.NATS_URL ?? "nats://127.0.0.1:4222",
   },

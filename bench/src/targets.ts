@@ -88,29 +88,39 @@ export function directTarget(upstream: { url: string; pid: number }): Target {
   };
 }
 
-/** Switchyard standalone on its embedded defaults (PGlite, in-process bus, disk) in a child process. */
-export async function startStandaloneTarget(catalogPath: string, dataDir: string): Promise<Target> {
+/**
+ * Switchyard standalone in a child process: on its embedded defaults (PGlite, in-process bus, disk), or with
+ * `database` on that Postgres database (`standalone-pg`; the database's own work then shows as backend CPU).
+ */
+export async function startStandaloneTarget(catalogPath: string, dataDir: string, database?: { url: string; drop(): Promise<void> }): Promise<Target> {
+  const name = database ? "standalone-pg" : "standalone";
   const profileDir = benchConfig.cpuProfileDir;
   if (profileDir) await mkdir(profileDir, { recursive: true });
-  const gateway = forkChild<{ routerPort: number; bootstrapKey: string }>(childEnv({ SWITCHYARD_CONFIG: catalogPath, SWITCHYARD_DATA_DIR: dataDir }));
+  const gateway = forkChild<{ routerPort: number; bootstrapKey: string }>(
+    childEnv({ SWITCHYARD_CONFIG: catalogPath, SWITCHYARD_DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) }),
+  );
+  const stop = async () => {
+    await gateway.stop();
+    await database?.drop();
+  };
   try {
     const ready = await gateway.ready;
     const origin = `http://127.0.0.1:${ready.routerPort}`;
     const key = await createInferenceKey(origin, ready.bootstrapKey);
     return {
-      name: "standalone",
+      name,
       origin,
       path: "/api/v1/chat/completions",
       headers: { authorization: `Bearer ${key}` },
       model: "bench/model",
       pids: () => [gateway.pid],
       startProfile: async () => void (await gateway.startProfile()),
-      stopProfile: async (label) => (await gateway.stopProfile(join(profileDir ?? ".", `standalone-${label}.cpuprofile`))).profiled,
+      stopProfile: async (label) => (await gateway.stopProfile(join(profileDir ?? ".", `${name}-${label}.cpuprofile`))).profiled,
       heapUsed: async () => (await gateway.usage()).heapUsed ?? 0,
-      stop: () => gateway.stop(),
+      stop,
     };
   } catch (error) {
-    await gateway.stop();
+    await stop();
     throw error;
   }
 }

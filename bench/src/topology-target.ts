@@ -7,10 +7,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect as connectNats } from "@nats-io/transport-node";
-import pg from "pg";
 import { benchConfig } from "./config.js";
 import { freePortBlock } from "./free-port.js";
 import { signalProfileEnv, startSignalProfiles, stopSignalProfiles } from "./signal-profile.js";
+import { freshDatabase } from "./database.js";
 import { childEnv, createInferenceKey, type Target } from "./targets.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -37,33 +37,6 @@ function natsAnswers(url: string): Promise<boolean> {
     socket.once("data", (data: Buffer) => done(data.toString("utf8").startsWith("INFO")));
     socket.once("error", () => done(false));
   });
-}
-
-/** A database on the Postgres server of `serverUrl`, made now and dropped (WITH FORCE) by `drop`. */
-async function freshDatabase(serverUrl: string) {
-  const name = `switchyard_bench_${randomBytes(6).toString("hex")}`;
-  const admin = () => new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 3000 });
-  const client = admin();
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = admin();
-      await c.connect();
-      try {
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await c.end();
-      }
-    },
-  };
 }
 
 /** Removes the JetStream streams the topology made under its namespace (`<namespace>_<DOMAIN>`), leaving the server as it was. */
