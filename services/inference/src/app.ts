@@ -1,21 +1,16 @@
 import type { RequestListener } from "node:http";
 import {
-  assignRequestId,
-  callerHeader,
   callerOf,
-  countWhenDone,
   createHttpApp,
   finishHttpApp,
-  HttpError,
-  logWhenDone,
   mountHealth,
   pathOf,
   readJsonBody,
   readsAsPlainJson,
   requireCaller,
-  sendError,
   serviceOf,
-  withRequestId,
+  servePlain,
+  verifiedCaller,
 } from "@switchyard/runtime";
 import type { InferenceDeps } from "./deps.js";
 import { chatCompletionsRoute } from "./routes/chat-completions.js";
@@ -43,22 +38,13 @@ export function createApp(deps: InferenceDeps): RequestListener {
   app.post(chatPath, caller, (req, res) => chat(req, res, callerOf(res)));
   app.get("/api/v1/generation", caller, generationRoute(deps));
   finishHttpApp(app, logger);
-  const service = serviceOf(logger);
+  const plain = { logger, service: serviceOf(logger), route: chatPath, observe: deps.requestLogs };
 
   return (req, res) => {
     if (req.method !== "POST" || !isChatPath(req.url) || !readsAsPlainJson(req)) return void app(req, res);
-    const id = assignRequestId(req, res);
-    if (deps.requestLogs) {
-      logWhenDone(logger, req, res);
-      countWhenDone(service, req, res, () => chatPath);
-    }
-    withRequestId(id, () => {
-      (async () => {
-        const token = req.headers[callerHeader];
-        const who = typeof token === "string" ? await deps.verifyCaller(token) : undefined;
-        if (!who) throw new HttpError("unauthorized", "Missing or invalid internal caller credentials");
-        await chat({ headers: req.headers, body: await readJsonBody(req, deps.maxBodyBytes) }, res, who);
-      })().catch((error: unknown) => sendError(res, error, logger, id));
+    servePlain(req, res, plain, async () => {
+      const caller = await verifiedCaller(req, deps.verifyCaller);
+      await chat({ headers: req.headers, body: await readJsonBody(req, deps.maxBodyBytes) }, res, caller);
     });
   };
 }

@@ -1,18 +1,14 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import {
-  assignRequestId,
   callerHeader,
-  countWhenDone,
   createHttpApp,
   finishHttpApp,
   HttpError,
-  logWhenDone,
   mountHealth,
   pathOf,
-  sendError,
   serviceOf,
+  servePlain,
   serviceHeader,
-  withRequestId,
   type CallerSigner,
   type HealthState,
   type Logger,
@@ -93,11 +89,6 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
   return (req, res) => {
     const route = routeFor(pathOf(req.url));
     if (!route) return void app(req, res);
-    const id = assignRequestId(req, res);
-    logWhenDone(logger, req, res);
-    countWhenDone(service, req, res, () => route.prefix);
-    withRequestId(id, () => {
-      forward(route, req, res).catch((error: unknown) => sendError(res, error, logger, id));
-    });
+    servePlain(req, res, { logger, service, route: route.prefix, observe: true }, () => forward(route, req, res));
   };
 }

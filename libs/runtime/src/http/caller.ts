@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { RequestHandler, Response } from "express";
 import { callerHeader, serviceHeader, type Caller, type CallerVerifier, type ServiceVerifier } from "./internal-auth.js";
 import { HttpError, managementOnly } from "./errors.js";
@@ -8,12 +9,21 @@ import { HttpError, managementOnly } from "./errors.js";
  */
 export function requireCaller(verify: CallerVerifier): RequestHandler {
   return async (req, res, next) => {
-    const token = req.headers[callerHeader];
-    const caller = typeof token === "string" ? await verify(token) : undefined;
-    if (!caller) return next(new HttpError("unauthorized", "Missing or invalid internal caller credentials"));
-    res.locals.caller = caller;
-    next();
+    try {
+      res.locals.caller = await verifiedCaller(req, verify);
+      next();
+    } catch (error) {
+      next(error);
+    }
   };
+}
+
+/** The caller the router signed for this request; a 401 without a valid header. */
+export async function verifiedCaller(req: IncomingMessage, verify: CallerVerifier): Promise<Caller> {
+  const token = req.headers[callerHeader];
+  const caller = typeof token === "string" ? await verify(token) : undefined;
+  if (!caller) throw new HttpError("unauthorized", "Missing or invalid internal caller credentials");
+  return caller;
 }
 
 export function callerOf(res: Response): Caller {

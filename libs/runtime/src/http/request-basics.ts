@@ -4,7 +4,7 @@ import type { Logger } from "../log.js";
 import { metrics } from "../metrics.js";
 import { HttpError } from "./errors.js";
 import { ServiceUnavailableError } from "./internal-client.js";
-import { requestIdHeader } from "./request-context.js";
+import { requestIdHeader, withRequestId } from "./request-context.js";
 
 /**
  * What every request gets, express or not: an id, a log line, its count and time, and failures rendered as
@@ -65,6 +65,30 @@ export function countWhenDone(service: string, req: IncomingMessage, res: Server
     const labels = { service, method: req.method ?? "GET", route: route() };
     metrics.httpRequests.inc({ ...labels, status: String(res.writableFinished ? res.statusCode : 499) });
     metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
+  });
+}
+
+export interface PlainRouteOptions {
+  logger: Logger;
+  /** The metrics' service label and route pattern. */
+  service: string;
+  route: string;
+  /** Log and count the request here (off behind an in-process router that does it for all services). */
+  observe: boolean;
+}
+
+/**
+ * Serves a request outside express the way an express route is served: its id (and request context), its
+ * log line and metrics, and any failure answered with the error envelope.
+ */
+export function servePlain(req: IncomingMessage, res: ServerResponse, options: PlainRouteOptions, handle: () => Promise<void>): void {
+  const id = assignRequestId(req, res);
+  if (options.observe) {
+    logWhenDone(options.logger, req, res);
+    countWhenDone(options.service, req, res, () => options.route);
+  }
+  withRequestId(id, () => {
+    handle().catch((error: unknown) => sendError(res, error, options.logger, id));
   });
 }
 
