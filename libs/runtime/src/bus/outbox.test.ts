@@ -8,7 +8,7 @@ import { openPostgres } from "../db/postgres.js";
 import type { Db } from "../db/types.js";
 import { silentLogger } from "../log.js";
 import { createMemoryBus } from "./memory.js";
-import { consumeOnce, enqueueEvent, outboxMigrations, startOutboxRelay } from "./outbox.js";
+import { consumeOnce, enqueueEvent, outboxMigrations, outboxSink, startOutboxRelay } from "./outbox.js";
 import { pruneOnce } from "./outbox-pruning.js";
 import type { Bus } from "./types.js";
 
@@ -156,6 +156,94 @@ describe.each(backends)("outbox on $name", ({ postgres }) => {
     await Promise.all(relays.map((r) => r.stop()));
     expect(published.size).toBe(40);
     expect([...published.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  /** Events inserted as a batch producer does, claimed for `relay` when it accepts them; resolves after commit. */
+  const insertBatch = async (schema: string, relay: Parameters<typeof outboxSink>[1], count: number) => {
+    const sink = outboxSink(schema, relay);
+    const insertion = sink.insertion(Array.from({ length: count }, () => ({ subject: "identity.api_key.updated.v1" as const, data })), 1);
+    await db.query(insertion.sql, [insertion.value]);
+    return { insertion, committed: () => sink.committed(insertion) };
+  };
+
+  it("publishes a batch handed over after commit from memory, while other relays leave its claimed rows alone", async () => {
+    const schema = await freshSchema();
+    const bus = createMemoryBus({ logger });
+    const received: EventEnvelope[] = [];
+    await bus.consume("test_handed", ["identity.>"], async (event) => void received.push(event));
+    const other: string[] = [];
+    const polling = startOutboxRelay({ db, schema, bus: { ...bus, publishAll: undefined, publish: async (e) => void other.push(e.id) }, logger, pollMs: 10 });
+    const relay = startOutboxRelay({ db, schema, bus, logger, pollMs: 60_000 });
+    expect(relay.accepting()).toBe(true);
+    const { insertion, committed } = await insertBatch(schema, relay, 3);
+    expect(insertion.claimed).toBe(true);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(other).toEqual([]);
+    committed();
+    await waitFor(async () => (await unpublished(schema)) === 0);
+    expect(received).toEqual(insertion.events);
+    const rows = await db.query<{ attempts: number; occurred_at: Date }>(`SELECT attempts, occurred_at FROM ${schema}.outbox ORDER BY seq`);
+    expect(rows.map((r) => [r.attempts, r.occurred_at.toISOString()])).toEqual(insertion.events.map((e) => [1, e.occurred_at]));
+    await Promise.all([relay.stop(), polling.stop()]);
+    expect(other).toEqual([]);
+  });
+
+  it("gives handed-over events back to the poll when the bus fails, claims nothing while it does, and publishes them in order after", async () => {
+    const schema = await freshSchema();
+    const inner = createMemoryBus({ logger });
+    let down = true;
+    const received: string[] = [];
+    await inner.consume("test_handed_order", ["identity.>"], async (event) => void received.push(event.id));
+    const flaky: Bus = { ...inner, publishAll: (events) => (down ? Promise.reject(new Error("bus down")) : inner.publishAll!(events)) };
+    const relay = startOutboxRelay({ db, schema, bus: flaky, logger, pollMs: 20 });
+    const first = await insertBatch(schema, relay, 2);
+    first.committed();
+    await waitFor(async () => {
+      const rows = await db.query<{ claimed: boolean; last_error: string | null }>(`SELECT claimed_until IS NOT NULL AS claimed, last_error FROM ${schema}.outbox ORDER BY seq`);
+      return rows.length === 2 && rows[0]?.last_error === "bus down";
+    });
+    expect(relay.accepting()).toBe(false);
+    const second = await insertBatch(schema, relay, 1);
+    expect(second.insertion.claimed).toBe(false);
+    second.committed();
+    down = false;
+    relay.wake();
+    await waitFor(async () => (await unpublished(schema)) === 0, 15_000);
+    expect(received).toEqual([...first.insertion.events, ...second.insertion.events].map((e) => e.id));
+    expect(relay.accepting()).toBe(true);
+    await relay.stop();
+  });
+
+  it("publishes rows claimed by a relay that went away once their lease has run out", async () => {
+    const schema = await freshSchema();
+    const bus = createMemoryBus({ logger });
+    const received: string[] = [];
+    await bus.consume("test_orphans", ["identity.>"], async (event) => void received.push(event.id));
+    // Claimed for a relay that never hands them over (its process died after the commit).
+    const { insertion } = await insertBatch(schema, { wake: () => undefined, accepting: () => true, handOver: () => undefined }, 2);
+    const relay = startOutboxRelay({ db, schema, bus, logger, pollMs: 10 });
+    await new Promise((r) => setTimeout(r, 60));
+    expect(received).toEqual([]);
+    await db.query(`UPDATE ${schema}.outbox SET claimed_until = now() - interval '1 second'`);
+    await waitFor(async () => (await unpublished(schema)) === 0);
+    expect(received).toEqual(insertion.events.map((e) => e.id));
+    await relay.stop();
+  });
+
+  it("publishes what was handed over before it stops", async () => {
+    const schema = await freshSchema();
+    const bus = createMemoryBus({ logger });
+    const received: string[] = [];
+    await bus.consume("test_handed_stop", ["identity.>"], async (event) => {
+      await new Promise((r) => setTimeout(r, 20));
+      received.push(event.id);
+    });
+    const relay = startOutboxRelay({ db, schema, bus, logger, pollMs: 60_000 });
+    const { insertion, committed } = await insertBatch(schema, relay, 2);
+    committed();
+    await relay.stop();
+    expect(received).toEqual(insertion.events.map((e) => e.id));
+    expect(await unpublished(schema)).toBe(0);
   });
 
   it("finishes the batch under way when stopped, then publishes nothing more", async () => {

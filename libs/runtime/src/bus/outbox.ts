@@ -51,20 +51,36 @@ export async function enqueueEvent<S extends EventSubject>(tx: Queryable, schema
   return { id, subject, occurred_at: (row?.occurred_at ?? new Date()).toISOString(), data: checked };
 }
 
+/** How long a claimed row is left to its relay before any relay may publish it (the relay's process died, say). */
+const leaseSeconds = 30;
+
+export interface OutboxInsertion {
+  sql: string;
+  value: string;
+  /** The events as inserted, checked against the registry; a claimed insertion's relay publishes these. */
+  events: EventEnvelope[];
+  /** Whether the rows were inserted claimed by this process's relay, to be handed over after commit. */
+  claimed: boolean;
+}
+
 /**
  * Many events as one outbox INSERT, for producers that commit state changes in batches: the rows travel as
  * one JSON parameter (`$param`), so the statement is the same whatever the batch size, and it can be the
  * last part of a statement that writes the state too (one round trip, atomic without a transaction).
+ * `claimed` rows carry a lease for this process's relay, which gets them from memory after commit
+ * (`OutboxRelay.handOver`) instead of claiming and reading them back; other relays leave them alone until
+ * the lease runs out.
  */
-export function outboxInsertion(schema: string, events: Array<{ subject: EventSubject; data: unknown }>, param: number): { sql: string; value: string } {
+export function outboxInsertion(schema: string, events: Array<{ subject: EventSubject; data: unknown }>, param: number, claimed = false): OutboxInsertion {
   const occurredAt = new Date().toISOString();
-  const rows = events.map(({ subject, data }) => {
-    const id = randomUUID();
-    return { id, subject, data: parseEvent({ id, subject, occurred_at: occurredAt, data }).data };
-  });
+  const envelopes = events.map(({ subject, data }) => parseEvent({ id: randomUUID(), subject, occurred_at: occurredAt, data }));
+  const lease = claimed ? `now() + interval '${leaseSeconds} seconds'` : "NULL";
   return {
-    sql: `INSERT INTO ${schema}.outbox (id, subject, data) SELECT id, subject, data FROM jsonb_to_recordset($${param}::jsonb) AS r(id uuid, subject text, data jsonb)`,
-    value: JSON.stringify(rows),
+    sql: `INSERT INTO ${schema}.outbox (id, subject, data, occurred_at, claimed_until)
+          SELECT id, subject, data, occurred_at, ${lease} FROM jsonb_to_recordset($${param}::jsonb) AS r(id uuid, subject text, data jsonb, occurred_at timestamptz)`,
+    value: JSON.stringify(envelopes),
+    events: envelopes,
+    claimed,
   };
 }
 
@@ -82,88 +98,105 @@ export interface OutboxRelayOptions {
 export interface OutboxRelay {
   /** Publish now instead of at the next poll: called right after a producer commits. */
   wake(): void;
-  /** Finishes the batch under way, then stops. */
+  /**
+   * Whether rows committed now should be claimed for this relay and handed over: not while the bus is
+   * failing, stopping, or a backlog is waiting in memory (then the rows are left to the poll).
+   */
+  accepting(): boolean;
+  /** Publishes committed events whose rows were inserted claimed for this relay (`outboxInsertion`), from memory. */
+  handOver(events: readonly EventEnvelope[]): void;
+  /** Publishes what was handed over and finishes the batch under way, then stops. */
   stop(): Promise<void>;
 }
 
 interface OutboxRow {
-  seq: string;
   id: string;
   subject: string;
   data: unknown;
   occurred_at: Date;
-  attempts: number;
 }
 
 /**
- * Publishes outbox rows in order and marks them published. Rows are claimed with SKIP LOCKED so several
- * replicas share the work; the event id is the bus's deduplication id, so a row published twice (a crash
- * between publish and mark) is delivered once. A bus outage leaves rows in place to be retried.
+ * Publishes outbox rows and marks them published. Events handed over after their producer's commit are
+ * published from memory, in commit order; the rest (events of `enqueue`, rows released after a failure,
+ * rows left by a process that died) are claimed with SKIP LOCKED in order, so several replicas share the
+ * work. The event id is the bus's deduplication id, so a row published twice (a crash between publish
+ * and mark) is delivered once. A bus outage leaves rows in place to be retried.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { db, schema, bus, logger } = options;
   const pollMs = options.pollMs ?? 250;
   const batch = options.batch ?? 100;
   const lock = db.kind === "postgres" ? "FOR UPDATE SKIP LOCKED" : "";
+  const handed: EventEnvelope[] = [];
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
+  let pollDue = true;
   let failures = 0;
   let timer: NodeJS.Timeout | undefined;
+
+  const markPublished = async (ids: string[]) => {
+    if (ids.length === 0) return;
+    await db.query(`UPDATE ${schema}.outbox SET published_at = now(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`, [ids]);
+  };
+
+  /** Releases rows that could not be published so the poll takes them again, in order; the first one counts an attempt. */
+  const release = async (ids: string[], error: unknown) => {
+    await db.query(
+      `UPDATE ${schema}.outbox SET attempts = attempts + CASE WHEN id = $1 THEN 1 ELSE 0 END,
+         last_error = CASE WHEN id = $1 THEN $2 ELSE last_error END, claimed_until = NULL
+       WHERE id = ANY($3::uuid[])`,
+      [ids[0], error instanceof Error ? error.message : String(error), ids],
+    );
+  };
+
+  /** Publishes claimed events in order and marks them published together: one statement per batch, not per event. */
+  async function publish(events: EventEnvelope[]): Promise<void> {
+    const published: string[] = [];
+    const failed = async (index: number, error: unknown): Promise<never> => {
+      await markPublished(published);
+      await release(events.slice(index).map((e) => e.id), error);
+      throw new PublishFailed(error);
+    };
+    if (bus.publishAll) {
+      // All or none: batch consumers get the events together.
+      await bus.publishAll(events).catch((error: unknown) => failed(0, error));
+      published.push(...events.map((e) => e.id));
+    } else {
+      for (const [index, event] of events.entries()) {
+        await bus.publish(event).catch((error: unknown) => failed(index, error));
+        published.push(event.id);
+      }
+    }
+    await markPublished(published);
+  }
 
   /**
    * Claims a batch with a lease instead of holding a transaction while publishing: the in-process bus runs
    * consumers inside `publish`, and they need the database (PGlite has a single connection).
    */
-  async function drainOnce(): Promise<number> {
-    const rows = await db.query<OutboxRow>(
-      `UPDATE ${schema}.outbox SET claimed_until = now() + interval '30 seconds'
+  async function pollOnce(): Promise<number> {
+    const rows = await db.query<OutboxRow & { seq: string }>(
+      `UPDATE ${schema}.outbox SET claimed_until = now() + interval '${leaseSeconds} seconds'
        WHERE seq IN (SELECT seq FROM ${schema}.outbox
                      WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
                      ORDER BY seq LIMIT $1 ${lock})
-       RETURNING seq::text, id::text, subject, data, occurred_at, attempts`,
+       RETURNING seq::text, id::text, subject, data, occurred_at`,
       [batch],
     );
     rows.sort((a, b) => Number(a.seq) - Number(b.seq));
-    // Published rows are marked together: one statement per batch, not per event.
-    const published: string[] = [];
-    const markPublished = async () => {
-      if (published.length === 0) return;
-      await db.query(`UPDATE ${schema}.outbox SET published_at = now(), attempts = attempts + 1 WHERE seq = ANY($1::bigint[])`, [published]);
-    };
-    const events: Array<{ row: OutboxRow; event: EventEnvelope }> = [];
+    const events: EventEnvelope[] = [];
     for (const row of rows) {
       try {
-        events.push({ row, event: parseEvent({ id: row.id, subject: row.subject, occurred_at: row.occurred_at.toISOString(), data: row.data }) });
+        events.push(parseEvent({ id: row.id, subject: row.subject, occurred_at: row.occurred_at.toISOString(), data: row.data }));
       } catch (error) {
         // A row no schema accepts would block every row behind it; park it with its reason.
         logger.error({ err: error, eventId: row.id, subject: row.subject }, "outbox row is not a valid event; parked");
         await db.query(`UPDATE ${schema}.outbox SET published_at = now(), last_error = 'invalid event' WHERE seq = $1`, [row.seq]);
       }
     }
-    const failed = async (index: number, error: unknown) => {
-      await markPublished();
-      // Release this row and the rest of the batch so the next attempt starts from them, in order.
-      const rest = events.slice(index).map((e) => e.row.seq);
-      await db.query(
-        `UPDATE ${schema}.outbox SET attempts = attempts + CASE WHEN seq = $1 THEN 1 ELSE 0 END,
-           last_error = CASE WHEN seq = $1 THEN $2 ELSE last_error END, claimed_until = NULL
-         WHERE seq = ANY($3::bigint[])`,
-        [rest[0], error instanceof Error ? error.message : String(error), rest],
-      );
-      throw new PublishFailed(error);
-    };
-    if (bus.publishAll && events.length > 0) {
-      // All or none: batch consumers get the rows together.
-      await bus.publishAll(events.map((e) => e.event)).catch((error: unknown) => failed(0, error));
-      published.push(...events.map((e) => e.row.seq));
-    } else {
-      for (const [index, { row, event }] of events.entries()) {
-        await bus.publish(event).catch((error: unknown) => failed(index, error));
-        published.push(row.seq);
-      }
-    }
-    await markPublished();
+    if (events.length > 0) await publish(events);
     return rows.length;
   }
 
@@ -171,27 +204,34 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     do {
       again = false;
       try {
-        let claimed: number;
-        do claimed = await drainOnce();
-        while (claimed === batch && !stopped);
+        while (handed.length > 0) await publish(handed.splice(0, batch));
+        if (pollDue && !stopped) {
+          pollDue = false;
+          let claimed: number;
+          do claimed = await pollOnce();
+          while (claimed === batch && !stopped);
+        }
         failures = 0;
       } catch (error) {
         failures++;
         if (failures === 1 || failures % 20 === 0) {
           logger.warn({ err: error instanceof PublishFailed ? error.cause : error, failures, schema }, "outbox relay could not publish; will retry");
         }
-        // The timer retries after a backoff; an immediate retry would hammer a bus that is down.
+        // What else waits in memory goes back to the poll, which retries after a backoff, in order.
+        const rest = handed.splice(0).map((e) => e.id);
+        if (rest.length > 0) await release(rest, error instanceof PublishFailed ? error.cause : error).catch(() => undefined);
         return;
       }
-    } while (again && !stopped);
+    } while ((again && !stopped) || handed.length > 0);
   }
 
-  const kick = () => {
-    if (stopped) return;
+  const kick = (poll: boolean) => {
+    if (poll) pollDue = true;
     if (running) {
       again = true;
       return;
     }
+    if (stopped && handed.length === 0) return;
     running = run().finally(() => {
       running = undefined;
       schedule();
@@ -203,11 +243,11 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     clearTimeout(timer);
     // Back off while the bus is down, up to ten seconds, so a long outage costs little.
     const delay = failures > 0 ? Math.min(10_000, pollMs * 2 ** Math.min(failures, 6)) : pollMs;
-    timer = setTimeout(kick, delay);
+    timer = setTimeout(() => kick(true), delay);
     timer.unref();
   };
 
-  kick();
+  kick(true);
   const pruning = startPruning(db, schema, logger, options.pruning ?? defaultPruning);
   const unwatch = watchOutbox(schema, async () => {
     const [row] = await db.query<{ pending: number; lag: number }>(
@@ -219,8 +259,13 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   return {
     wake() {
       // During an outage every commit would wake the relay; leave retries to the backoff until the bus is back.
-      if (failures > 0 && !bus.healthy()) return;
-      kick();
+      if (stopped || (failures > 0 && !bus.healthy())) return;
+      kick(true);
+    },
+    accepting: () => !stopped && failures === 0 && handed.length < 10 * batch,
+    handOver(events) {
+      handed.push(...events);
+      kick(false);
     },
     async stop() {
       stopped = true;
@@ -263,17 +308,20 @@ export async function consumeOnce(
 export interface EventSink {
   enqueue<S extends EventSubject>(tx: Queryable, subject: S, data: EventData<S>): Promise<void>;
   /** Many events as one INSERT taking their rows as `$param` (see `outboxInsertion`); each is checked like `enqueue`'s. */
-  insertion(events: Array<{ [S in EventSubject]: { subject: S; data: EventData<S> } }[EventSubject]>, param: number): { sql: string; value: string };
-  /** Called after commit so the relay publishes now instead of at its next poll. */
-  committed(): void;
+  insertion(events: Array<{ [S in EventSubject]: { subject: S; data: EventData<S> } }[EventSubject]>, param: number): OutboxInsertion;
+  /** Called after commit so the relay publishes now instead of at its next poll; an insertion's claimed events are handed over. */
+  committed(insertion?: OutboxInsertion): void;
 }
 
-export function outboxSink(schema: string, relay: Pick<OutboxRelay, "wake">): EventSink {
+export function outboxSink(schema: string, relay: Pick<OutboxRelay, "wake"> & Partial<Pick<OutboxRelay, "accepting" | "handOver">>): EventSink {
   return {
     async enqueue(tx, subject, data) {
       await enqueueEvent(tx, schema, subject, data);
     },
-    insertion: (events, param) => outboxInsertion(schema, events, param),
-    committed: () => relay.wake(),
+    insertion: (events, param) => outboxInsertion(schema, events, param, relay.accepting?.() ?? false),
+    committed(insertion) {
+      if (insertion?.claimed && relay.handOver) relay.handOver(insertion.events);
+      else relay.wake();
+    },
   };
 }

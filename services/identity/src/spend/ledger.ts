@@ -10,27 +10,27 @@ type Charged = EventEnvelope<(typeof chargedSubjects)[number]>;
 
 /**
  * Charges into the ledger, in one statement whatever their number (so one round trip, and atomic without a
- * transaction): the consumer's inbox rows, one ledger row per generation id (however often it is
- * reported), the day sums of keys and guardrails, and the holds settled. Returns how many charged.
+ * transaction): one ledger row per generation id, the day sums of keys and guardrails, and the holds
+ * settled. The ledger's key is the generation id, so a charge reported again (a redelivered event, a
+ * publish repeated after the deduplication window, a second event for the same generation) finds its row
+ * there and changes nothing: no inbox row is needed. Returns how many charged.
  */
-export async function recordCharges(db: Queryable, consumer: string, events: readonly Charged[]): Promise<number> {
+export async function recordCharges(db: Queryable, events: readonly Charged[]): Promise<number> {
   const rows = events.map((event) => {
     const g = event.data;
     return { ...g, event_id: event.id, occurred_at: event.occurred_at };
   });
   const [result] = await db.query<{ charged: number; settled: number }>(
     `WITH charge AS (
-       SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(event_id uuid, generation_id text, key_hash text, organization_id uuid,
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(event_id uuid, generation_id text, key_hash text, organization_id uuid,
          workspace_id uuid, guardrail_ids text[], model text, provider text, status text, prompt_tokens integer,
          completion_tokens integer, usage_estimated boolean, cost_usd numeric, is_byok boolean, occurred_at timestamptz)
-     ), delivered AS (
-       INSERT INTO ${schema}.inbox (consumer, event_id) SELECT $1, event_id FROM charge ON CONFLICT DO NOTHING RETURNING event_id
      ), entry AS (
        INSERT INTO ${schema}.ledger (generation_id, event_id, key_hash, organization_id, workspace_id, guardrail_ids, model, provider,
          status, prompt_tokens, completion_tokens, usage_estimated, cost, is_byok, occurred_at)
        SELECT DISTINCT ON (generation_id) generation_id, event_id, key_hash, organization_id, workspace_id, guardrail_ids, model, provider,
          status, prompt_tokens, completion_tokens, usage_estimated, cost_usd, is_byok, occurred_at
-       FROM charge WHERE event_id IN (SELECT event_id FROM delivered) ORDER BY generation_id, occurred_at
+       FROM charge ORDER BY generation_id, occurred_at
        ON CONFLICT (generation_id) DO NOTHING
        RETURNING key_hash, guardrail_ids, cost, is_byok, (occurred_at AT TIME ZONE 'UTC')::date AS day
      ), key_day AS (
@@ -49,20 +49,16 @@ export async function recordCharges(db: Queryable, consumer: string, events: rea
        DELETE FROM ${schema}.holds WHERE generation_id IN (SELECT generation_id FROM charge) RETURNING 1
      )
      SELECT (SELECT count(*) FROM entry)::int AS charged, (SELECT count(*) FROM settled)::int AS settled`,
-    [consumer, JSON.stringify(rows)],
+    [JSON.stringify(rows)],
   );
   if (result?.settled) metrics.holds.inc({ outcome: "settled" }, result.settled);
   return result?.charged ?? 0;
 }
 
-/**
- * The durable consumer that keeps the ledger: each event's effect commits with its inbox row, so a
- * redelivery (a crash between commit and ack, a publish repeated after the deduplication window) changes
- * nothing. Shared by every identity replica.
- */
+/** The durable consumer that keeps the ledger, shared by every identity replica (charges are idempotent: see `recordCharges`). */
 export async function startLedger(deps: { db: Db; bus: Bus; logger: Logger }): Promise<Subscription> {
   const consumer = await deps.bus.consumeBatches(ledgerConsumer, chargedSubjects, async (events) => {
-    const charged = await recordCharges(deps.db, ledgerConsumer, events as Charged[]);
+    const charged = await recordCharges(deps.db, events as Charged[]);
     if (charged < events.length) deps.logger.debug({ events: events.length, charged }, "charges already in the ledger");
   });
   // The ledger settles the holds, so it also reports those still open (the gauge a hold leak shows on).

@@ -39,10 +39,10 @@ export function createRecorder(options: RecorderOptions): GenerationRecorder {
     const batch = [...queued.values()].slice(0, maxBatch).map((q) => q.generation);
     if (batch.length === 0) return;
     try {
-      await insertGenerations(db, events, batch);
+      const inserted = await insertGenerations(db, events, batch);
       for (const g of batch) queued.delete(g.id);
       failures = 0;
-      events.committed();
+      events.committed(inserted);
     } catch (error) {
       failures++;
       if (failures === 1 || failures % 20 === 0) logger.error({ err: error, queued: queued.size, failures }, "generation records could not be written; retrying");

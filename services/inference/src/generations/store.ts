@@ -1,7 +1,7 @@
 import type { Attempt } from "@switchyard/upstream";
 export type { Attempt } from "@switchyard/upstream";
 import type { Generation } from "@switchyard/contracts";
-import { notFound, picoToDecimal, picoToUsd, toPico, type EventSink, type Queryable } from "@switchyard/runtime";
+import { notFound, picoToDecimal, picoToUsd, toPico, type EventSink, type OutboxInsertion, type Queryable } from "@switchyard/runtime";
 
 export interface FinishedGeneration {
   id: string;
@@ -100,9 +100,10 @@ const completedEvent = (g: FinishedGeneration) => ({
 /**
  * Generation rows and their completed events in one statement (so one round trip, and atomic without a
  * transaction): spend is never recorded without its event. A batch of any size has two parameters.
+ * Returns the events' insertion, for `EventSink.committed`.
  */
-export async function insertGenerations(db: Queryable, events: EventSink, batch: FinishedGeneration[]): Promise<void> {
-  if (batch.length === 0) return;
+export async function insertGenerations(db: Queryable, events: EventSink, batch: FinishedGeneration[]): Promise<OutboxInsertion | undefined> {
+  if (batch.length === 0) return undefined;
   const outbox = events.insertion(batch.map(completedEvent), 2);
   await db.query(
     `WITH generations AS (
@@ -111,6 +112,7 @@ export async function insertGenerations(db: Queryable, events: EventSink, batch:
      ${outbox.sql}`,
     [JSON.stringify(batch.map(row)), outbox.value],
   );
+  return outbox;
 }
 
 export interface GenerationRow {
