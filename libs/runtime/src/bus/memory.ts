@@ -11,6 +11,7 @@ interface Member {
 interface Group {
   name: string;
   subjects: readonly string[];
+  matches: (subject: string) => boolean;
   members: Member[];
   next: number;
   maxDeliveries: number;
@@ -20,7 +21,16 @@ interface Group {
 
 const backoffMs = (attempt: number) => Math.min(1000, 10 * 2 ** attempt);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const matchesAny = (patterns: readonly string[], subject: string) => patterns.some((p) => subjectMatches(p, subject));
+
+/** Whether a subject matches any of the patterns, remembered per subject (the subjects are a small closed set). */
+function subjectFilter(patterns: readonly string[]): (subject: string) => boolean {
+  const known = new Map<string, boolean>();
+  return (subject) => {
+    let matches = known.get(subject);
+    if (matches === undefined) known.set(subject, (matches = patterns.some((p) => subjectMatches(p, subject))));
+    return matches;
+  };
+}
 
 /**
  * The in-process bus of the one-process deployment, with the NATS bus's guarantees: `publish` resolves
@@ -32,7 +42,7 @@ const matchesAny = (patterns: readonly string[], subject: string) => patterns.so
 export function createMemoryBus(options: { logger: Logger }): Bus {
   const { logger } = options;
   const groups = new Map<string, Group>();
-  const listeners = new Set<{ subjects: readonly string[]; handler: EventHandler; inFlight: Set<Promise<void>> }>();
+  const listeners = new Set<{ matches: (subject: string) => boolean; handler: EventHandler; inFlight: Set<Promise<void>> }>();
   const publishing = new Set<Promise<unknown>>();
   let parked = 0;
   let closed = false;
@@ -85,11 +95,14 @@ export function createMemoryBus(options: { logger: Logger }): Bus {
     for (const event of events) await deliver(group, event);
   }
 
-  /** Validates and copies as a trip through NATS would, and starts the listeners (best-effort cache hints). */
+  /**
+   * Validates as a consumer of NATS would, and starts the listeners (best-effort cache hints). Every
+   * delivery gets its own copy, so nothing a handler does reaches the publisher or another handler.
+   */
   function accept(event: EventEnvelope): EventEnvelope {
-    const parsed = parseEvent(JSON.parse(JSON.stringify(event)));
+    const parsed = parseEvent(event);
     for (const listener of listeners) {
-      if (!matchesAny(listener.subjects, parsed.subject)) continue;
+      if (!listener.matches(parsed.subject)) continue;
       void runTracked(listener.inFlight, async () => listener.handler(structuredClone(parsed))).catch((error: unknown) =>
         logger.warn({ err: error, subject: parsed.subject, eventId: parsed.id }, "event listener failed"),
       );
@@ -113,7 +126,7 @@ export function createMemoryBus(options: { logger: Logger }): Bus {
     for (const subject of subjects) assertSubjectPattern(subject, true);
     let group = groups.get(name);
     if (!group) {
-      group = { name, subjects: [...subjects], members: [], next: 0, maxDeliveries, batches };
+      group = { name, subjects: [...subjects], matches: subjectFilter(subjects), members: [], next: 0, maxDeliveries, batches };
       groups.set(name, group);
     } else if ([...group.subjects].sort().join(" ") !== [...subjects].sort().join(" ")) {
       throw new Error(`consumer ${name} is already registered for other subjects: ${group.subjects.join(", ")}`);
@@ -138,7 +151,7 @@ export function createMemoryBus(options: { logger: Logger }): Bus {
       if (closed) throw new Error("the in-process bus is closed");
       const parsed = events.map(accept);
       const deliveries = [...groups.values()].map((group) => {
-        const matching = parsed.filter((e) => matchesAny(group.subjects, e.subject));
+        const matching = parsed.filter((e) => group.matches(e.subject));
         return matching.length ? deliverAll(group, matching) : undefined;
       });
       await track(Promise.all(deliveries));
@@ -153,7 +166,7 @@ export function createMemoryBus(options: { logger: Logger }): Bus {
 
     async listen(subjects, handler) {
       for (const subject of subjects) assertSubjectPattern(subject, false);
-      const entry = { subjects: [...subjects], handler, inFlight: new Set<Promise<void>>() };
+      const entry = { matches: subjectFilter(subjects), handler, inFlight: new Set<Promise<void>>() };
       listeners.add(entry);
       return {
         async stop() {

@@ -2,9 +2,9 @@ import type { Db, Migration } from "../db/types.js";
 import type { Logger } from "../log.js";
 
 /**
- * Outbox and inbox rows are bookkeeping, not records: without pruning both tables grow with every event
- * for as long as the gateway runs, and every claim and insert gets slower. The indexes find old rows
- * without reading the whole table.
+ * Outbox and inbox rows are bookkeeping, not records: without pruning the inbox would grow with every
+ * event for as long as the gateway runs (the relay deletes published outbox rows itself; what is left
+ * to prune there are parked rows). The indexes find old rows without reading the whole table.
  */
 export function outboxPruningMigration(schema: string): Migration {
   return {
@@ -17,8 +17,6 @@ CREATE INDEX inbox_handled ON ${schema}.inbox (handled_at);
 }
 
 export interface PruningOptions {
-  /** Published rows are kept this long for an operator to look at, then deleted. */
-  outboxRetentionMs: number;
   /**
    * Handled event ids are kept while the event could still come again: longer than the streams keep
    * events (seven days), so no redelivery can find its id gone.
@@ -30,7 +28,6 @@ export interface PruningOptions {
 }
 
 export const defaultPruning: PruningOptions = {
-  outboxRetentionMs: 60 * 60 * 1000,
   inboxRetentionMs: 8 * 24 * 60 * 60 * 1000,
   parkedRetentionMs: 30 * 24 * 60 * 60 * 1000,
   everyMs: 5 * 60 * 1000,
@@ -46,11 +43,12 @@ export async function pruneOnce(db: Db, schema: string, options: PruningOptions)
     [
       `DELETE FROM ${schema}.outbox WHERE seq IN (
          SELECT seq FROM ${schema}.outbox
-         WHERE published_at < now() - make_interval(secs => $1::float8)
-           AND (last_error IS DISTINCT FROM 'invalid event' OR published_at < now() - make_interval(secs => $2::float8))
+         WHERE published_at IS NOT NULL
+           -- Rows marked published and kept by earlier versions go at once; parked rows after their retention.
+           AND (last_error IS DISTINCT FROM 'invalid event' OR published_at < now() - make_interval(secs => $1::float8))
          ORDER BY published_at LIMIT ${chunk})
        RETURNING 1`,
-      [seconds(options.outboxRetentionMs), seconds(options.parkedRetentionMs)],
+      [seconds(options.parkedRetentionMs)],
     ],
     [
       `DELETE FROM ${schema}.inbox WHERE (consumer, event_id) IN (

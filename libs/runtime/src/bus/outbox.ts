@@ -91,7 +91,7 @@ export interface OutboxRelayOptions {
   logger: Logger;
   pollMs?: number;
   batch?: number;
-  /** How long published outbox rows and handled inbox ids are kept; see `PruningOptions`. */
+  /** How long parked outbox rows and handled inbox ids are kept; see `PruningOptions`. */
   pruning?: PruningOptions;
 }
 
@@ -117,7 +117,7 @@ interface OutboxRow {
 }
 
 /**
- * Publishes outbox rows and marks them published. Events handed over after their producer's commit are
+ * Publishes outbox rows and deletes them once published. Events handed over after their producer's commit are
  * published from memory, in commit order; the rest (events of `enqueue`, rows released after a failure,
  * rows left by a process that died) are claimed with SKIP LOCKED in order, so several replicas share the
  * work. The event id is the bus's deduplication id, so a row published twice (a crash between publish
@@ -136,9 +136,11 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let failures = 0;
   let timer: NodeJS.Timeout | undefined;
 
+  // A published row has done its work: deleting it costs less than marking it and pruning it later, and
+  // keeps the outbox as small as its backlog. (The bus keeps the events themselves: NATS streams for a week.)
   const markPublished = async (ids: string[]) => {
     if (ids.length === 0) return;
-    await db.query(`UPDATE ${schema}.outbox SET published_at = now(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`, [ids]);
+    await db.query(`DELETE FROM ${schema}.outbox WHERE id = ANY($1::uuid[])`, [ids]);
   };
 
   /** Releases rows that could not be published so the poll takes them again, in order; the first one counts an attempt. */
@@ -151,7 +153,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     );
   };
 
-  /** Publishes claimed events in order and marks them published together: one statement per batch, not per event. */
+  /** Publishes claimed events in order and deletes their rows together: one statement per batch, not per event. */
   async function publish(events: EventEnvelope[]): Promise<void> {
     const published: string[] = [];
     const failed = async (index: number, error: unknown): Promise<never> => {
