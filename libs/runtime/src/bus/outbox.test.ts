@@ -231,6 +231,26 @@ describe.each(backends)("outbox on $name", ({ postgres }) => {
     await relay.stop();
   });
 
+  it("keeps polling on its cadence while handed-over batches keep it busy", async () => {
+    const schema = await freshSchema();
+    const bus = createMemoryBus({ logger });
+    const received = new Set<string>();
+    await bus.consume("test_busy_poll", ["identity.>"], async (event) => void received.add(event.id));
+    const relay = startOutboxRelay({ db, schema, bus, logger, pollMs: 50 });
+    await new Promise((r) => setTimeout(r, 20));
+    // Left by a relay that died after its commit, its lease already run out.
+    const { insertion: orphaned } = await insertBatch(schema, { wake: () => undefined, accepting: () => true, handOver: () => undefined }, 2);
+    await db.query(`UPDATE ${schema}.outbox SET claimed_until = now() - interval '1 second'`);
+    const orphanedIds = orphaned.events.map((e) => e.id);
+    const start = Date.now();
+    while (!orphanedIds.every((id) => received.has(id)) && Date.now() - start < 2000) {
+      (await insertBatch(schema, relay, 1)).committed();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(orphanedIds.filter((id) => received.has(id))).toEqual(orphanedIds);
+    await relay.stop();
+  });
+
   it("publishes what was handed over before it stops", async () => {
     const schema = await freshSchema();
     const bus = createMemoryBus({ logger });

@@ -240,12 +240,18 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     });
   };
 
+  // The poll keeps its own cadence: runs for handed-over events must not keep pushing it back, or rows left
+  // by a replica that died would wait for as long as this one stays busy.
   const schedule = () => {
     if (stopped) return;
+    if (failures === 0 && timer) return;
     clearTimeout(timer);
     // Back off while the bus is down, up to ten seconds, so a long outage costs little.
     const delay = failures > 0 ? Math.min(10_000, pollMs * 2 ** Math.min(failures, 6)) : pollMs;
-    timer = setTimeout(() => kick(true), delay);
+    timer = setTimeout(() => {
+      timer = undefined;
+      kick(true);
+    }, delay);
     timer.unref();
   };
 
