@@ -89,6 +89,13 @@ export interface OutboxRelayOptions {
   schema: string;
   bus: Bus;
   logger: Logger;
+  /**
+   * How often the relay looks for rows nobody told it about: rows a stopped process left claimed (after
+   * their lease) and rows given back after a failed publish. Every producer wakes its relay or hands its
+   * events over at commit, so this is a safety net, not the path of an event. Defaults: one second on
+   * Postgres; five on PGlite, which only this process writes. Retries after a failure back off from the
+   * shorter of this and 250 ms.
+   */
   pollMs?: number;
   batch?: number;
   /** How long parked outbox rows and handled inbox ids are kept; see `PruningOptions`. */
@@ -125,7 +132,8 @@ interface OutboxRow {
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { db, schema, bus, logger } = options;
-  const pollMs = options.pollMs ?? 250;
+  const pollMs = options.pollMs ?? (db.kind === "postgres" ? 1000 : 5000);
+  const retryMs = Math.min(pollMs, 250);
   const batch = options.batch ?? 100;
   const lock = db.kind === "postgres" ? "FOR UPDATE SKIP LOCKED" : "";
   const handed: EventEnvelope[] = [];
@@ -247,7 +255,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     if (failures === 0 && timer) return;
     clearTimeout(timer);
     // Back off while the bus is down, up to ten seconds, so a long outage costs little.
-    const delay = failures > 0 ? Math.min(10_000, pollMs * 2 ** Math.min(failures, 6)) : pollMs;
+    const delay = failures > 0 ? Math.min(10_000, retryMs * 2 ** Math.min(failures, 6)) : pollMs;
     timer = setTimeout(() => {
       timer = undefined;
       kick(true);
