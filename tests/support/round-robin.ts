@@ -17,17 +17,25 @@ export interface RoundRobin {
  */
 export async function startRoundRobin(ports: number[], options: { readyPath?: string } = {}): Promise<RoundRobin> {
   const connections = ports.map(() => 0);
-  // With a readiness path, upstreams failing it get no new connections, as a Service drops unready pods.
+  // With a readiness path, upstreams failing it get no new connections, as a Service drops unready pods: at
+  // once when one answers "not ready" or refuses the connection, and after three probes in a row that timed
+  // out (Kubernetes' failureThreshold), since a process slow to answer on a busy machine is not unready.
   const ready = ports.map(() => true);
+  const timeouts = ports.map(() => 0);
   const probe = options.readyPath
     ? setInterval(() => {
         ports.forEach((port, i) => {
           fetch(`http://127.0.0.1:${port}${options.readyPath}`, { signal: AbortSignal.timeout(500) }).then(
             (r) => {
               ready[i] = r.ok;
+              timeouts[i] = 0;
               void r.body?.cancel();
             },
-            () => (ready[i] = false),
+            (error: unknown) => {
+              const timedOut = error instanceof Error && error.name === "TimeoutError";
+              timeouts[i] = timedOut ? timeouts[i]! + 1 : 0;
+              if (!timedOut || timeouts[i]! >= 3) ready[i] = false;
+            },
           );
         });
       }, 100)
