@@ -8,7 +8,7 @@ import { benchConfig, type ChatPlan, type CompareTargetName } from "./config.js"
 import { markdown, percentile } from "./measure.js";
 import { startPortkeyTarget } from "./portkey-target.js";
 import { freshDatabase } from "./database.js";
-import { cpuSnapshot, cpuSpent, pidsByComm, rssSampler } from "./proc-stats.js";
+import { cpuSnapshot, cpuSpent, pidsByComm, rssSampler, settle } from "./proc-stats.js";
 import { directTarget, startStandaloneTarget, startUpstream, writeCatalog, type Target } from "./targets.js";
 import { startTopologyTarget } from "./topology-target.js";
 
@@ -29,6 +29,8 @@ interface Measured {
   backendCpuMs: number;
   upstreamCpuMs: number;
   clientCpuMs: number;
+  /** Time waited after the slots' last answers for the target (and the database and bus) to go quiet. */
+  settleMs: number;
   peakRss: number;
 }
 
@@ -77,6 +79,8 @@ async function slot(target: Target, upstreamPid: number, pool: Pool, plan: ChatP
   const errors = into.tally.errors;
   const count = into.tally.latencies.length;
   await chatLoad(pool, target, plan.stream, config.requestsPerRound, plan.concurrency, into.tally);
+  // The slot's CPU includes the work its requests left behind, which then stays out of the next slot.
+  into.settleMs += await settle(() => [...target.pids(), ...pidsByComm(backendNames)]);
   into.peakRss = Math.max(into.peakRss, rss.stop());
   const client = process.cpuUsage(before.client);
   into.cpuMs += cpuSpent(before.own, cpuSnapshot(target.pids()));
@@ -99,7 +103,7 @@ async function measurePlan(plan: ChatPlan, targets: Target[], upstreamPid: numbe
     const profiled = profileDir ? targets.filter((t) => t.startProfile) : [];
     for (const target of profiled) await target.startProfile!();
     const measured = new Map<CompareTargetName, Measured>(
-      targets.map((t) => [t.name, { tally: emptyTally(), requests: 0, cpuMs: 0, backendCpuMs: 0, upstreamCpuMs: 0, clientCpuMs: 0, peakRss: 0 }]),
+      targets.map((t) => [t.name, { tally: emptyTally(), requests: 0, cpuMs: 0, backendCpuMs: 0, upstreamCpuMs: 0, clientCpuMs: 0, settleMs: 0, peakRss: 0 }]),
     );
     for (let round = 0; round < config.rounds; round++) {
       for (const target of rotate(targets, round)) await slot(target, upstreamPid, pool(target), plan, measured.get(target.name)!);
@@ -136,6 +140,7 @@ function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measu
     backend_cpu_ms_per_request: perRequest(m.backendCpuMs),
     upstream_cpu_ms_per_request: perRequest(m.upstreamCpuMs),
     client_cpu_ms_per_request: perRequest(m.clientCpuMs),
+    settle_ms_per_slot: m.settleMs / config.rounds,
     peak_rss_mb: mb(m.peakRss),
     error_samples: m.tally.errorSamples,
   };

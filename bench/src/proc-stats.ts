@@ -62,6 +62,25 @@ export function cpuSpent(before: CpuSnapshot, after: CpuSnapshot): number {
   return total;
 }
 
+/**
+ * Waits until a set of processes has gone quiet: at most `quietMs` of CPU between them in a window of
+ * `windowMs` (one 10 ms tick in 200 ms by default), or `maxMs` have passed. What a gateway does after its
+ * last answer (batched writes, events, their consumers, the database's share) is its own work, and left
+ * running it would compete with the next target's slot. Returns how long it waited.
+ */
+export async function settle(pids: () => readonly number[], options: { windowMs?: number; quietMs?: number; maxMs?: number } = {}): Promise<number> {
+  const { windowMs = 200, quietMs = 10, maxMs = 3000 } = options;
+  const started = performance.now();
+  let before = cpuSnapshot(pids());
+  while (performance.now() - started < maxMs) {
+    await new Promise((resolve) => setTimeout(resolve, windowMs));
+    const after = cpuSnapshot(pids());
+    if (cpuSpent(before, after) <= quietMs) break;
+    before = after;
+  }
+  return performance.now() - started;
+}
+
 /** Samples the summed RSS of a set of processes every `intervalMs` until stopped; keeps the largest sum. */
 export function rssSampler(pids: () => readonly number[], intervalMs = 50) {
   let peak = 0;
