@@ -63,13 +63,15 @@ export function cpuSpent(before: CpuSnapshot, after: CpuSnapshot): number {
 }
 
 /**
- * Waits until a set of processes has gone quiet: at most `quietMs` of CPU between them in a window of
- * `windowMs` (one 10 ms tick in 200 ms by default), or `maxMs` have passed. What a gateway does after its
- * last answer (batched writes, events, their consumers, the database's share) is its own work, and left
- * running it would compete with the next target's slot. Returns how long it waited.
+ * Waits until a set of processes has gone quiet: at most one 10 ms tick of CPU between them in 200 ms, or
+ * 3 s at most. What a gateway does after its last answer (batched writes, events, their consumers, the
+ * database's share) is its own work, and left running it would compete with the next target's slot.
+ * Returns how long it waited.
  */
-export async function settle(pids: () => readonly number[], options: { windowMs?: number; quietMs?: number; maxMs?: number } = {}): Promise<number> {
-  const { windowMs = 200, quietMs = 10, maxMs = 3000 } = options;
+export async function settle(pids: () => readonly number[]): Promise<number> {
+  const windowMs = 200;
+  const quietMs = 10;
+  const maxMs = 3000;
   const started = performance.now();
   let before = cpuSnapshot(pids());
   while (performance.now() - started < maxMs) {
