@@ -72,6 +72,24 @@ async function startTargets(dir: string, upstream: { url: string; pid: number },
   return targets;
 }
 
+/** Brings every target to its running state (JIT, caches, pools) before anything is measured. */
+async function warmUp(targets: Target[]) {
+  const count = config.startupWarmupRequests;
+  if (count === 0) return;
+  const started = performance.now();
+  for (const target of targets) {
+    const pool = new Pool(target.origin, { connections: 10, headersTimeout: 30_000, bodyTimeout: 30_000 });
+    const tally = emptyTally();
+    try {
+      for (const stream of [false, true]) await chatLoad(pool, target, stream, Math.ceil(count / 2), 10, tally);
+    } finally {
+      await pool.close();
+    }
+    if (tally.errors) console.log(`  ${target.name} start-up warm-up: ${tally.errors} errors, e.g. ${tally.errorSamples[0]}`);
+  }
+  console.log(`start-up warm-up: ${count} requests per target (half streamed, c=10) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
+
 /** One measurement slot: `count` requests to one target, with its CPU, the backends' CPU and its RSS around them. */
 async function slot(target: Target, upstreamPid: number, pool: Pool, plan: ChatPlan, into: Measured) {
   const before = { own: cpuSnapshot(target.pids()), backend: cpuSnapshot(pidsByComm(backendNames)), upstream: cpuSnapshot([upstreamPid]), client: process.cpuUsage() };
@@ -173,7 +191,7 @@ async function main() {
   const started = { date: new Date().toISOString(), loadavg: loadavg() };
   console.log(
     `Gateway comparison: targets ${config.targets.join(", ")}; plans ${config.plans.map((p) => `${mode(p)}:${p.concurrency}`).join(", ")}; ` +
-      `${config.rounds} rounds × ${config.requestsPerRound} requests per target and plan (warm-up ${config.warmupRequests}); ` +
+      `${config.rounds} rounds × ${config.requestsPerRound} requests per target and plan (warm-up ${config.startupWarmupRequests} at start, ${config.warmupRequests} per plan); ` +
       `${cpus().length} CPUs, load ${started.loadavg.map((l) => l.toFixed(2)).join(" ")}`,
   );
   const dir = await mkdtemp(join(tmpdir(), "switchyard-bench-"));
@@ -183,6 +201,7 @@ async function main() {
   const catalogPath = await writeCatalog(dir, upstream.url);
   const notes: string[] = [];
   const targets = await startTargets(dir, upstream, catalogPath, notes);
+  await warmUp(targets);
 
   const rows: Row[] = [];
   for (const plan of config.plans) {
@@ -211,7 +230,14 @@ async function main() {
         started,
         finished,
         machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model, node: process.version },
-        settings: { rounds: config.rounds, requests_per_round: config.requestsPerRound, warmup_requests: config.warmupRequests, plans: config.plans, targets: targets.map((t) => t.name) },
+        settings: {
+          rounds: config.rounds,
+          requests_per_round: config.requestsPerRound,
+          startup_warmup_requests: config.startupWarmupRequests,
+          warmup_requests: config.warmupRequests,
+          plans: config.plans,
+          targets: targets.map((t) => t.name),
+        },
         notes,
         rows,
       },

@@ -43,6 +43,12 @@ export const benchConfig = {
     requestsPerRound: number("BENCH_REQUESTS", 1000),
     /** Requests per target and plan before the measured rounds (connections opened, code warmed). */
     warmupRequests: number("BENCH_WARMUP_REQUESTS", 300),
+    /**
+     * Requests per target once all have started, before the first plan: half buffered, half streamed, at
+     * concurrency 10. A Node gateway's JIT and caches need thousands of requests to settle; without this the
+     * first plan (concurrency 1) measured start-up rather than a running gateway.
+     */
+    startupWarmupRequests: number("BENCH_STARTUP_WARMUP_REQUESTS", 6000),
     plans: plans(env.BENCH_CHAT_PLANS ?? "buffered:1,buffered:10,buffered:50,stream:1,stream:10,stream:50"),
     targets: (env.BENCH_TARGETS ?? compareTargetNames.join(",")).split(",").map((name) => {
       const target = compareTargetNames.find((known) => known === name.trim());
