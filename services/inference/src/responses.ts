@@ -35,9 +35,9 @@ export interface Accounted {
   cost: Cost;
 }
 
-/** Counts what the provider reported, or estimates it from the text, then prices it with the one function. */
-export function account(candidate: Candidate, reported: UpstreamUsage | undefined, promptText: string, completionText: string): Accounted {
-  const usage = reported ?? { promptTokens: estimateTokens(promptText), completionTokens: estimateTokens(completionText), cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+/** Counts what the provider reported, or estimates it from the text (the prompt's is built only then), then prices it with the one function. */
+export function account(candidate: Candidate, reported: UpstreamUsage | undefined, promptText: () => string, completionText: string): Accounted {
+  const usage = reported ?? { promptTokens: estimateTokens(promptText()), completionTokens: estimateTokens(completionText), cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
   const p = candidate.endpoint.pricing;
   const cost = costOf(
     {

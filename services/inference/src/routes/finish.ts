@@ -20,7 +20,7 @@ export interface Outcome {
  * few milliseconds later, in a batch); returns the figures for the answer.
  */
 export function finish(context: ChatContext, outcome: Outcome): Accounted {
-  const accounted = account(outcome.candidate, outcome.usage, JSON.stringify(context.body.messages), outcome.completionText);
+  const accounted = account(outcome.candidate, outcome.usage, () => JSON.stringify(context.body.messages), outcome.completionText);
   context.deps.recorder.record({
     id: context.generationId,
     keyHash: context.caller.keyHash,
