@@ -20,8 +20,11 @@ export function mountHealth(app: Express, checks: Record<string, ReadinessCheck>
     res.type(registry.contentType).send(await registry.metrics());
   });
   app.get("/readyz", async (_req, res) => {
+    // Draining is not ready whatever the dependencies say: answered at once, without waiting on a check (a
+    // database ping behind a busy pool), so balancers stop sending connections within one probe.
+    if (state.draining) return void res.status(503).json({ status: "draining", checks: {} });
     const results: Record<string, string> = {};
-    let ready = !state.draining;
+    let ready = true;
     for (const [name, check] of Object.entries(checks)) {
       try {
         await withTimeout(Promise.resolve(check()), 2000);
@@ -31,7 +34,7 @@ export function mountHealth(app: Express, checks: Record<string, ReadinessCheck>
         results[name] = error instanceof Error ? error.message : "failed";
       }
     }
-    res.status(ready ? 200 : 503).json({ status: state.draining ? "draining" : ready ? "ready" : "not ready", checks: results });
+    res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "not ready", checks: results });
   });
 }
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createLogger, silentLogger } from "../log.js";
 import { createHttpApp, finishHttpApp } from "./app.js";
+import { mountHealth } from "./health.js";
 import { badRequest, parseInput } from "./errors.js";
 import { createCallerSigner, createCallerVerifier, createServiceSigner, createServiceVerifier } from "./internal-auth.js";
 import { serve } from "./serve.js";
@@ -59,6 +60,31 @@ describe("http app", () => {
     expect(await res.json()).toEqual({ done: true });
     await drained;
     await expect(fetch(`http://127.0.0.1:${server.port}/slow`)).rejects.toThrow();
+  });
+});
+
+describe("readiness", () => {
+  it("reports its checks, and answers 503 at once while draining without waiting on them", async () => {
+    const app = createHttpApp({ logger: silentLogger() });
+    const health = { draining: false };
+    let database: () => Promise<void> = async () => undefined;
+    mountHealth(app, { database: () => database() }, health);
+    const server = await listen(finishHttpApp(app, silentLogger()));
+    const readyz = async () => {
+      const started = performance.now();
+      const res = await fetch(`http://127.0.0.1:${server.port}/readyz`);
+      return { status: res.status, body: await res.json(), ms: performance.now() - started };
+    };
+    expect(await readyz()).toMatchObject({ status: 200, body: { status: "ready", checks: { database: "ok" } } });
+    database = () => Promise.reject(new Error("connection refused"));
+    expect(await readyz()).toMatchObject({ status: 503, body: { status: "not ready", checks: { database: "connection refused" } } });
+    // A check that hangs (a ping queued behind a busy pool) must not hold up the answer of a draining process.
+    database = () => new Promise(() => undefined);
+    health.draining = true;
+    const draining = await readyz();
+    expect(draining).toMatchObject({ status: 503, body: { status: "draining" } });
+    expect(draining.ms).toBeLessThan(1000);
+    await server.drain();
   });
 });
 
