@@ -188,7 +188,8 @@ async function stream(key: string, model: string): Promise<{ outcome: string; ge
     if (/"finish_reason":"error"/.test(text)) return { outcome: "in-band error", generationId };
     return { outcome: "cut", generationId };
   } catch (error) {
-    return { outcome: `connection error: ${(error as Error).message}`, generationId: null };
+    const code = String((error as { cause?: { code?: string } }).cause?.code);
+    return { outcome: `connection error: ${(error as Error).message} ${code}`, generationId: null };
   }
 }
 
@@ -258,7 +259,8 @@ describe.skipIf(needsBackends)("the many-process topology", () => {
     });
     const streamer = (async () => {
       while (running) {
-        streams.push(stream(key, "spend/slow"));
+        const started = phase;
+        streams.push(stream(key, "spend/slow").then((s) => (s.outcome === "done" ? s : { ...s, outcome: `${s.outcome} (started during ${started}, ended during ${phase})` })));
         await new Promise((resolve) => setTimeout(resolve, 300));
       }
     })();

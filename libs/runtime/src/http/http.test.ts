@@ -1,4 +1,5 @@
 import { Writable } from "node:stream";
+import { Client } from "undici";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createLogger, silentLogger } from "../log.js";
@@ -60,6 +61,38 @@ describe("http app", () => {
     expect(await res.json()).toEqual({ done: true });
     await drained;
     await expect(fetch(`http://127.0.0.1:${server.port}/slow`)).rejects.toThrow();
+  });
+
+  it("with a drain delay, keeps a connection whose answer ended mid-drain open for one more request", async () => {
+    const app = createHttpApp({ logger: silentLogger() });
+    app.get("/slow", async (_req, res) => {
+      await new Promise((r) => setTimeout(r, 900));
+      res.json({ done: true });
+    });
+    app.get("/fast", (_req, res) => {
+      res.json({ done: true });
+    });
+    const server = await serve({ handler: app, port: 0, host: "127.0.0.1", logger: silentLogger(), health: { draining: false }, drainTimeoutMs: 5000, drainDelayMs: 300 });
+    // One keep-alive connection, kept by the client for longer than the test.
+    const client = new Client(`http://127.0.0.1:${server.port}`, { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 10_000 });
+    try {
+      const slow = client.request({ path: "/slow", method: "GET" });
+      await new Promise((r) => setTimeout(r, 50));
+      const drained = server.drain();
+      // Asked before the drain, answered after the listener closed: no `Connection: close`, so the client keeps it.
+      const first = await slow;
+      expect(first.statusCode).toBe(200);
+      expect(first.headers.connection).not.toBe("close");
+      await first.body.json();
+      await new Promise((r) => setTimeout(r, 100));
+      const second = await client.request({ path: "/fast", method: "GET" });
+      expect(second.statusCode).toBe(200);
+      expect(second.headers.connection).toBe("close");
+      await second.body.json();
+      await drained;
+    } finally {
+      await client.close();
+    }
   });
 });
 

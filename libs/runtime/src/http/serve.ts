@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { Server as NetServer, type AddressInfo, type Socket } from "node:net";
 import type { Logger } from "../log.js";
 import type { HealthState } from "./health.js";
 
@@ -25,10 +25,23 @@ export interface RunningServer {
 
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const { logger, health } = options;
+  // Each connection's requests in progress, and since when it has had none (for `drain`).
+  const connections = new Map<Socket, { inFlight: number; idleSince: number }>();
   const server = createServer((req, res) => {
+    const connection = connections.get(req.socket);
+    if (connection) {
+      connection.inFlight += 1;
+      res.once("close", () => {
+        if (--connection.inFlight === 0) connection.idleSince = Date.now();
+      });
+    }
     // Tell keep-alive clients to reconnect elsewhere once draining has begun.
     if (health.draining) res.setHeader("Connection", "close");
     options.handler(req, res);
+  });
+  server.on("connection", (socket: Socket) => {
+    connections.set(socket, { inFlight: 0, idleSince: Date.now() });
+    socket.once("close", () => connections.delete(socket));
   });
   // Longer than common load balancer idle timeouts, so the balancer closes idle sockets first.
   server.keepAliveTimeout = 65_000;
@@ -47,17 +60,21 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
         await new Promise((resolve) => setTimeout(resolve, options.drainDelayMs));
       }
       logger.info("draining: no new connections, finishing in-flight requests");
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Keep-alive sockets become idle as their last response ends; close each as soon as it does. After a
-      // drain delay, a connection accepted just before the listener closed gets a moment to send its
-      // request first, rather than being closed under a client that is already writing to it.
-      let sweep: NodeJS.Timeout | undefined;
-      const startSweep = () => {
-        server.closeIdleConnections();
-        sweep = setInterval(() => server.closeIdleConnections(), 50);
+      const graceMs = options.drainDelayMs ?? 0;
+      // Without a drain delay, keep-alive connections close as soon as they are idle. With one, only once
+      // they have been idle that long: clients drop idle connections sooner (the README's draining rule),
+      // and an answer begun before the drain (so without `Connection: close`) may end during it, after which
+      // its client can still send one more request on that connection, answered with `Connection: close`.
+      // Closing it under that request would fail it. (`http.Server.close` closes every idle connection at
+      // once, hence the listener is closed as a `net.Server`.)
+      const closed = new Promise<void>((resolve) => (graceMs ? NetServer.prototype.close.call(server, () => resolve()) : server.close(() => resolve())));
+      const closeIdle = () => {
+        if (!graceMs) return server.closeIdleConnections();
+        const now = Date.now();
+        for (const [socket, { inFlight, idleSince }] of connections) if (inFlight === 0 && now - idleSince >= graceMs) socket.destroy();
       };
-      const sweepDelay = options.drainDelayMs ? setTimeout(startSweep, 500) : undefined;
-      if (!sweepDelay) startSweep();
+      closeIdle();
+      const sweep = setInterval(closeIdle, 50);
       const timer = setTimeout(() => {
         logger.warn({ timeoutMs: options.drainTimeoutMs }, "drain timeout reached, closing remaining connections");
         server.closeAllConnections();
@@ -65,7 +82,6 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       timer.unref();
       await closed;
       clearTimeout(timer);
-      clearTimeout(sweepDelay);
       clearInterval(sweep);
       await options.onClosed?.();
       logger.info("drained");
