@@ -157,6 +157,9 @@ const call = async (base: string, method: string, path: string, body?: unknown, 
 const clientPool = new Agent({ keepAliveTimeout: 500, keepAliveMaxTimeout: 500 });
 
 /** One completion, sent once: whatever the client sees (a connection error included) is its answer. */
+/** A failed fetch as its message and its cause's code, e.g. `fetch failed UND_ERR_SOCKET`. */
+const failure = (error: unknown) => `${(error as Error).message} ${String((error as { cause?: { code?: string } }).cause?.code)}`;
+
 async function send(key: string): Promise<{ status: number; text: string; generationId: string | null; error?: string }> {
   try {
     const res = await fetch(`${apiUrl}/chat/completions`, {
@@ -167,8 +170,7 @@ async function send(key: string): Promise<{ status: number; text: string; genera
     });
     return { status: res.status, text: await res.text(), generationId: res.headers.get("x-generation-id") };
   } catch (error) {
-    const code = String((error as { cause?: { code?: string } }).cause?.code);
-    return { status: 0, text: "", generationId: null, error: `${(error as Error).message} ${code}` };
+    return { status: 0, text: "", generationId: null, error: failure(error) };
   }
 }
 
@@ -188,8 +190,7 @@ async function stream(key: string, model: string): Promise<{ outcome: string; ge
     if (/"finish_reason":"error"/.test(text)) return { outcome: "in-band error", generationId };
     return { outcome: "cut", generationId };
   } catch (error) {
-    const code = String((error as { cause?: { code?: string } }).cause?.code);
-    return { outcome: `connection error: ${(error as Error).message} ${code}`, generationId: null };
+    return { outcome: `connection error: ${failure(error)}`, generationId: null };
   }
 }
 

@@ -25,10 +25,11 @@ export interface RunningServer {
 
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const { logger, health } = options;
-  // Each connection's requests in progress, and since when it has had none (for `drain`).
+  const graceMs = options.drainDelayMs ?? 0;
+  // With a drain delay: each connection's requests in progress, and since when it has had none (for `drain`).
   const connections = new Map<Socket, { inFlight: number; idleSince: number }>();
   const server = createServer((req, res) => {
-    const connection = connections.get(req.socket);
+    const connection = graceMs ? connections.get(req.socket) : undefined;
     if (connection) {
       connection.inFlight += 1;
       res.once("close", () => {
@@ -39,10 +40,12 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     if (health.draining) res.setHeader("Connection", "close");
     options.handler(req, res);
   });
-  server.on("connection", (socket: Socket) => {
-    connections.set(socket, { inFlight: 0, idleSince: Date.now() });
-    socket.once("close", () => connections.delete(socket));
-  });
+  if (graceMs) {
+    server.on("connection", (socket: Socket) => {
+      connections.set(socket, { inFlight: 0, idleSince: Date.now() });
+      socket.once("close", () => connections.delete(socket));
+    });
+  }
   // Longer than common load balancer idle timeouts, so the balancer closes idle sockets first.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -55,12 +58,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const drain = () => {
     draining ??= (async () => {
       health.draining = true;
-      if (options.drainDelayMs) {
-        logger.info({ delayMs: options.drainDelayMs }, "draining: not ready, still accepting while balancers notice");
-        await new Promise((resolve) => setTimeout(resolve, options.drainDelayMs));
+      if (graceMs) {
+        logger.info({ delayMs: graceMs }, "draining: not ready, still accepting while balancers notice");
+        await new Promise((resolve) => setTimeout(resolve, graceMs));
       }
       logger.info("draining: no new connections, finishing in-flight requests");
-      const graceMs = options.drainDelayMs ?? 0;
       // Without a drain delay, keep-alive connections close as soon as they are idle. With one, only once
       // they have been idle that long: clients drop idle connections sooner (the README's draining rule),
       // and an answer begun before the drain (so without `Connection: close`) may end during it, after which
