@@ -32,12 +32,15 @@ interface Measured {
   /** Time waited after the slots' last answers for the target (and the database and bus) to go quiet. */
   settleMs: number;
   peakRss: number;
+  /** Each slot's CPU per request, the target's and the upstream's, in the order run: the spread behind the sums. */
+  slots: Array<{ cpuMs: number; upstreamCpuMs: number }>;
 }
 
 const mode = (plan: ChatPlan) => (plan.stream ? "stream" : "buffered");
 const rotate = <T>(items: T[], by: number) => [...items.slice(by % items.length), ...items.slice(0, by % items.length)];
 const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
 const mb = (bytes: number) => bytes / 1024 / 1024;
+const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
 async function startTargets(dir: string, upstream: { url: string; pid: number }, catalogPath: string, notes: string[]): Promise<Target[]> {
   const targets: Target[] = [];
@@ -101,11 +104,15 @@ async function slot(target: Target, upstreamPid: number, pool: Pool, plan: ChatP
   into.settleMs += await settle(() => [...target.pids(), ...pidsByComm(backendNames)]);
   into.peakRss = Math.max(into.peakRss, rss.stop());
   const client = process.cpuUsage(before.client);
-  into.cpuMs += cpuSpent(before.own, cpuSnapshot(target.pids()));
+  const own = cpuSpent(before.own, cpuSnapshot(target.pids()));
+  const upstream = cpuSpent(before.upstream, cpuSnapshot([upstreamPid]));
+  const requests = into.tally.latencies.length - count + into.tally.errors - errors;
+  into.cpuMs += own;
   into.backendCpuMs += cpuSpent(before.backend, cpuSnapshot(pidsByComm(backendNames)));
-  into.upstreamCpuMs += cpuSpent(before.upstream, cpuSnapshot([upstreamPid]));
+  into.upstreamCpuMs += upstream;
   into.clientCpuMs += (client.user + client.system) / 1000;
-  into.requests += into.tally.latencies.length - count + into.tally.errors - errors;
+  into.requests += requests;
+  into.slots.push({ cpuMs: own / Math.max(1, requests), upstreamCpuMs: upstream / Math.max(1, requests) });
 }
 
 async function measurePlan(plan: ChatPlan, targets: Target[], upstreamPid: number) {
@@ -121,7 +128,7 @@ async function measurePlan(plan: ChatPlan, targets: Target[], upstreamPid: numbe
     const profiled = profileDir ? targets.filter((t) => t.startProfile) : [];
     for (const target of profiled) await target.startProfile!();
     const measured = new Map<CompareTargetName, Measured>(
-      targets.map((t) => [t.name, { tally: emptyTally(), requests: 0, cpuMs: 0, backendCpuMs: 0, upstreamCpuMs: 0, clientCpuMs: 0, settleMs: 0, peakRss: 0 }]),
+      targets.map((t) => [t.name, { tally: emptyTally(), requests: 0, cpuMs: 0, backendCpuMs: 0, upstreamCpuMs: 0, clientCpuMs: 0, settleMs: 0, peakRss: 0, slots: [] }]),
     );
     for (let round = 0; round < config.rounds; round++) {
       for (const target of rotate(targets, round)) await slot(target, upstreamPid, pool(target), plan, measured.get(target.name)!);
@@ -159,6 +166,8 @@ function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measu
     upstream_cpu_ms_per_request: perRequest(m.upstreamCpuMs),
     client_cpu_ms_per_request: perRequest(m.clientCpuMs),
     settle_ms_per_slot: m.settleMs / config.rounds,
+    cpu_ms_per_request_by_slot: m.slots.map((slot) => round3(slot.cpuMs)),
+    upstream_cpu_ms_per_request_by_slot: m.slots.map((slot) => round3(slot.upstreamCpuMs)),
     peak_rss_mb: mb(m.peakRss),
     error_samples: m.tally.errorSamples,
   };
