@@ -1,4 +1,4 @@
-import { Agent, FormData, request } from "undici";
+import { Agent, FormData, request, type Dispatcher } from "undici";
 import { UpstreamError } from "./errors.js";
 
 /**
@@ -24,6 +24,10 @@ function retryAfterMs(header: string | string[] | undefined): number | undefined
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
+/** An error status as the `UpstreamError` that says whether another endpoint may be tried, and when. */
+const statusError = (provider: string, status: number, text: string, headers: Record<string, string | string[] | undefined>) =>
+  new UpstreamError(`${provider} answered ${status}: ${text.slice(0, 500)}`, status, retryable(status), retryAfterMs(headers["retry-after"]));
+
 /** What an upstream call may send: JSON text, raw bytes (audio), or a multipart form (undici's `FormData`, exported here; it sets the boundary). */
 export { FormData };
 export type UpstreamBody = string | Uint8Array | FormData;
@@ -47,10 +51,7 @@ export async function send(
     if (signal.aborted) throw error;
     throw new UpstreamError(`${provider} unreachable: ${(error as Error).message}`, null, true);
   }
-  if (res.statusCode >= 400) {
-    const text = (await res.body.text().catch(() => "")).slice(0, 500);
-    throw new UpstreamError(`${provider} answered ${res.statusCode}: ${text}`, res.statusCode, retryable(res.statusCode), retryAfterMs(res.headers["retry-after"]));
-  }
+  if (res.statusCode >= 400) throw statusError(provider, res.statusCode, await res.body.text().catch(() => ""), res.headers);
   return { status: res.statusCode, headers: res.headers, body: res.body };
 }
 
@@ -58,9 +59,73 @@ export async function send(
 export const post = (provider: string, url: string, headers: Record<string, string>, body: UpstreamBody, signal: AbortSignal): Promise<UpstreamResponse> =>
   send(provider, "POST", url, headers, body, signal);
 
+/** Where and what a JSON POST sends, less the signal: the first arguments of `postJson` and `postJsonAnswer`. */
+export type JsonPost = readonly [provider: string, url: string, headers: Record<string, string>, body: unknown];
+
 /** POSTs JSON upstream; see `post`. */
 export const postJson = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<UpstreamResponse> =>
   post(provider, url, { "content-type": "application/json", ...headers }, JSON.stringify(body), signal);
+
+/**
+ * POSTs JSON upstream and reads the whole answer as JSON: `undefined` when it is not JSON, or when the
+ * connection dropped mid-answer (the caller then refuses it as not what it asked for). Failures as `send`.
+ * For answers that are not streamed: the body goes from undici's dispatcher into one buffer, without the
+ * body stream, promise and abort plumbing `request` builds, which is about a third of the client's CPU
+ * per call.
+ */
+export function postJsonAnswer(provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let status = 0;
+    let answerHeaders: Record<string, string | string[] | undefined> = {};
+    let controller: Dispatcher.DispatchController | undefined;
+    const abort = () => controller?.abort(signal.reason as Error);
+    const settled = () => signal.removeEventListener("abort", abort);
+    const unreachable = (error: Error) => {
+      settled();
+      // As `send`: no provider answered; a caller's abort stays an abort.
+      reject(signal.aborted ? error : new UpstreamError(`${provider} unreachable: ${error.message}`, null, true));
+    };
+    if (signal.aborted) return reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    const target = new URL(url);
+    const options = { origin: target.origin, path: `${target.pathname}${target.search}`, method: "POST" as const, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) };
+    try {
+      agent.dispatch(options, {
+        onRequestStart(started) {
+          controller = started;
+        },
+        onResponseStart(_, statusCode, responseHeaders) {
+          // 1xx answers are interim; the final status follows.
+          if (statusCode < 200) return;
+          status = statusCode;
+          answerHeaders = responseHeaders;
+        },
+        onResponseData(_, chunk) {
+          chunks.push(chunk);
+        },
+        onResponseEnd() {
+          settled();
+          const text = Buffer.concat(chunks).toString("utf8");
+          if (status >= 400) return reject(statusError(provider, status, text, answerHeaders));
+          try {
+            resolve(JSON.parse(text));
+          } catch {
+            resolve(undefined);
+          }
+        },
+        onResponseError(_, error) {
+          if (status === 0) return unreachable(error);
+          settled();
+          if (status >= 400) return reject(statusError(provider, status, "", answerHeaders));
+          resolve(undefined);
+        },
+      });
+    } catch (error) {
+      unreachable(error as Error);
+    }
+  });
+}
 
 /** Reads the whole answer; a caller's abort stays an abort, a connection dropped mid-body may be retried elsewhere. */
 export async function readAnswer(provider: string, res: UpstreamResponse, signal: AbortSignal): Promise<unknown> {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { messagesRequest } from "./anthropic-messages.js";
-import { postJson, sseData } from "@switchyard/upstream";
+import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
 const apiVersion = "2023-06-01";
@@ -61,14 +61,14 @@ const toUsage = (u: Usage): UpstreamUsage => {
 
 const excludesReasoning = (body: Record<string, unknown>) => (body.reasoning as { exclude?: unknown } | undefined)?.exclude === true;
 
-function post(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal, stream: boolean) {
-  return postJson(
+/** The call for `body`: provider, URL, headers and JSON body. */
+function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boolean): JsonPost {
+  return [
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}/messages`,
     { "anthropic-version": apiVersion, ...(target.apiKey ? { "x-api-key": target.apiKey } : {}) },
     { ...messagesRequest(body, target.upstreamModel, target.maxCompletionTokens), stream },
-    signal,
-  );
+  ];
 }
 
 /** A whole Messages response as one Chat Completions choice; the stop reason stays native for the gateway to map. */
@@ -156,8 +156,7 @@ async function* chunks(events: AsyncIterable<string>, withReasoning: boolean): A
 /** Anthropic's Messages API. */
 export const anthropic: ChatProvider = {
   async complete(body, target, signal) {
-    const res = await post(body, target, signal, false);
-    const parsed = message.safeParse(await res.body.json().catch(() => undefined));
+    const parsed = message.safeParse(await postJsonAnswer(...call(body, target, false), signal));
     if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a message`, 502, true);
     return {
       id: parsed.data.id ?? null,
@@ -168,7 +167,7 @@ export const anthropic: ChatProvider = {
     };
   },
   async stream(body, target, signal) {
-    const res = await post(body, target, signal, true);
+    const res = await postJson(...call(body, target, true), signal);
     return chunks(sseData(res.body), !excludesReasoning(body));
   },
 };

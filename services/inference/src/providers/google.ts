@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { generateContentRequest, signatureFormat } from "./google-messages.js";
-import { postJson, sseData } from "@switchyard/upstream";
+import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
 const count = z.number().int().min(0).nullish();
@@ -103,16 +103,16 @@ function choices(r: Response, withReasoning: boolean): Array<Record<string, unkn
   });
 }
 
-function post(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal, stream: boolean) {
+/** The call for `body`: provider, URL, headers and JSON body. */
+function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boolean): JsonPost {
   const model = target.upstreamModel.replace(/^models\//, "");
   const method = stream ? "streamGenerateContent?alt=sse" : "generateContent";
-  return postJson(
+  return [
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}/models/${model}:${method}`,
     target.apiKey ? { "x-goog-api-key": target.apiKey } : {},
     generateContentRequest(body),
-    signal,
-  );
+  ];
 }
 
 interface CandidateState {
@@ -169,8 +169,7 @@ async function* chunks(events: AsyncIterable<string>, withReasoning: boolean): A
 /** Google's Gemini API (generativelanguage v1beta). */
 export const google: ChatProvider = {
   async complete(body, target, signal) {
-    const res = await post(body, target, signal, false);
-    const parsed = response.safeParse(await res.body.json().catch(() => undefined));
+    const parsed = response.safeParse(await postJsonAnswer(...call(body, target, false), signal));
     if (!parsed.success || (!parsed.data.candidates?.length && !parsed.data.promptFeedback)) {
       throw new UpstreamError(`${target.provider} sent a response that is not a GenerateContentResponse`, 502, true);
     }
@@ -183,7 +182,7 @@ export const google: ChatProvider = {
     };
   },
   async stream(body, target, signal) {
-    const res = await post(body, target, signal, true);
+    const res = await postJson(...call(body, target, true), signal);
     return chunks(sseData(res.body), !excludesReasoning(body));
   },
 };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { postJson, sseData } from "@switchyard/upstream";
+import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
 const usage = z
@@ -30,23 +30,24 @@ const toUsage = (u: z.infer<typeof usage>): UpstreamUsage | undefined =>
       }
     : undefined;
 
-/** Prompt-cache markers at the top level are Anthropic's idea; this wire format caches on its own. */
-function post(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal) {
+/**
+ * The call for `body`: provider, URL, headers and JSON body. Prompt-cache markers at the top level are
+ * Anthropic's idea; this wire format caches on its own.
+ */
+function call(body: Record<string, unknown>, target: UpstreamTarget): JsonPost {
   const { cache_control: _marker, prompt_cache_options: _options, ...rest } = body;
-  return postJson(
+  return [
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}/chat/completions`,
     target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
     { ...rest, model: target.upstreamModel },
-    signal,
-  );
+  ];
 }
 
 /** OpenAI's Chat Completions wire format, spoken by OpenAI and most other servers. */
 export const openAiCompatible: ChatProvider = {
   async complete(body, target, signal) {
-    const res = await post({ ...body, stream: false }, target, signal);
-    const parsed = completion.safeParse(await res.body.json().catch(() => undefined));
+    const parsed = completion.safeParse(await postJsonAnswer(...call({ ...body, stream: false }, target), signal));
     if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a chat completion`, 502, true);
     const c = parsed.data;
     return {
@@ -58,7 +59,7 @@ export const openAiCompatible: ChatProvider = {
     };
   },
   async stream(body, target, signal) {
-    const res = await post({ ...body, stream: true, stream_options: { include_usage: true } }, target, signal);
+    const res = await postJson(...call({ ...body, stream: true, stream_options: { include_usage: true } }, target), signal);
     const stream = res.body;
     return (async function* (): AsyncGenerator<UpstreamChunk> {
       for await (const data of sseData(stream)) {
