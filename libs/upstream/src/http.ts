@@ -3,7 +3,8 @@ import { UpstreamError } from "./errors.js";
 
 /**
  * One keep-alive pool per process for every upstream: connections are reused across requests, which
- * the global `fetch` does far less cheaply. Bodies stay streams; nothing is buffered here.
+ * the global `fetch` does far less cheaply. Bodies stay streams, except the answer `postJsonAnswer` reads
+ * whole for a caller that would parse it whole anyway.
  */
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
 
