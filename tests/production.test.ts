@@ -156,10 +156,10 @@ const call = async (base: string, method: string, path: string, body?: unknown, 
  */
 const clientPool = new Agent({ keepAliveTimeout: 500, keepAliveMaxTimeout: 500 });
 
-/** One completion, sent once: whatever the client sees (a connection error included) is its answer. */
 /** A failed fetch as its message and its cause's code, e.g. `fetch failed UND_ERR_SOCKET`. */
 const failure = (error: unknown) => `${(error as Error).message} ${String((error as { cause?: { code?: string } }).cause?.code)}`;
 
+/** One completion, sent once: whatever the client sees (a connection error included) is its answer. */
 async function send(key: string): Promise<{ status: number; text: string; generationId: string | null; error?: string }> {
   try {
     const res = await fetch(`${apiUrl}/chat/completions`, {

@@ -25,6 +25,9 @@ function retryAfterMs(header: string | string[] | undefined): number | undefined
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
+/** No provider answered: another endpoint may be tried. */
+const unreachableError = (provider: string, error: unknown) => new UpstreamError(`${provider} unreachable: ${(error as Error).message}`, null, true);
+
 /** An error status as the `UpstreamError` that says whether another endpoint may be tried, and when. */
 const statusError = (provider: string, status: number, text: string, headers: Record<string, string | string[] | undefined>) =>
   new UpstreamError(`${provider} answered ${status}: ${text.slice(0, 500)}`, status, retryable(status), retryAfterMs(headers["retry-after"]));
@@ -50,7 +53,7 @@ export async function send(
     res = await request(url, { method, dispatcher: agent, headers, ...(body !== undefined ? { body } : {}), signal });
   } catch (error) {
     if (signal.aborted) throw error;
-    throw new UpstreamError(`${provider} unreachable: ${(error as Error).message}`, null, true);
+    throw unreachableError(provider, error);
   }
   if (res.statusCode >= 400) throw statusError(provider, res.statusCode, await res.body.text().catch(() => ""), res.headers);
   return { status: res.statusCode, headers: res.headers, body: res.body };
@@ -85,7 +88,7 @@ export function postJsonAnswer(provider: string, url: string, headers: Record<st
     const unreachable = (error: Error) => {
       settled();
       // As `send`: no provider answered; a caller's abort stays an abort.
-      reject(signal.aborted ? error : new UpstreamError(`${provider} unreachable: ${error.message}`, null, true));
+      reject(signal.aborted ? error : unreachableError(provider, error));
     };
     if (signal.aborted) return reject(signal.reason);
     signal.addEventListener("abort", abort, { once: true });
