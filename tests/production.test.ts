@@ -362,13 +362,18 @@ describe.skipIf(needsBackends)("the many-process topology", () => {
     it("holds a guardrail budget shared by two keys", () => guardrailBudgetUnderConcurrency(driver()), 60_000);
 
     it("counts a key's rate limit across both routers", async () => {
-      const { key } = await spendHelpers(driver()).newKey({ rate_limit_per_minute: 10 });
+      const { key, hash } = await spendHelpers(driver()).newKey({ rate_limit_per_minute: 10 });
+      const shared = async () =>
+        (await db.query("SELECT coalesce(sum(count), 0)::int AS n FROM router.rate_windows WHERE key_hash = $1", [hash])).rows[0].n as number;
       const statuses: number[] = [];
       for (let i = 0; i < 20; i += 1) {
         statuses.push((await call(`${routerUrls[i % 2]}/api/v1`, "GET", "/key", undefined, key)).status);
-        // Router replicas exchange their counts every 100 ms: a hit reaches the other router within two
-        // exchanges (its own router's, then the other's), so requests spaced well past that are counted exactly.
-        await new Promise((resolve) => setTimeout(resolve, 400));
+        // Router replicas exchange their counts every 100 ms: once a hit is in the shared count, the other
+        // router reads it at its next exchange, so requests spaced past that are counted exactly. On a busy
+        // machine the first half (reaching Postgres) can take longer than any fixed pause; it is waited for.
+        const admitted = statuses.filter((s) => s === 200).length;
+        await eventually(async () => (await shared()) === admitted, 10_000);
+        await new Promise((resolve) => setTimeout(resolve, 300));
       }
       expect(statuses.filter((s) => s === 200)).toHaveLength(10);
       expect(statuses.filter((s) => s === 429)).toHaveLength(10);

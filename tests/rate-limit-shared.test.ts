@@ -104,4 +104,23 @@ describe("rate limits shared by router replicas", () => {
       await limiter.close();
     }
   });
+
+  it("adds hits admitted just before a minute ended to that minute", async () => {
+    let t = minuteStart + 3000;
+    const now = () => t;
+    // No periodic exchange in this test: only the first sight of each minute and close exchange.
+    const limiter = sharedRateLimiter(db, { syncMs: 600_000, now });
+    const countOf = async (window: number) =>
+      (await db.query<{ count: number }>("SELECT count FROM router.rate_windows WHERE key_hash = 'key-5' AND window_start = $1", [window]))[0]?.count;
+    try {
+      for (let i = 0; i < 3; i++) expect((await limiter.hit("key-5", 10)).allowed).toBe(true);
+      t = minuteStart + 60_000 + 10;
+      // The next minute's first sight; the two hits not yet sent belong to the minute before.
+      expect((await limiter.hit("key-5", 10)).allowed).toBe(true);
+    } finally {
+      await limiter.close();
+    }
+    expect(await countOf(minuteStart / 60_000)).toBe(3);
+    expect(await countOf(minuteStart / 60_000 + 1)).toBe(1);
+  });
 });

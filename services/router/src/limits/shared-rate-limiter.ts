@@ -32,6 +32,14 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
   const now = options.now ?? Date.now;
   const syncMs = options.syncMs ?? 100;
   const counts = new Map<string, KeyCount>();
+  /** Hits admitted in a minute that ended before they reached the shared count: still that minute's, per key. */
+  const owed = new Map<number, Map<string, number>>();
+  const owe = (window: number, key: string, n: number) => {
+    // A refused first sight left −1: it too is owed, to take back the hit counted for it.
+    if (n === 0) return;
+    const hits = owed.get(window) ?? new Map<string, number>();
+    owed.set(window, hits.set(key, (hits.get(key) ?? 0) + n));
+  };
   let syncing: Promise<void> | undefined;
   let sweepAt = 0;
 
@@ -49,13 +57,31 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
     );
   }
 
+  /** Adds what earlier minutes are owed; what fails stays owed for the next exchange. */
+  async function payOwed(): Promise<void> {
+    for (const [window, hits] of owed) {
+      owed.delete(window);
+      try {
+        await exchange(window, hits);
+      } catch (error) {
+        for (const [key, n] of hits) owe(window, key, n);
+        throw error;
+      }
+    }
+  }
+
   async function sync(): Promise<void> {
     const window = Math.floor(now() / windowMs);
     const hits = new Map<string, number>();
     for (const [key, c] of counts) {
-      if (c.window !== window) counts.delete(key);
-      else hits.set(key, c.unsent);
+      if (c.window === window) hits.set(key, c.unsent);
+      else {
+        // The minute turned before these hits were sent: they still count in that minute (the next one's "previous").
+        owe(c.window, key, c.unsent);
+        counts.delete(key);
+      }
     }
+    await payOwed();
     if (hits.size === 0) return;
     for (const [key, n] of hits) Object.assign(counts.get(key)!, { unsent: 0, sending: n });
     try {
@@ -65,9 +91,10 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
         if (c?.window === window) Object.assign(c, { current: row.current, previous: row.previous, sending: 0 });
       }
     } catch (error) {
-      for (const key of hits.keys()) {
+      for (const [key, n] of hits) {
         const c = counts.get(key);
         if (c?.window === window) Object.assign(c, { unsent: c.unsent + c.sending, sending: 0 });
+        else owe(window, key, n);
       }
       throw error;
     }
@@ -90,6 +117,10 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
       }
       let c = counts.get(key);
       if (c?.window !== window) {
+        if (c) {
+          owe(c.window, key, c.unsent);
+          counts.delete(key);
+        }
         // First sight of this key in this minute: count and read the shared figure now.
         const [row] = await exchange(window, new Map([[key, 1]]));
         c = { window, previous: row?.previous ?? 0, current: row?.current ?? 1, unsent: 0, sending: 0 };
