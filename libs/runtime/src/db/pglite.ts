@@ -1,5 +1,6 @@
 import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
+import { preparedQueries } from "./pglite-prepared.js";
 import type { Db, Queryable } from "./types.js";
 
 const vacuumEveryMs = 5 * 60 * 1000;
@@ -15,6 +16,7 @@ export async function openPglite(dataDir?: string): Promise<Db> {
   // behind for good, and the tables a gateway writes all day (outbox, holds, day sums) get slower by the hour.
   const vacuum = setInterval(() => void pg.query("VACUUM").catch(() => undefined), vacuumEveryMs);
   vacuum.unref();
+  const prepared = preparedQueries(pg);
   const run = async <T extends object>(
     client: Pick<PGlite, "query">,
     text: string,
@@ -22,7 +24,7 @@ export async function openPglite(dataDir?: string): Promise<Db> {
   ): Promise<T[]> => (await client.query<T>(text, params as unknown[] | undefined)).rows;
   return {
     kind: "pglite",
-    query: (text, params) => run(pg, text, params),
+    query: (text, params) => prepared(text, params),
     transaction: (fn) =>
       pg.transaction((tx) => {
         const handle: Queryable = { query: (text, params) => run(tx, text, params) };
