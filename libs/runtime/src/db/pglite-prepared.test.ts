@@ -22,7 +22,7 @@ describe("PGlite queries prepared once per text", () => {
   it("answers as PGlite's own query does, for every parameter and column type used", async () => {
     const insert = "INSERT INTO t (id, n, amount, tags, doc, at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *";
     const rows = [
-      ["a", 1, "0.000000000001", ["x", "y, z"], { k: [1, "two"] }, new Date("2026-01-02T03:04:05.678Z")],
+      ["a", 1, "0.000000000001", ["x", "y, z", "ünïcødé 😀"], { k: [1, "two"], s: "€ ∑ 😀" }, new Date("2026-01-02T03:04:05.678Z")],
       ["b", null, "12.5", [], null, null],
     ];
     for (const params of rows) {
