@@ -52,9 +52,10 @@ interface Prepared {
  * the ledger's, the relay's) that fixed cost was most of what a small batch cost: the ledger's statement
  * took 3.4 ms for one row that way and 0.8 ms this way, and a bare `SELECT $1` 300 µs against 165 µs.
  *
- * Same semantics as `query`: one statement per text, the same parameter serialisers and result parsers,
- * and the same locks (it waits for an open transaction and for the query before it). A statement whose
- * plan no longer fits its tables (a migration ran since) is prepared again once.
+ * Same semantics as `query`: one statement per text, the same parameter serialisers (text, JSON and jsonb
+ * values then go in binary form, see `binaryText`) and result parsers, and the same locks (it waits for an
+ * open transaction and for the query before it). A statement whose plan no longer fits its tables (a
+ * migration ran since) is prepared again once.
  */
 export function preparedQueries(pg: PGlite) {
   const statements = new Map<string, Prepared>();
@@ -89,8 +90,8 @@ export function preparedQueries(pg: PGlite) {
       if (value === null || value === undefined) return null;
       const type = types[i]!;
       const serializer = pg.serializers[type];
-      const text: string = serializer ? serializer(value) : String(value);
-      return textual.has(type) ? binaryText(text, textual.get(type)) : text;
+      const serialized: string = serializer ? serializer(value) : String(value);
+      return textual.has(type) ? binaryText(serialized, textual.get(type)) : serialized;
     });
     try {
       const { messages } = await pg.execProtocol(
