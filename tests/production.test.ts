@@ -364,7 +364,7 @@ describe.skipIf(needsBackends)("the many-process topology", () => {
     it("counts a key's rate limit across both routers", async () => {
       const { key, hash } = await spendHelpers(driver()).newKey({ rate_limit_per_minute: 10 });
       const shared = async () =>
-        (await db.query("SELECT coalesce(sum(count), 0)::int AS n FROM router.rate_windows WHERE key_hash = $1", [hash])).rows[0].n as number;
+        (await db.query<{ n: number }>("SELECT coalesce(sum(count), 0)::int AS n FROM router.rate_windows WHERE key_hash = $1", [hash])).rows[0]!.n;
       const statuses: number[] = [];
       for (let i = 0; i < 20; i += 1) {
         statuses.push((await call(`${routerUrls[i % 2]}/api/v1`, "GET", "/key", undefined, key)).status);

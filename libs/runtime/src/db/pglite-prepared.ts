@@ -6,38 +6,21 @@ const { serialize } = protocol;
 const maxStatements = 200;
 
 /** SQLSTATE 0A000 with this message: a table the statement reads changed shape since it was prepared. */
-const planChanged = (error: unknown) => (error as { code?: string; message?: string }).code === "0A000" && /cached plan/.test((error as Error).message);
+const planChanged = (error: unknown) => {
+  const { code, message } = error as { code?: string; message?: string };
+  return code === "0A000" && /cached plan/.test(message ?? "");
+};
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
-/** Type ids of text, varchar, json and jsonb, whose binary form is their UTF-8 text (jsonb's after a version byte). */
-const textual = new Map([
-  [25, undefined],
-  [1043, undefined],
-  [114, undefined],
-  [3802, 1],
-]);
+/** Type ids of text, varchar and json, whose binary form is their UTF-8 text, and of jsonb (the same after a version byte). */
+const textTypes = new Set([25, 1043, 114]);
+const jsonbType = 3802;
 
 /**
  * A text value in binary form: Node encodes UTF-8 natively, where PGlite's text form counts each string's
  * bytes in a JavaScript loop, which for the group commit's JSON batches (about 1 KB per generation) was a
  * few percent of the process.
  */
-function binaryText(text: string, version: number | undefined): Uint8Array {
-  if (version === undefined) return Buffer.from(text, "utf8");
-  const bytes = Buffer.allocUnsafe(Buffer.byteLength(text, "utf8") + 1);
-  bytes[0] = version;
-  bytes.write(text, 1, "utf8");
-  return bytes;
-}
+const binaryText = (text: string, type: number): Uint8Array => Buffer.from(type === jsonbType ? `\x01${text}` : text, "utf8");
 
 interface Prepared {
   name: string;
@@ -70,7 +53,7 @@ export function preparedQueries(pg: PGlite) {
     }
     const name = `switchyard_${++made}`;
     parts.push(serialize.parse({ name, text }), serialize.describe({ type: "S", name }), serialize.sync());
-    const { messages } = await pg.execProtocol(concat(parts));
+    const { messages } = await pg.execProtocol(Buffer.concat(parts));
     const prepared = { name, types: parse.parseDescribeStatementResults(messages) };
     statements.set(text, prepared);
     return prepared;
@@ -91,17 +74,17 @@ export function preparedQueries(pg: PGlite) {
       const type = types[i]!;
       const serializer = pg.serializers[type];
       const serialized: string = serializer ? serializer(value) : String(value);
-      return textual.has(type) ? binaryText(serialized, textual.get(type)) : serialized;
+      return textTypes.has(type) || type === jsonbType ? binaryText(serialized, type) : serialized;
     });
     try {
       const { messages } = await pg.execProtocol(
-        concat([serialize.bind({ statement: prepared.name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync()]),
+        Buffer.concat([serialize.bind({ statement: prepared.name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync()]),
       );
       return parse.parseResults(messages, pg.parsers)[0]!.rows as T[];
     } catch (error) {
       if (retried || !planChanged(error)) throw error;
       statements.delete(text);
-      await pg.execProtocol(concat([serialize.close({ type: "S", name: prepared.name }), serialize.sync()]));
+      await pg.execProtocol(Buffer.concat([serialize.close({ type: "S", name: prepared.name }), serialize.sync()]));
       return run<T>(text, params, true);
     }
   }

@@ -40,6 +40,11 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
     const hits = owed.get(window) ?? new Map<string, number>();
     owed.set(window, hits.set(key, (hits.get(key) ?? 0) + n));
   };
+  /** A key's count of a minute that has ended: its unsent hits are owed to that minute, and the count goes. */
+  const retire = (key: string, c: KeyCount) => {
+    owe(c.window, key, c.unsent);
+    counts.delete(key);
+  };
   let syncing: Promise<void> | undefined;
   let sweepAt = 0;
 
@@ -74,12 +79,9 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
     const window = Math.floor(now() / windowMs);
     const hits = new Map<string, number>();
     for (const [key, c] of counts) {
+      // The minute turned before these hits were sent: they still count in that minute (the next one's "previous").
       if (c.window === window) hits.set(key, c.unsent);
-      else {
-        // The minute turned before these hits were sent: they still count in that minute (the next one's "previous").
-        owe(c.window, key, c.unsent);
-        counts.delete(key);
-      }
+      else retire(key, c);
     }
     await payOwed();
     if (hits.size === 0) return;
@@ -117,10 +119,7 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
       }
       let c = counts.get(key);
       if (c?.window !== window) {
-        if (c) {
-          owe(c.window, key, c.unsent);
-          counts.delete(key);
-        }
+        if (c) retire(key, c);
         // First sight of this key in this minute: count and read the shared figure now.
         const [row] = await exchange(window, new Map([[key, 1]]));
         c = { window, previous: row?.previous ?? 0, current: row?.current ?? 1, unsent: 0, sending: 0 };
