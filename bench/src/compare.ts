@@ -5,6 +5,7 @@ import { Pool } from "undici";
 import { chatLoad, emptyTally, type ChatTally } from "./chat-load.js";
 import { cleanup, cleanupOnSignals, onCleanup } from "./cleanup.js";
 import { benchConfig, type ChatPlan, type CompareTargetName } from "./config.js";
+import { checkGoals, verdict } from "./goals.js";
 import { markdown, percentile } from "./measure.js";
 import { startPortkeyTarget } from "./portkey-target.js";
 import { freshDatabase } from "./database.js";
@@ -223,6 +224,8 @@ async function main() {
   }
 
   console.log(`\n${table(rows)}\n`);
+  const goals = checkGoals(rows);
+  console.log(`${markdown(goals.map((g) => ({ goal: g.goal, measured: g.measured, "": verdict(g) })))}\n`);
   for (const note of notes) console.log(`NOTE: ${note}`);
   const failed = rows.filter((r) => r.errors > 0);
   for (const r of failed) console.log(`ERRORS ${r.target} ${r.mode} c=${r.concurrency}: ${r.errors}, e.g.\n  ${r.error_samples.join("\n  ")}`);
@@ -248,6 +251,7 @@ async function main() {
           targets: targets.map((t) => t.name),
         },
         notes,
+        goals,
         rows,
       },
       null,
