@@ -4,8 +4,10 @@ import type { ServerResponse } from "node:http";
  * Server-sent events to the client. Headers go out with the first write, so failures before it can still
  * be a plain HTTP error; after it, errors travel in-band.
  *
- * Frames written in the same tick (the events of one upstream read) leave in one socket write: each
- * `write` of its own would cost a system call and, on a busy gateway, most of a stream's CPU.
+ * The headers and the first event leave at once: a provider sends its first chunks in a burst, and the
+ * client's first token should not wait while the rest of the burst is relayed. Events written after it in
+ * the same tick (the rest of one upstream read) leave in one socket write: each `write` of its own would
+ * cost a system call and, on a busy gateway, most of a stream's CPU.
  */
 export function sseWriter(res: ServerResponse, headers: Record<string, string>) {
   let corked = false;
@@ -14,8 +16,13 @@ export function sseWriter(res: ServerResponse, headers: Record<string, string>) 
     res.uncork();
   };
   const write = (text: string) => {
-    // The headers leave with the first frame, in the same write.
-    if (!res.headersSent) res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", ...headers });
+    if (!res.headersSent) {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", ...headers });
+      res.write(text);
+      // Node corks a response's socket at its first write until the next tick; this one goes now.
+      res.uncork();
+      return;
+    }
     if (!corked) {
       corked = true;
       res.cork();
