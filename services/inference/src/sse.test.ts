@@ -6,8 +6,9 @@ import { sseWriter } from "./sse.js";
 let server: http.Server | undefined;
 
 afterEach(async () => {
-  await new Promise((resolve) => server?.close(resolve));
+  const running = server;
   server = undefined;
+  if (running) await new Promise((resolve) => running.close(resolve));
 });
 
 /** Serves one response with `handle`; resolves with the body the client got and each socket flush the server made, in order. */
