@@ -1,7 +1,13 @@
 import http from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { sseWriter } from "./sse.js";
+
+/** A socket's own write functions, which each send what they are given in one system call. */
+interface SocketWrites {
+  _write(chunk: unknown, ...rest: unknown[]): void;
+  _writev(chunks: Array<{ chunk: unknown }>, ...rest: unknown[]): void;
+}
 
 let server: http.Server | undefined;
 
@@ -16,11 +22,11 @@ async function serve(handle: (res: http.ServerResponse, flushes: string[]) => vo
   const flushes: string[] = [];
   server = http.createServer((_req, res) => {
     // What reaches the socket's own write functions is what leaves in one system call.
-    const socket = res.socket as Socket & { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void };
+    const socket = res.socket as unknown as SocketWrites;
     const write = socket._write.bind(socket);
     const writev = socket._writev.bind(socket);
-    socket._write = (chunk: unknown, ...rest: unknown[]) => (flushes.push(String(chunk)), write(chunk, ...rest));
-    socket._writev = (chunks: Array<{ chunk: unknown }>, ...rest: unknown[]) => (flushes.push(chunks.map((c) => String(c.chunk)).join("")), writev(chunks, ...rest));
+    socket._write = (chunk, ...rest) => (flushes.push(String(chunk)), write(chunk, ...rest));
+    socket._writev = (chunks, ...rest) => (flushes.push(chunks.map((c) => String(c.chunk)).join("")), writev(chunks, ...rest));
     handle(res, flushes);
   });
   await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
