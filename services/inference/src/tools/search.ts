@@ -1,4 +1,4 @@
-import { postJson, readAnswer, send } from "@switchyard/upstream";
+import { postJson, readAnswer, send, withTimeout } from "@switchyard/upstream";
 import { z } from "zod";
 
 export interface SearchResult {
@@ -33,17 +33,17 @@ export function searchBackend(config: SearchConfig): SearchBackend | undefined {
   if (!base) return undefined;
   const headers: Record<string, string> = config.WEB_SEARCH_API_KEY ? { authorization: `Bearer ${config.WEB_SEARCH_API_KEY}` } : {};
   return {
-    async search(query, { maxResults, signal }) {
-      const deadline = AbortSignal.any([signal, AbortSignal.timeout(config.WEB_SEARCH_TIMEOUT_MS)]);
-      if (config.WEB_SEARCH_KIND === "searxng") {
-        const url = new URL("search", base.endsWith("/") ? base : `${base}/`);
-        url.searchParams.set("q", query);
-        url.searchParams.set("format", "json");
-        const answer = searxngAnswer.parse(await readAnswer("web search", await send("web search", "GET", url.toString(), { accept: "application/json", ...headers }, undefined, deadline), deadline));
-        return answer.results.slice(0, maxResults).map((r) => ({ title: r.title, url: r.url, snippet: r.content }));
-      }
-      const answer = jsonAnswer.parse(await readAnswer("web search", await postJson("web search", base, headers, { query, max_results: maxResults }, deadline), deadline));
-      return answer.results.slice(0, maxResults);
-    },
+    search: (query, { maxResults, signal }) =>
+      withTimeout(signal, config.WEB_SEARCH_TIMEOUT_MS, async (deadline) => {
+        if (config.WEB_SEARCH_KIND === "searxng") {
+          const url = new URL("search", base.endsWith("/") ? base : `${base}/`);
+          url.searchParams.set("q", query);
+          url.searchParams.set("format", "json");
+          const answer = searxngAnswer.parse(await readAnswer("web search", await send("web search", "GET", url.toString(), { accept: "application/json", ...headers }, undefined, deadline), deadline));
+          return answer.results.slice(0, maxResults).map((r) => ({ title: r.title, url: r.url, snippet: r.content }));
+        }
+        const answer = jsonAnswer.parse(await readAnswer("web search", await postJson("web search", base, headers, { query, max_results: maxResults }, deadline), deadline));
+        return answer.results.slice(0, maxResults);
+      }),
   };
 }
