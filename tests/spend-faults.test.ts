@@ -49,3 +49,21 @@ describe("spend when NATS fails", () => {
 
   it("applies a charge once however often it is delivered or reported", () => chargesOnceHoweverDelivered(gatewayDriver(gw, alpha), { url: nats.url, namespace }), 30_000);
 });
+
+describe("keys when NATS fails", () => {
+  it("refuses a disabled key on the next request, though the change's event waits in the outbox", async () => {
+    const { key, hash } = await h.newKey();
+    expect((await h.chat(key, "spend/cent")).status).toBe(200); // the router now caches the key
+    await nats.kill!();
+    try {
+      expect((await gw.call("PATCH", `/keys/${hash}`, { body: { disabled: true } })).status).toBe(200);
+      const refused = await h.chat(key, "spend/cent");
+      expect(refused.status).toBe(401);
+      expect(refused.body.error?.message).toBe("API key is disabled");
+      expect((await gw.call("PATCH", `/keys/${hash}`, { body: { disabled: false } })).status).toBe(200);
+      expect((await h.chat(key, "spend/cent")).status).toBe(200);
+    } finally {
+      await nats.restart!();
+    }
+  }, 30_000);
+});

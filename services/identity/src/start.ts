@@ -43,6 +43,11 @@ export interface IdentityDeps {
   requestLogs?: boolean;
   /** Where a generated bootstrap key is shown; stdout in a process. */
   announce?: (text: string) => void;
+  /**
+   * Told after a key's change commits, for caches of keys in the same process (standalone's router), which
+   * then drop the key before the change's response is sent instead of when its event arrives.
+   */
+  keyChanged?: (hash: string) => void;
 }
 
 export interface RunningIdentity {
@@ -107,7 +112,10 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     sealer,
     events,
     limits,
-    keyChanged: limits.forget,
+    keyChanged: (hash) => {
+      limits.forget(hash);
+      deps.keyChanged?.(hash);
+    },
     accessTokens,
     subjectTokens: createSubjectTokenVerifier({ allowInsecureIssuers, minRefreshIntervalMs: deps.config.FEDERATION_KEYS_REFRESH_MS }),
     federation: { allowInsecureIssuers, exchangesPerPolicyPerMinute: deps.config.FEDERATION_EXCHANGES_PER_MINUTE },

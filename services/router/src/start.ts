@@ -27,6 +27,8 @@ export interface RouterStartDeps {
 
 export interface RunningRouter {
   app: RequestListener;
+  /** Drops a key from the authentication cache; for identity in the same process, at its change's commit. */
+  forgetKey(hash: string): void;
   stop(): Promise<void>;
 }
 
@@ -58,6 +60,7 @@ export async function startRouter(deps: RouterStartDeps): Promise<RunningRouter>
   });
   return {
     app,
+    forgetKey: (hash) => authenticator.invalidate(hash),
     async stop() {
       await subscription.stop();
       await rateLimiter.close();

@@ -36,6 +36,8 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
   const secret = config.SWITCHYARD_INTERNAL_SECRET ?? randomBytes(32).toString("hex");
   const { db, bus } = await openBackends(config, logger, "standalone");
   const health = { draining: false };
+  // A key's change reaches the router's cache at its commit, so the next request already sees it.
+  let forgetKey = (_hash: string) => {}; // the router's, once it runs
   const identity = await startIdentity({
     db,
     bus,
@@ -45,6 +47,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     verifyService: createServiceVerifier(secret),
     health,
     requestLogs: false,
+    keyChanged: (hash) => forgetKey(hash),
     ...(announce ? { announce } : {}),
   });
   const catalog = await startCatalog({
@@ -121,6 +124,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     health,
     config,
   });
+  forgetKey = router.forgetKey;
   const server = await serve({
     handler: router.app,
     port: config.PORT,
