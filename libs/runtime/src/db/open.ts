@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { openPglite } from "./pglite.js";
+import type { Logger } from "../log.js";
 import { openPostgres } from "./postgres.js";
 import type { Db } from "./types.js";
 
@@ -10,6 +11,8 @@ export interface DatabaseOptions {
   dataDir?: string | undefined;
   applicationName?: string;
   maxConnections?: number;
+  /** Where PGlite's own maintenance reports failures. */
+  logger?: Logger;
 }
 
 export function openDatabase(options: DatabaseOptions): Promise<Db> {
@@ -22,5 +25,5 @@ export function openDatabase(options: DatabaseOptions): Promise<Db> {
       }),
     );
   }
-  return openPglite(options.dataDir ? join(options.dataDir, "pg") : undefined);
+  return openPglite(options.dataDir ? join(options.dataDir, "pg") : undefined, options.logger ? { logger: options.logger } : {});
 }

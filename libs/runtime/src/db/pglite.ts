@@ -1,21 +1,18 @@
 import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
+import type { Logger } from "../log.js";
 import { preparedQueries } from "./pglite-prepared.js";
+import { startPgliteVacuum } from "./pglite-vacuum.js";
 import type { Db, Queryable } from "./types.js";
-
-const vacuumEveryMs = 5 * 60 * 1000;
 
 /**
  * Embedded Postgres for standalone mode and tests without a server.
  * `dataDir` undefined keeps the database in memory.
  */
-export async function openPglite(dataDir?: string): Promise<Db> {
+export async function openPglite(dataDir?: string, options: { logger?: Logger } = {}): Promise<Db> {
   if (dataDir) await mkdir(dataDir, { recursive: true });
   const pg = await PGlite.create(dataDir ? { dataDir } : {});
-  // PGlite runs no autovacuum: without this, every update and delete leaves dead rows and index entries
-  // behind for good, and the tables a gateway writes all day (outbox, holds, day sums) get slower by the hour.
-  const vacuum = setInterval(() => void pg.query("VACUUM").catch(() => undefined), vacuumEveryMs);
-  vacuum.unref();
+  const vacuum = startPgliteVacuum(pg, options);
   const prepared = preparedQueries(pg);
   const run = async <T extends object>(
     client: Pick<PGlite, "query">,
@@ -33,9 +30,9 @@ export async function openPglite(dataDir?: string): Promise<Db> {
     async ping() {
       await pg.query("SELECT 1");
     },
-    close: () => {
-      clearInterval(vacuum);
-      return pg.close();
+    async close() {
+      await vacuum.stop();
+      await pg.close();
     },
   };
 }
