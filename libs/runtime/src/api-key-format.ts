@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import { crc32 } from "node:zlib";
 
 /** Recognisable prefix: secret scanners and humans can tell a Switchyard key at a glance. */
@@ -31,7 +31,7 @@ export function classifySecret(secret: string): "valid" | "malformed" | "foreign
 }
 
 /** Only the SHA-256 hex digest is stored; it is also the key's public `hash`. */
-export const hashSecret = (secret: string): string => createHash("sha256").update(secret).digest("hex");
+export const hashSecret = (secret: string): string => hash("sha256", secret, "hex");
 
 /** A masked form that identifies the key to its owner without revealing it. */
 export function maskSecret(secret: string): string {

@@ -46,9 +46,14 @@ export function createAuthenticator(options: AuthenticatorOptions) {
   let invalidations = 0;
   const verifyAccessToken = createAccessTokenVerifier(() => options.identity.accessTokenKeys(), now);
 
-  async function lookup(hash: string): Promise<KeyAuthentication | undefined> {
+  const cached = (hash: string): Entry | undefined => {
     const hit = cache.get(hash);
-    if (hit && hit.until > now()) return hit.key;
+    return hit && hit.until > now() ? hit : undefined;
+  };
+
+  async function lookup(hash: string): Promise<KeyAuthentication | undefined> {
+    const hit = cached(hash);
+    if (hit) return hit.key;
     let inFlight = pending.get(hash);
     if (!inFlight) {
       const generation = invalidations;
@@ -65,7 +70,6 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     return inFlight;
   }
 
-
   return {
     async authenticate(authorization: string | undefined): Promise<AuthenticatedKey> {
       if (!authorization) throw unauthorized("Missing Authentication header");
@@ -81,9 +85,9 @@ export function createAuthenticator(options: AuthenticatorOptions) {
         hash = claims.sub;
         viaAccessToken = true;
       } else {
-        // A mistyped Switchyard key fails its checksum here, before any lookup.
-        if (classifySecret(secret) === "malformed") throw invalidKey();
         hash = hashSecret(secret);
+        // A mistyped Switchyard key fails its checksum here, before any lookup; a cached one passed it before.
+        if (!cached(hash) && classifySecret(secret) === "malformed") throw invalidKey();
       }
       const key = await unavailableOnOutage(() => lookup(hash));
       if (!key) throw invalidKey();
