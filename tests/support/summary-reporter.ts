@@ -7,13 +7,15 @@ export class SummaryReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     for (const mod of modules) {
+      const failedBefore = failed;
       for (const test of mod.children.allTests()) {
         const state = test.result().state;
         if (state === "passed") passed++;
         else if (state === "failed") failed++;
         else skipped++;
       }
-      if (mod.state() === "failed" && !mod.children.size) failed++;
+      // A file that failed outside its tests (a failed beforeAll, an import error) leaves them skipped: it counts once.
+      if (mod.state() === "failed" && failed === failedBefore) failed++;
     }
     process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
   }

@@ -16,18 +16,17 @@ export interface DueTable {
  * catalogs are included: the database's oldest transaction id is theirs too.
  */
 const dueQuery = `
-SELECT format('%I.%I', s.schemaname, s.relname) AS name,
-  (s.n_dead_tup > 50 + 0.2 * s.n_live_tup
-    OR s.n_ins_since_vacuum > 1000 + 0.2 * s.n_live_tup
-    OR age(c.relfrozenxid) > 150000000) AS vacuum,
-  (s.n_mod_since_analyze > 50 + 0.1 * s.n_live_tup) AS analyze
-FROM pg_stat_all_tables s JOIN pg_class c ON c.oid = s.relid
-WHERE c.relkind IN ('r', 'm')
-  AND (s.n_dead_tup > 50 + 0.2 * s.n_live_tup
-    OR s.n_ins_since_vacuum > 1000 + 0.2 * s.n_live_tup
-    OR age(c.relfrozenxid) > 150000000
-    OR s.n_mod_since_analyze > 50 + 0.1 * s.n_live_tup)
-ORDER BY 1`;
+SELECT name, vacuum, "analyze" FROM (
+  SELECT format('%I.%I', s.schemaname, s.relname) AS name,
+    (s.n_dead_tup > 50 + 0.2 * s.n_live_tup
+      OR s.n_ins_since_vacuum > 1000 + 0.2 * s.n_live_tup
+      OR age(c.relfrozenxid) > 150000000) AS vacuum,
+    (s.n_mod_since_analyze > 50 + 0.1 * s.n_live_tup) AS "analyze"
+  FROM pg_stat_all_tables s JOIN pg_class c ON c.oid = s.relid
+  WHERE c.relkind IN ('r', 'm')
+) AS t
+WHERE vacuum OR "analyze"
+ORDER BY name`;
 
 /** Vacuums and analyzes what is due, one table per statement so that queries waiting for the database go in between. */
 export async function maintainDueTables(pg: Pick<PGlite, "query">): Promise<DueTable[]> {
