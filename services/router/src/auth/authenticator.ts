@@ -51,9 +51,8 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     return hit && hit.until > now() ? hit : undefined;
   };
 
+  /** Asks identity for a key that is not cached, once however many requests wait for it. */
   async function lookup(hash: string): Promise<KeyAuthentication | undefined> {
-    const hit = cached(hash);
-    if (hit) return hit.key;
     let inFlight = pending.get(hash);
     if (!inFlight) {
       const generation = invalidations;
@@ -86,10 +85,11 @@ export function createAuthenticator(options: AuthenticatorOptions) {
         viaAccessToken = true;
       } else {
         hash = hashSecret(secret);
-        // A mistyped Switchyard key fails its checksum here, before any lookup; a cached one passed it before.
-        if (!cached(hash) && classifySecret(secret) === "malformed") throw invalidKey();
       }
-      const key = await unavailableOnOutage(() => lookup(hash));
+      const hit = cached(hash);
+      // A mistyped Switchyard key fails its checksum before identity is asked; a cached key passed it before.
+      if (!hit && !viaAccessToken && classifySecret(secret) === "malformed") throw invalidKey();
+      const key = hit ? hit.key : await unavailableOnOutage(() => lookup(hash));
       if (!key) throw invalidKey();
       if (key.disabled) throw unauthorized("API key is disabled");
       if (key.expires_at && Date.parse(key.expires_at) <= now()) throw unauthorized("API key has expired");
