@@ -26,7 +26,7 @@ const jsonAnswer = z.object({ results: z.array(z.looseObject({ title: z.string()
  * The backend is the operator's own (often on a private network), so it is called directly, not through
  * the address-vetting fetch that guards URLs from requests.
  * `searxng`: a SearXNG instance's JSON API (`GET /search?q=…&format=json`), the usual self-hosted choice.
- * `json`: any service answering `POST <url>` `{query, max_results}` with `{results: [{title, url, snippet}]}`.
+ * `json`: a service of your own answering `POST <url>` `{query, max_results}` with `{results: [{title, url, snippet}]}`.
  */
 export function searchBackend(config: SearchConfig): SearchBackend | undefined {
   const base = config.WEB_SEARCH_URL;
