@@ -5,9 +5,10 @@
 //
 // Environment: DATABASE_URL, NATS_URL, S3_* (S3_ENDPOINT unset starts the local Swift of scripts/s3, unless
 // TOPOLOGY_START_S3=false, which keeps files on disk), TOPOLOGY_PORT (the router's port, default 8080; the
-// services take the next ports), TOPOLOGY_ROUTERS=2 for a second router on TOPOLOGY_PORT + 10 and a TCP
-// balancer in front of both on TOPOLOGY_PORT + 20 (new connections go to the routers whose /readyz passes,
-// as a Kubernetes Service does; `api` in the ready event is the balancer's), and any variable of the services.
+// services take the next ports), TOPOLOGY_INFERENCE_REPLICAS=1 for one inference process instead of two,
+// TOPOLOGY_ROUTERS=2 for a second router on TOPOLOGY_PORT + 10 and a TCP balancer in front of both on
+// TOPOLOGY_PORT + 20 (new connections go to the routers whose /readyz passes, as a Kubernetes Service does;
+// `api` in the ready event is the balancer's), and any variable of the services.
 // It prints one JSON line per event: `{"event":"ready",...}` with every process's URL and pid,
 // `{"event":"exited","name":...,"code":...,"signal":...}` when a process ends, `{"event":"restarted",...}`
 // once its replacement listens, `{"event":"failed",...}` for a replacement that did not come up (it is tried
@@ -28,6 +29,11 @@ const print = (value) => process.stdout.write(`${JSON.stringify(value)}\n`);
 
 env.DATABASE_URL ??= "postgres://postgres@127.0.0.1:5432/switchyard";
 env.NATS_URL ??= "nats://127.0.0.1:4222";
+const inferenceReplicas = env.TOPOLOGY_INFERENCE_REPLICAS ?? "2";
+if (inferenceReplicas !== "1" && inferenceReplicas !== "2") {
+  process.stderr.write(`TOPOLOGY_INFERENCE_REPLICAS must be 1 or 2, not ${inferenceReplicas}\n`);
+  process.exit(1);
+}
 env.SWITCHYARD_INTERNAL_SECRET ??= randomBytes(32).toString("hex");
 const generatedKey = env.SWITCHYARD_BOOTSTRAP_KEY ? undefined : `topology-${randomBytes(24).toString("hex")}`;
 env.SWITCHYARD_BOOTSTRAP_KEY ??= generatedKey;
@@ -53,18 +59,18 @@ await admin.end();
 const base = Number(env.TOPOLOGY_PORT ?? 8080);
 const port = { router: base, identity: base + 1, catalog: base + 2, inference: base + 3, media: base + 4, storage: base + 5, sandbox: base + 6, router2: base + 10, inference2: base + 13, balancer: base + 20 };
 const local = (p) => `http://127.0.0.1:${p}`;
+const inferencePorts = inferenceReplicas === "2" ? [port.inference, port.inference2] : [port.inference];
 const processes = [
   { name: "identity", entry: "services/identity/dist/main.js", env: { PORT: port.identity } },
   { name: "catalog", entry: "services/catalog/dist/main.js", env: { PORT: port.catalog } },
   { name: "storage", entry: "services/storage/dist/main.js", env: { PORT: port.storage } },
   { name: "sandbox", entry: "services/sandbox/dist/main.js", env: { PORT: port.sandbox } },
-  { name: "inference-1", entry: "services/inference/dist/main.js", env: { PORT: port.inference } },
-  { name: "inference-2", entry: "services/inference/dist/main.js", env: { PORT: port.inference2 } },
+  ...inferencePorts.map((p, i) => ({ name: `inference-${i + 1}`, entry: "services/inference/dist/main.js", env: { PORT: p } })),
   { name: "media", entry: "services/media/dist/main.js", env: { PORT: port.media } },
   {
     name: "router",
     entry: "services/router/dist/main.js",
-    env: { PORT: port.router, INFERENCE_URL: `${local(port.inference)},${local(port.inference2)}` },
+    env: { PORT: port.router, INFERENCE_URL: inferencePorts.map(local).join(",") },
   },
 ];
 if (env.TOPOLOGY_ROUTERS === "2") processes.push({ ...processes.at(-1), name: "router-2", env: { ...processes.at(-1).env, PORT: port.router2 } });

@@ -202,6 +202,7 @@ async function main() {
   console.log(
     `Gateway comparison: targets ${config.targets.join(", ")}; plans ${config.plans.map((p) => `${mode(p)}:${p.concurrency}`).join(", ")}; ` +
       `${config.rounds} rounds × ${config.requestsPerRound} requests per target and plan (warm-up ${config.startupWarmupRequests} at start, ${config.warmupRequests} per plan); ` +
+      `${config.targets.includes("topology") ? `topology with ${config.topologyInferenceReplicas} inference process${config.topologyInferenceReplicas > 1 ? "es" : ""}; ` : ""}` +
       `${cpus().length} CPUs, load ${started.loadavg.map((l) => l.toFixed(2)).join(" ")}`,
   );
   const dir = await mkdtemp(join(tmpdir(), "switchyard-bench-"));
@@ -249,6 +250,7 @@ async function main() {
           warmup_requests: config.warmupRequests,
           plans: config.plans,
           targets: targets.map((t) => t.name),
+          topology_inference_replicas: config.topologyInferenceReplicas,
         },
         notes,
         goals,

@@ -19,6 +19,11 @@ const plans = (text: string): ChatPlan[] =>
     return { stream: mode === "stream", concurrency: Number(concurrency) };
   });
 
+const replicas = (text: string): 1 | 2 => {
+  if (text !== "1" && text !== "2") throw new Error(`BENCH_TOPOLOGY_INFERENCE_REPLICAS must be 1 or 2, not ${text}`);
+  return text === "1" ? 1 : 2;
+};
+
 export const compareTargetNames = ["direct", "standalone", "standalone-pg", "topology", "portkey"] as const;
 export type CompareTargetName = (typeof compareTargetNames)[number];
 
@@ -55,6 +60,12 @@ export const benchConfig = {
       if (!target) throw new Error(`BENCH_TARGETS: unknown target ${name} (known: ${compareTargetNames.join(", ")})`);
       return target;
     }),
+    /**
+     * Inference processes in the topology (1 or 2). One, as every other service: the comparison is of one
+     * deployment's hops, and two replicas of one service on the same two cores split its batches and add a
+     * process to every slot's scheduling (see bench/README.md for the figures of both).
+     */
+    topologyInferenceReplicas: replicas(env.BENCH_TOPOLOGY_INFERENCE_REPLICAS ?? "1"),
     /** The Postgres server the topology and standalone-pg targets make their databases on (fresh ones per run, dropped at the end). */
     databaseUrl: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     natsUrl: env.NATS_URL ?? "nats://127.0.0.1:4222",

@@ -68,8 +68,9 @@ const parseEvent = (line: string): TopologyEvent | undefined => {
 };
 
 /**
- * Switchyard as separate processes: `scripts/topology.mjs` (identity, catalog, storage, sandbox, media, two
- * inference replicas, router) on a fresh Postgres database and NATS under a namespace of its own, files on disk.
+ * Switchyard as separate processes: `scripts/topology.mjs` (identity, catalog, storage, sandbox, media,
+ * inference (one process, or two with BENCH_TOPOLOGY_INFERENCE_REPLICAS=2), router) on a fresh Postgres
+ * database and NATS under a namespace of its own, files on disk.
  * Its pids are the script's and every process it reports (a restarted process's new pid replaces the old).
  */
 export async function startTopologyTarget(catalogPath: string, dataDir: string): Promise<Target | Skip> {
@@ -102,6 +103,7 @@ export async function startTopologyTarget(catalogPath: string, dataDir: string):
       SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey,
       SWITCHYARD_CONFIG: catalogPath,
       RATE_LIMIT_PER_MINUTE: "100000000",
+      TOPOLOGY_INFERENCE_REPLICAS: String(benchConfig.compare.topologyInferenceReplicas),
       ...(profileDir ? signalProfileEnv(profileDir) : {}),
     }),
     stdio: ["ignore", "pipe", "pipe"],
