@@ -1,6 +1,6 @@
 import { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { maintainDueTables, startPgliteVacuum } from "./pglite-vacuum.js";
+import { maintainDueTables, startPgliteVacuum, statisticsTarget } from "./pglite-vacuum.js";
 
 let pg: PGlite;
 
@@ -54,6 +54,17 @@ describe("PGlite maintenance", () => {
     expect((await stats("updated")).analyzes).toBe(before.updated.analyzes + 1);
     expect(await stats("quiet")).toEqual(before.quiet);
     expect((await maintainDueTables(pg)).filter((t) => t.name.startsWith("app."))).toEqual([]);
+  });
+
+  it("analyzes with statistics target 10: a 3000-row sample, histograms of 11 bounds", async () => {
+    await pg.query("CREATE TABLE app.grown (id int PRIMARY KEY)");
+    await pg.query("INSERT INTO app.grown SELECT g FROM generate_series(1, 20000) g");
+    await flushStats();
+    expect(await maintainDueTables(pg)).toContainEqual({ name: "app.grown", vacuum: true, analyze: true });
+    const { rows } = await pg.query<{ bounds: number }>(
+      `SELECT array_length(histogram_bounds::text::int[], 1) AS bounds FROM pg_stats WHERE schemaname = 'app' AND tablename = 'grown' AND attname = 'id'`,
+    );
+    expect(rows[0]?.bounds).toBe(statisticsTarget + 1);
   });
 
   it("runs passes on its timer and waits for the one under way when stopped", async () => {
