@@ -147,14 +147,23 @@ export const rowOf = (g: FinishedGeneration, createdAt: Date): GenerationRow => 
   created_at: createdAt,
 });
 
-/** `GET /generation?id=`: only the organization that made it may read it. */
-export async function getGeneration(db: Queryable, organizationId: string, id: string): Promise<Generation> {
+/** Who may read a generation: an organization, narrowed to one workspace unless the caller manages it. */
+export interface GenerationScope {
+  organizationId: string;
+  workspaceId: string | undefined;
+}
+
+export const readableBy = (scope: GenerationScope, g: { organizationId: string; workspaceId: string }): boolean =>
+  g.organizationId === scope.organizationId && (scope.workspaceId === undefined || g.workspaceId === scope.workspaceId);
+
+/** `GET /generation?id=`: a generation outside the caller's scope is answered as not found. */
+export async function getGeneration(db: Queryable, scope: GenerationScope, id: string): Promise<Generation> {
   const [r] = await db.query<GenerationRow>(
     `SELECT id, request_id, session_id, workspace_id::text, model, provider, upstream_id, status, streamed, finish_reason,
        native_finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cost_usd::text, latency_ms,
        generation_time_ms, service_tier, data_region, attempts, created_at
-     FROM inference.generations WHERE id = $1 AND organization_id = $2`,
-    [id, organizationId],
+     FROM inference.generations WHERE id = $1 AND organization_id = $2 AND ($3::uuid IS NULL OR workspace_id = $3::uuid)`,
+    [id, scope.organizationId, scope.workspaceId ?? null],
   );
   if (!r) throw notFound("Generation not found");
   return toGeneration(r);

@@ -2,9 +2,12 @@ import { generationQuery } from "@switchyard/contracts";
 import { callerOf, parseInput } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import type { InferenceDeps } from "../deps.js";
-import { getGeneration, rowOf, toGeneration } from "../generations/store.js";
+import { getGeneration, readableBy, rowOf, toGeneration } from "../generations/store.js";
 
-/** `GET /generation?id=`: the stored record of one generation of the caller's organization. */
+/**
+ * `GET /generation?id=`: the stored record of one generation. A workspace's key reads only its own
+ * workspace's generations, as with files and presets; a management key reads its whole organization's.
+ */
 export const generationRoute =
   (deps: InferenceDeps): RequestHandler =>
   async (req, res) => {
@@ -12,6 +15,7 @@ export const generationRoute =
     const { id } = parseInput(generationQuery, req.query, "query");
     // A generation answered moments ago may still be waiting for its batch to commit.
     const queued = deps.recorder.pending(id);
-    if (queued && queued.generation.organizationId === caller.organizationId) return void res.json({ data: toGeneration(rowOf(queued.generation, queued.at)) });
-    res.json({ data: await getGeneration(deps.db, caller.organizationId, id) });
+    const scope = { organizationId: caller.organizationId, workspaceId: caller.management ? undefined : caller.workspaceId };
+    if (queued && readableBy(scope, queued.generation)) return void res.json({ data: toGeneration(rowOf(queued.generation, queued.at)) });
+    res.json({ data: await getGeneration(deps.db, scope, id) });
   };
