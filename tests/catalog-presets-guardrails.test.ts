@@ -125,6 +125,24 @@ describe("guardrails", () => {
     expect((await gw.call("GET", `/guardrails/${id}`)).status).toBe(404);
   });
 
+  it("answers every builtin content filter with slug, label and action, filling the builtin's own label", async () => {
+    const created = await gw.call("POST", "/guardrails", {
+      body: { name: "Labels", content_filter_builtins: [{ slug: "email", action: "redact" }, { slug: "ssn", action: "block", label: "Social security" }] },
+    });
+    expect(created.status).toBe(201);
+    const expected = [
+      { slug: "email", label: "[EMAIL]", action: "redact" },
+      { slug: "ssn", label: "Social security", action: "block" },
+    ];
+    expect(created.body.data?.content_filter_builtins).toEqual(expected);
+    const id = String(created.body.data?.id);
+    expect((await gw.call("GET", `/guardrails/${id}`)).body.data?.content_filter_builtins).toEqual(expected);
+    const updated = await gw.call("PATCH", `/guardrails/${id}`, { body: { content_filter_builtins: [{ slug: "credit-card", action: "flag" }] } });
+    expect(updated.body.data?.content_filter_builtins).toEqual([{ slug: "credit-card", label: "[CREDIT_CARD]", action: "flag" }]);
+    const sdk = await admin.guardrails.get({ id });
+    expect(sdk.data.contentFilterBuiltins).toEqual([{ slug: "credit-card", label: "[CREDIT_CARD]", action: "flag" }]);
+  });
+
   it("rejects invalid input, non-management keys and other organizations", async () => {
     const cases: [string, string, unknown, number][] = [
       ["GET", "/guardrails/not-a-uuid", undefined, 400],

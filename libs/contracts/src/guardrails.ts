@@ -19,12 +19,36 @@ export const contentFilterBuiltinSlug = z.enum([
   "regex-prompt-injection",
 ]);
 
-export const contentFilterBuiltin = z.object({
+export type ContentFilterBuiltinSlug = z.infer<typeof contentFilterBuiltinSlug>;
+
+/** Each builtin's own label, the typed placeholder its redaction writes; used when a request gives none. */
+export const builtinLabels: Record<ContentFilterBuiltinSlug, string> = {
+  email: "[EMAIL]",
+  phone: "[PHONE]",
+  ssn: "[SSN]",
+  "credit-card": "[CREDIT_CARD]",
+  "ip-address": "[IP_ADDRESS]",
+  secrets: "[SECRET]",
+  "person-name": "[PERSON_NAME]",
+  address: "[ADDRESS]",
+  "regex-prompt-injection": "[PROMPT_INJECTION]",
+};
+
+const builtinFields = {
   slug: contentFilterBuiltinSlug,
-  label: z.string().max(100).optional(),
   action: contentFilterAction,
   scan_scope: z.enum(["user_only", "all_messages"]).optional(),
-});
+};
+
+/** A builtin as a request gives it: the label may be left out. */
+export const contentFilterBuiltin = z.object({ ...builtinFields, label: z.string().max(100).optional() });
+
+/** A builtin as the API answers it: `slug`, `label` and `action` always. */
+export const storedContentFilterBuiltin = z.object({ ...builtinFields, label: z.string() });
+
+/** The builtins with every missing label filled with the builtin's own. */
+export const withBuiltinLabels = (items: z.infer<typeof contentFilterBuiltin>[]): z.infer<typeof storedContentFilterBuiltin>[] =>
+  items.map((item) => ({ ...item, label: item.label ?? builtinLabels[item.slug] }));
 
 const isRegex = (pattern: string): boolean => {
   try {
@@ -66,7 +90,7 @@ export const guardrail = z.object({
   enable_free_model_publication: z.boolean(),
   enable_free_model_training: z.boolean(),
   enable_paid_model_training: z.boolean(),
-  content_filter_builtins: z.array(contentFilterBuiltin),
+  content_filter_builtins: z.array(storedContentFilterBuiltin),
   content_filters: z.array(contentFilter).nullable(),
 });
 export type Guardrail = z.infer<typeof guardrail>;

@@ -1,4 +1,4 @@
-import type { Guardrail, LimitReset } from "@switchyard/contracts";
+import { withBuiltinLabels, type Guardrail, type LimitReset } from "@switchyard/contracts";
 
 export interface GuardrailRow {
   id: string;
@@ -83,5 +83,7 @@ export function toGuardrail(row: GuardrailRow): Guardrail {
     enforce_zdr: row.enforce_zdr,
     ...defaults,
     ...row.settings,
+    // Rows written before labels were filled on write get the builtin's own label on read.
+    content_filter_builtins: withBuiltinLabels(row.settings.content_filter_builtins ?? []),
   };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { CreateGuardrailBody, Guardrail, KeyAssignment, UpdateGuardrailBody } from "@switchyard/contracts";
+import { withBuiltinLabels, type CreateGuardrailBody, type Guardrail, type KeyAssignment, type UpdateGuardrailBody } from "@switchyard/contracts";
 import { badRequest, notFound, type Db, type Queryable } from "@switchyard/runtime";
 import type { EventSink } from "@switchyard/runtime";
 import type { IdentityLookup } from "../policy/identity-lookup.js";
@@ -32,6 +32,7 @@ const vendorZdr = ["enforce_zdr_anthropic", "enforce_zdr_openai", "enforce_zdr_g
 function settingsOf(body: UpdateGuardrailBody): Record<string, unknown> {
   const settings: Record<string, unknown> = {};
   for (const name of settingNames) if (body[name] !== undefined && body[name] !== null) settings[name] = body[name];
+  if (body.content_filter_builtins) settings.content_filter_builtins = withBuiltinLabels(body.content_filter_builtins);
   if (typeof body.enforce_zdr === "boolean") for (const name of vendorZdr) settings[name] ??= body.enforce_zdr;
   return settings;
 }
