@@ -11,6 +11,7 @@ let gw: TestGateway;
 let agent: FakeAgent;
 let search: { baseUrl: string; stop(): Promise<void> };
 let client: OpenRouter;
+let key: string;
 
 const toolsOff = (body: { tool_choice?: unknown }) => body.tool_choice === "none";
 
@@ -44,7 +45,7 @@ beforeAll(async () => {
     })),
   };
   gw = await startTestGateway({ ...(await catalogEnv(catalog)), FAKE_AGENT_KEY: "agent-secret", WEB_SEARCH_URL: search.baseUrl, SERVER_TOOL_MAX_STEPS: "6" });
-  const key = String((await gw.call("POST", "/keys", { body: { name: "sdk" } })).body.key);
+  key = String((await gw.call("POST", "/keys", { body: { name: "sdk" } })).body.key);
   client = new OpenRouter({ apiKey: key, serverURL: gw.apiUrl });
 }, 60_000);
 afterAll(async () => {
@@ -60,6 +61,18 @@ const buffered = (result: unknown): ChatResult => {
 };
 
 describe("the agent loop through @openrouter/sdk", () => {
+  it("stops at the operator's step limit, whatever maxToolCalls asks", async () => {
+    const before = agent.requests.length;
+    // The SDK has no field for max_tool_calls; the request is sent as JSON.
+    const res = await gw.call("POST", "/chat/completions", {
+      key,
+      body: { model: "agent/forever", messages: [{ role: "user", content: "Go" }], tools: [{ type: "openrouter:datetime" }], max_tool_calls: 20 },
+    });
+    expect(res.status).toBe(200);
+    expect(agent.requests.length - before).toBe(7); // SERVER_TOOL_MAX_STEPS=6, then the last turn without tools
+    expect(res.body.usage).toMatchObject({ server_tool_use_details: { tool_calls_requested: 6, tool_calls_executed: 6 } });
+  });
+
   it("stops on stopServerToolsWhen, and the SDK's parsed answer shows every call and its result", async () => {
     const before = agent.requests.length;
     const result = buffered(

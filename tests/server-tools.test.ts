@@ -73,7 +73,6 @@ beforeAll(async () => {
     ...(await catalogEnv(catalog)),
     WEB_SEARCH_URL: search.baseUrl,
     FAKE_AGENT_KEY: "agent-secret",
-    SERVER_TOOL_MAX_STEPS: "6",
     SANDBOX_COMMAND_TIMEOUT_MS: "3000",
     SANDBOX_IDLE_MS: "1500",
   });
@@ -155,13 +154,35 @@ describe("the server-tool agent loop", () => {
     expect(body.usage.cost).toBeCloseTo(2 * turnCost, 12);
   });
 
-  it("executes calls up to max_tool_calls and answers the rest with an error result", async () => {
+  it("counts agent steps, not calls: every call of a step runs", async () => {
     const before = agent.requests.length;
     const { body } = await chat({ model: "agent/triple", tools: [{ type: "openrouter:datetime" }], max_tool_calls: 2 });
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 3, tool_calls_executed: 2 });
-    const results = toolResults(turnsSince(before)[1]!.messages as Message[]);
-    expect(results.map((r) => (r.error ? "refused" : r.timezone))).toEqual(["Asia/Tokyo", "Asia/Tokyo", "refused"]);
-    expect(String(results[2]!.error)).toMatch(/max_tool_calls \(2\)/);
+    // Two steps of three calls each, then the last turn without tools.
+    const turns = turnsSince(before);
+    expect(turns.map((t) => t.tool_choice)).toEqual([undefined, undefined, "none"]);
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 6, tool_calls_executed: 6 });
+    const results = toolResults(turns[2]!.messages as Message[]);
+    expect(results.map((r) => r.timezone)).toEqual(Array(6).fill("Asia/Tokyo"));
+  });
+
+  it("takes 30 steps by default and refuses more than 30", async () => {
+    const before = agent.requests.length;
+    const { body } = await chat({ model: "agent/forever", tools: [{ type: "openrouter:datetime" }] });
+    expect(turnsSince(before)).toHaveLength(31);
+    expect(body.choices[0]!.message.content).toBe("done after 30 results");
+    const res = await gw.call("POST", "/chat/completions", { key, body: { model: "agent/forever", messages: [{ role: "user", content: "Go" }], tools: [{ type: "openrouter:datetime" }], max_tool_calls: 1000 } });
+    expect(res.status).toBe(400);
+    expect(res.body.error?.message).toMatch(/max_tool_calls/);
+    expect(res.body.error?.message).toMatch(/at most 30/);
+    expect(agent.requests.length).toBe(before + 31);
+  });
+
+  it("asks the model once without server tools when max_tool_calls is 0", async () => {
+    const before = agent.requests.length;
+    const { body } = await chat({ model: "agent/forever", tools: [{ type: "openrouter:datetime" }], max_tool_calls: 0 });
+    expect(turnsSince(before).map((t) => t.tool_choice)).toEqual(["none"]);
+    expect(body.choices[0]!.message.content).toBe("done after 0 results");
+    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 0, tool_calls_executed: 0 });
   });
 
   it.each([
@@ -187,13 +208,6 @@ describe("the server-tool agent loop", () => {
     expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: steps, tool_calls_executed: steps });
     expect(body.usage.cost).toBeCloseTo((steps + 1) * turnCost, 12);
     expect(body.usage.prompt_tokens).toBe(10 * (steps + 1));
-  });
-
-  it("stops at the operator's step limit when the request sets none", async () => {
-    const before = agent.requests.length;
-    const { body } = await chat({ model: "agent/forever", tools: [{ type: "openrouter:datetime" }] });
-    expect(turnsSince(before)).toHaveLength(7); // SERVER_TOOL_MAX_STEPS=6, then the last turn without tools
-    expect(body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 6, tool_calls_executed: 6 });
   });
 
   it("returns the client's own function calls and runs only the server's", async () => {

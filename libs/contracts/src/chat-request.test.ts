@@ -184,6 +184,7 @@ describe("POST /chat/completions body", () => {
     ["reasoning_effort", { reasoning_effort: "ultra" }],
     ["reasoning_effort", { reasoning_effort: "low", reasoning: { effort: "high" } }],
     ["max_tool_calls", { max_tool_calls: -1 }],
+    ["max_tool_calls", { max_tool_calls: 31 }],
     ["stop_server_tools_when", { stop_server_tools_when: [] }],
     ["stop_server_tools_when.0.step_count", { stop_server_tools_when: [{ type: "step_count_is", step_count: 0 }] }],
     ["stop_server_tools_when.0.max_cost_in_dollars", { stop_server_tools_when: [{ type: "max_cost", max_cost_in_dollars: 0 }] }],

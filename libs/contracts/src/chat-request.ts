@@ -89,6 +89,9 @@ export const responseFormat = z.discriminatedUnion("type", [
 ]);
 
 /** Agent-loop stop conditions; any one firing halts the loop. */
+/** OpenRouter's default and most server-tool agent steps of one request (`max_tool_calls`). */
+export const defaultMaxToolSteps = 30;
+
 export const stopCondition = z.discriminatedUnion("type", [
   z.object({ type: z.literal("step_count_is"), step_count: z.number().int().min(1) }),
   z.object({ type: z.literal("max_cost"), max_cost_in_dollars: z.number().positive() }),
@@ -148,7 +151,13 @@ export const chatCompletionParams = z.looseObject({
   session_id: sessionId.optional(),
   reasoning: reasoningConfig.optional(),
   reasoning_effort: reasoningEffort.nullable().optional(),
-  max_tool_calls: z.number().int().min(0).optional(),
+  max_tool_calls: z
+    .number()
+    .int()
+    .min(0)
+    .max(defaultMaxToolSteps, `must be at most ${defaultMaxToolSteps} agent steps`)
+    .optional()
+    .describe(`Server-tool agent steps the model may take; ${defaultMaxToolSteps} by default, which is also the most`),
   stop_server_tools_when: z.array(stopCondition).min(1, "must have at least 1 condition").optional(),
   service_tier: serviceTier.nullable().optional(),
   provider: providerPreferences.nullable().optional(),

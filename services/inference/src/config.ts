@@ -17,8 +17,8 @@ export const inferenceEnv = z.object({
   GENERATION_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(50),
   /** Base URL of the sandbox service, which runs the shell tools' commands; unset means those tools are refused. */
   SANDBOX_URL: z.url().optional(),
-  /** Most model turns of one request's server-tool loop, whatever the request asks. */
-  SERVER_TOOL_MAX_STEPS: z.coerce.number().int().min(1).max(100).default(16),
+  /** Most agent steps (turns whose server tool calls run) of one request, whatever the request asks. */
+  SERVER_TOOL_MAX_STEPS: z.coerce.number().int().min(1).max(100).default(30),
   /** What WEB_SEARCH_URL is: a SearXNG instance, or any service speaking Switchyard's small JSON search API. */
   WEB_SEARCH_KIND: z.enum(["searxng", "json"]).default("searxng"),
   /** The web search tool's backend; unset means web search is refused. */

@@ -1,11 +1,12 @@
 import type { ServerResponse } from "node:http";
+import { defaultMaxToolSteps } from "@switchyard/contracts";
 import { metrics, sendJson } from "@switchyard/runtime";
 import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
 import { sseWriter } from "../sse.js";
 import type { DeclaredTools } from "../tools/declared.js";
 import { DetailNumbering, wholeDetails, type Detail } from "../tools/reasoning.js";
 import { replayServerCalls } from "../tools/replay.js";
-import { failedRun, runTool, type RunContext, type ToolCall, type ToolRun } from "../tools/run.js";
+import { runTool, type RunContext, type ToolCall, type ToolRun } from "../tools/run.js";
 import { firedCondition } from "../tools/stop.js";
 import { bufferedAnswer, bufferedTurn, type BufferedTurn } from "./buffered.js";
 import type { ChatContext } from "./chat-completions.js";
@@ -92,25 +93,19 @@ const assistantTurn = (turn: Turn, calls: ToolCall[]): Message => ({
 interface Tally {
   /** Calls the model made to server tools (the last turn's, made with tools disabled, are not counted). */
   requested: number;
-  /** Calls the gateway tried to run: what `max_tool_calls` limits. */
-  attempted: number;
   /** Calls that ran and produced a result. */
   executed: number;
+  /** Agent steps taken: turns whose server tool calls ran. What `max_tool_calls` limits. */
+  steps: number;
 }
 
-/** Runs one round of calls in order; calls past `max_tool_calls` get an error result and do not run. */
-async function runRound(calls: ToolCall[], tools: DeclaredTools, runContext: RunContext, maxCalls: number, tally: Tally): Promise<ToolRun[]> {
+/** Runs one step's calls in order, failed ones included. */
+async function runRound(calls: ToolCall[], tools: DeclaredTools, runContext: RunContext, tally: Tally): Promise<ToolRun[]> {
   const runs: ToolRun[] = [];
+  tally.steps += 1;
   for (const call of calls) {
     const tool = tools.server.get(call.function.name)!;
-    let run: ToolRun;
-    // Every call the gateway attempts uses the budget, failed ones too: a tool that keeps failing
-    // would otherwise run the loop to the operator's step limit, each turn charged.
-    if (tally.attempted >= maxCalls) run = failedRun(call, tool, `Not run: the request's max_tool_calls (${maxCalls}) is reached`);
-    else {
-      tally.attempted += 1;
-      run = await runTool(call, tool, runContext);
-    }
+    const run = await runTool(call, tool, runContext);
     if (run.executed) tally.executed += 1;
     metrics.serverToolCalls.inc({ tool: tool.type, executed: String(run.executed) });
     runs.push(run);
@@ -120,8 +115,8 @@ async function runRound(calls: ToolCall[], tools: DeclaredTools, runContext: Run
 
 /**
  * A chat completion with server tools: the gateway runs the model's calls to them, adds the results and
- * calls the model again, until it stops calling them, `max_tool_calls` is reached, a stop condition fires,
- * or the operator's step limit is reached. Function tools of the client are returned to it as usual.
+ * calls the model again, until it stops calling them, `max_tool_calls` steps have run, a stop condition
+ * fires, or the operator's step limit is reached. Function tools of the client are returned to it as usual.
  *
  * The answer says what every turn said, buffered or streamed alike: the words of all turns, their
  * reasoning, and each server tool call with its result as a `reasoning.server_tool_call` entry of
@@ -130,8 +125,9 @@ async function runRound(calls: ToolCall[], tools: DeclaredTools, runContext: Run
 export async function agentCompletion(context: ChatContext, tools: DeclaredTools, res: ServerResponse): Promise<void> {
   const { request, deps } = context;
   const conditions = request.stop_server_tools_when;
-  // Stop conditions, when set, replace max_tool_calls.
-  const maxCalls = conditions ? Infinity : (request.max_tool_calls ?? Infinity);
+  // `max_tool_calls` counts agent steps, as OpenRouter defines it; stop conditions, when set, replace it.
+  // The operator's SERVER_TOOL_MAX_STEPS bounds both.
+  const maxSteps = Math.min(conditions ? Infinity : (request.max_tool_calls ?? defaultMaxToolSteps), deps.maxToolSteps);
   // Calls an earlier answer carried are history the model reads again; they never run again.
   const messages = replayServerCalls((context.body.messages as Message[] | undefined) ?? []);
   const runContext: RunContext = {
@@ -152,9 +148,10 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
   const numbering = new DetailNumbering();
   // What the buffered answer says over all turns; a stream has sent it as it came.
   const said = { text: "", reasoning: "", details: [] as Detail[] };
-  const tally: Tally = { requested: 0, attempted: 0, executed: 0 };
+  const tally: Tally = { requested: 0, executed: 0, steps: 0 };
   let total: Accounted | undefined;
-  let toolsOff = false;
+  // No step allowed: the model is asked once, without server tools.
+  let toolsOff = maxSteps === 0;
   for (let step = 0; ; step += 1) {
     const turnCtx = turnContext(context, tools, step, messages, toolsOff);
     let turn: Turn;
@@ -194,7 +191,7 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
           })
         : undefined;
       alive?.start();
-      const runs = await runRound(serverCalls, tools, runContext, maxCalls, tally);
+      const runs = await runRound(serverCalls, tools, runContext, tally);
       alive?.stop();
       messages.push(assistantTurn(turn, serverCalls));
       for (const run of runs) messages.push({ role: "tool", tool_call_id: run.id, content: run.output });
@@ -203,7 +200,7 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
       else said.details.push(...entries);
       if (fired) deps.logger.debug({ generationId: context.generationId, condition: fired }, "stop condition fired; one last turn without tools");
       if (clientCalls.length === 0) {
-        toolsOff = fired !== undefined || tally.attempted >= maxCalls || step + 1 >= deps.maxToolSteps;
+        toolsOff = fired !== undefined || tally.steps >= maxSteps;
         continue;
       }
     }
