@@ -25,6 +25,8 @@ export default defineConfig({
     include: ["libs/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "bench/src/**/*.test.ts", "tests/**/*.test.ts"],
     // Two cores: keep parallelism modest; each test owns its database, stream and bucket names.
     maxWorkers: 2,
+    // Backends the environment does not name come from containers where a Docker engine answers.
+    globalSetup: ["./tests/support/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ["default", new SummaryReporter()],

@@ -1,6 +1,7 @@
 /**
  * The only place tests read the environment: CI points them at real backends with the same variables
- * the gateway uses (DATABASE_URL, NATS_URL, S3_ENDPOINT); unset means the embedded defaults.
+ * the gateway uses (DATABASE_URL, NATS_URL, S3_ENDPOINT); unset means containers where a Docker engine
+ * answers (tests/support/global-setup.ts), else the embedded defaults.
  */
 export const testEnv = {
   databaseUrl: process.env.DATABASE_URL || undefined,
@@ -13,4 +14,11 @@ export const testEnv = {
   ci: Boolean(process.env.CI),
   /** Spawned processes get exactly the environment a test gives them, plus PATH. */
   path: process.env.PATH ?? "",
+  /** Where a Docker engine answers, for backends from containers (tests/support/global-setup.ts). */
+  dockerHost: process.env.DOCKER_HOST || undefined,
 };
+
+/** Backends started for this run (containers) become the variables the test workers read. */
+export function exportBackendEnv(vars: Record<string, string>): void {
+  Object.assign(process.env, vars);
+}
