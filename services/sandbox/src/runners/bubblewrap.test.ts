@@ -147,6 +147,12 @@ describe.skipIf(why !== undefined && !testEnv.ci)("bubblewrap sandbox", () => {
     }
     expect(cmdline).toMatch(/^bwrap --args 3 -- prlimit /);
     expect(environ).toMatch(/^PATH=\S+ (PWD=\/ )?$/);
+    // The files bwrap writes in are not binds of host files, whose host paths mountinfo would show.
+    const files = await runner.run(boxA, "grep -E ' /(etc/passwd|etc/group|proc/cmdline) ' /proc/self/mountinfo; id; ls -l /etc/passwd", limits);
+    expect(files.stdout.split("\n").filter((line) => line.includes("/etc/") || line.includes("/proc/"))).toHaveLength(4);
+    expect(files.stdout).not.toContain(dir);
+    expect(files.stdout).toMatch(/uid=1000\(sandbox\) gid=1000\(sandbox\)/);
+    expect(files.stdout).toMatch(/^-r--r--r-- .* \/etc\/passwd$/m);
   });
 
   it("ends a fork bomb at the process limit and the time limit", async () => {

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmod, lstat, mkdir, readlink, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, readlink, rename, rm, rmdir, stat } from "node:fs/promises";
 import { endianness } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -16,6 +16,8 @@ const home = "/home/sandbox";
 /** Inside its user namespace every container runs as this user, whatever its id outside. */
 const insideId = "1000";
 const hostPath = { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" };
+const passwd = Buffer.from(`sandbox:x:${insideId}:${insideId}:sandbox:${home}:/bin/sh\n`);
+const group = Buffer.from(`sandbox:x:${insideId}:\n`);
 const exec = promisify(execFile);
 const probeLimits: RunLimits = { timeoutMs: 10_000, memoryBytes: 256 * 1024 * 1024, maxProcesses: 16, outputBytes: 4096, fileBytes: 1024 };
 
@@ -71,8 +73,9 @@ const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} M
  * only the system's programs (read-only), its own home, a private /tmp, and no network but its own
  * loopback. As root, each container also runs as its own unprivileged host user (setpriv), so no
  * capability survives. A seccomp filter (seccomp.ts) and `--disable-userns` keep it from making
- * namespaces or mounts, tracing, or reaching the kernel's keyring, BPF and modules. Limits hold per container where the machine allows it (a cgroup for memory,
- * processes and CPU; a tmpfs home for disk) and per process always (prlimit).
+ * namespaces or mounts, tracing, or reaching the kernel's keyring, BPF and modules. Limits hold per
+ * container where the machine allows it (a cgroup for memory, processes and CPU; a tmpfs home for disk)
+ * and per process always (prlimit).
  */
 export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
   const asRoot = process.getuid?.() === 0;
@@ -89,16 +92,10 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
 
   const setup = () =>
     (prepared ??= (async () => {
-      await mkdir(join(options.dir, ".etc"), { recursive: true });
       await mkdir(root, { recursive: true });
       if (asRoot) await checkReachable(root);
       await chmod(options.dir, 0o711);
       await chmod(root, 0o711);
-      await writeFile(join(options.dir, ".etc", "passwd"), `sandbox:x:${insideId}:${insideId}:sandbox:${home}:/bin/sh\n`);
-      await writeFile(join(options.dir, ".etc", "group"), `sandbox:x:${insideId}:\n`);
-      // Laid over /proc/cmdline: the kernel's boot arguments describe the host, not the container.
-      await writeFile(join(options.dir, ".etc", "cmdline"), "");
-      await chmod(join(options.dir, ".etc"), 0o755);
       const arch = seccompArch(process.arch, endianness());
       if (typeof arch === "object") throw new Error(`no seccomp filter: ${arch.why}`);
       const filter = seccompFilter(arch);
@@ -122,7 +119,8 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
   /**
    * bwrap's options go in on file descriptor 3 (`--args`), not on its command line: its first process in
    * the container is a copy of it, whose command line any command there can read, and the options name
-   * the host's folders. The seccomp program follows on descriptor 4.
+   * the host's folders. The seccomp program follows on descriptor 4, and the files bwrap makes inside on
+   * 5 to 7 (`--ro-bind-data`): a bind of a host file would show its host path in /proc/self/mountinfo.
    */
   const argv = async (slot: ContainerSlot, command: string, runLimits: RunLimits): Promise<{ file: string; args: string[]; inputs: Buffer[] }> => {
     const uid = String(uidOf(slot));
@@ -139,11 +137,12 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
       "--die-with-parent",
       "--new-session",
       ...(await (mounts ??= systemMounts())),
-      "--ro-bind", join(options.dir, ".etc", "passwd"), "/etc/passwd",
-      "--ro-bind", join(options.dir, ".etc", "group"), "/etc/group",
+      "--perms", "0444", "--ro-bind-data", "5", "/etc/passwd",
+      "--perms", "0444", "--ro-bind-data", "6", "/etc/group",
       // A procfs of the container's PID namespace: its own processes only.
       "--proc", "/proc",
-      "--ro-bind", join(options.dir, ".etc", "cmdline"), "/proc/cmdline",
+      // Empty: the kernel's boot arguments describe the host, not the container.
+      "--perms", "0444", "--ro-bind-data", "7", "/proc/cmdline",
       "--dev", "/dev",
       "--size", String(64 * 1024 * 1024), "--tmpfs", "/tmp",
       "--bind", homeOf(slot.id), home,
@@ -155,7 +154,7 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
       "--setenv", "LANG", "C.UTF-8",
       "--setenv", "TMPDIR", "/tmp",
     ];
-    const inputs = [Buffer.from(bwrapOptions.map((option) => `${option}\0`).join("")), filter];
+    const inputs = [Buffer.from(bwrapOptions.map((option) => `${option}\0`).join("")), filter, passwd, group, Buffer.alloc(0)];
     const bwrap = ["--args", "3", "--", ...limited(command, runLimits)];
     if (!asRoot) return { file: "bwrap", args: bwrap, inputs };
     return { file: "setpriv", args: ["--reuid", uid, "--regid", uid, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--", "bwrap", ...bwrap], inputs };
