@@ -470,6 +470,30 @@ describe("sandboxed shell", () => {
     expect(outputOf((await shell(["echo fine"], { session_id: "escape" })).body).results[0]!.stdout).toBe("fine\n");
   });
 
+  it("refuses nested namespaces and mounts, and shows nothing of the host in /proc", async () => {
+    const { body } = await shell(
+      [
+        "unshare -Ur id",
+        "unshare -Urm sh -c 'mount -t tmpfs none /tmp && echo mounted'",
+        "grep Seccomp: /proc/self/status; wc -c < /proc/cmdline; ls /proc | grep -cE '^[0-9]+$'",
+        "tr '\\0' ' ' < /proc/1/cmdline; echo; tr '\\0' ' ' < /proc/1/environ",
+      ],
+      { session_id: "locked" },
+    );
+    const [userns, mount, proc, first] = outputOf(body).results;
+    expect(userns!.exit_code).not.toBe(0);
+    expect(userns!.stdout).not.toContain("uid=0");
+    expect(userns!.stderr).toMatch(/Operation not permitted/);
+    expect(mount!.stdout).not.toContain("mounted");
+    // The filter is loaded, the kernel's boot arguments are hidden, and /proc lists a handful of the container's own pids.
+    const [seccomp, cmdlineBytes, pids] = proc!.stdout.trim().split("\n");
+    expect(seccomp).toMatch(/^Seccomp:\s+2$/);
+    expect(cmdlineBytes).toBe("0");
+    expect(Number(pids)).toBeLessThan(10);
+    expect(first!.stdout).not.toContain(process.cwd());
+    expect(first!.stdout).not.toMatch(/switchyard-sandboxes|--bind/);
+  });
+
   it("ends a command whose client went away, and the commands after it", async () => {
     const bash = { type: "openrouter:bash", parameters: { engine: "openrouter" } };
     const body = (command: string) =>

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { testEnv } from "../../../../tests/support/config.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapRunner } from "./bubblewrap.js";
+import { cloneNr, deniedCalls } from "./seccomp-syscalls.js";
 import type { RunLimits } from "./types.js";
 
 const limits: RunLimits = { timeoutMs: 5000, memoryBytes: 512 * 1024 * 1024, maxProcesses: 32, outputBytes: 8192, fileBytes: 1024 * 1024 };
@@ -22,6 +23,43 @@ async function processesWith(marker: string): Promise<number> {
   }
   return found;
 }
+
+const arch = process.arch === "arm64" ? "arm64" : "x64";
+const nr = (name: string) => (name === "clone" ? cloneNr[arch] : deniedCalls.find((call) => call.name === name)!.nr[arch]!);
+/**
+ * Makes each call straight through libc's syscall(), so no tool's own checks stand in for the kernel's,
+ * and prints its name and `ok` or the errno. Arguments are harmless where a call is allowed.
+ */
+const syscalls = `
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def call(name, nr, *args):
+    ctypes.set_errno(0)
+    result = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) if isinstance(a, int) else a for a in args])
+    if result == 0 and name == "clone":
+        os._exit(0)
+    if result > 0 and name == "clone":
+        os.waitpid(result, 0)
+    print(name, "ok" if result >= 0 else errno.errorcode[ctypes.get_errno()])
+call("unshare", ${nr("unshare")}, 0)
+call("setns", ${nr("setns")}, -1, 0)
+call("clone", ${nr("clone")}, 0x10000000 | 17, 0, 0, 0, 0)
+call("clone3", ${nr("clone3")}, 0, 0)
+call("fsopen", ${nr("fsopen")}, b"tmpfs", 0)
+call("ptrace", ${nr("ptrace")}, 0, 0, 0, 0)
+call("process_vm_readv", ${nr("process_vm_readv")}, os.getpid(), 0, 0, 0, 0, 0)
+call("keyctl", ${nr("keyctl")}, 0, -3, 1)
+call("bpf", ${nr("bpf")}, 5, 0, 0)
+call("perf_event_open", ${nr("perf_event_open")}, 0, 0, -1, -1, 0)
+call("io_uring_setup", ${nr("io_uring_setup")}, 0, 0)
+call("userfaultfd", ${nr("userfaultfd")}, 1)
+call("init_module", ${nr("init_module")}, 0, 0, b"")
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+print("fork", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+`;
 
 // CI installs bubblewrap; a laptop without it skips these rather than failing on a missing package.
 describe.skipIf(why !== undefined && !testEnv.ci)("bubblewrap sandbox", () => {
@@ -66,6 +104,55 @@ describe.skipIf(why !== undefined && !testEnv.ci)("bubblewrap sandbox", () => {
     expect(result.stdout).not.toContain("host-secret-value");
     const write = await runner.run(boxA, "touch /usr/evil 2>&1; echo done", limits);
     expect(write.stdout).toMatch(/Read-only file system/);
+  });
+
+  it("refuses nested user namespaces, mounts, tracing, keys and BPF through its seccomp filter", async () => {
+    const nested = await runner.run(boxA, "unshare -Ur id; unshare -Urm sh -c 'mount -t tmpfs none /tmp && echo mounted'; grep Seccomp: /proc/self/status", limits);
+    expect(nested.stdout).not.toMatch(/uid=0|mounted/);
+    expect(nested.stderr).toMatch(/unshare failed: Operation not permitted/);
+    expect(nested.stdout).toMatch(/^Seccomp:\s+2$/m);
+    const calls = await runner.run(boxA, `python3 -c '${syscalls}'`, limits);
+    expect(calls.stderr).toBe("");
+    expect(Object.fromEntries(calls.stdout.trim().split("\n").map((line) => line.split(" ")))).toEqual({
+      unshare: "EPERM",
+      setns: "EPERM",
+      clone: "EPERM",
+      clone3: "ENOSYS",
+      fsopen: "ENOSYS",
+      ptrace: "EPERM",
+      process_vm_readv: "EPERM",
+      keyctl: "EPERM",
+      bpf: "EPERM",
+      perf_event_open: "EPERM",
+      io_uring_setup: "EPERM",
+      userfaultfd: "EPERM",
+      init_module: "EPERM",
+      fork: "7",
+    });
+    // Ordinary programs, threads (clone without namespace flags) included, still run.
+    const ordinary = await runner.run(boxA, "ls / >/dev/null && python3 -c 'import threading; t = threading.Thread(target=print, args=(\"thread\",)); t.start(); t.join()' && echo done | sed s/done/sed/", limits);
+    expect(ordinary).toMatchObject({ exit_code: 0, stdout: "thread\nsed\n" });
+  });
+
+  it("shows in /proc only the container's own processes, and nothing of the host", async () => {
+    const result = await runner.run(boxA, "ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' '; echo; cat /proc/cmdline; echo '|'; for f in cmdline environ; do tr '\\0' ' ' < /proc/1/$f; echo; done", limits);
+    expect(result.stderr).toBe("");
+    const [pids, bootArguments, cmdline, environ] = result.stdout.split("\n");
+    // bwrap's reaper, the shell, and the pipeline's own processes: nothing of the host's.
+    expect(pids!.trim().split(" ").map(Number).every((pid) => pid > 0 && pid < 10)).toBe(true);
+    expect(bootArguments).toBe("|");
+    for (const text of [cmdline!, environ!]) {
+      expect(text).not.toContain(dir);
+      expect(text).not.toContain(process.cwd());
+    }
+    expect(cmdline).toMatch(/^bwrap --args 3 -- prlimit /);
+    expect(environ).toMatch(/^PATH=\S+ (PWD=\/ )?$/);
+    // The files bwrap writes in are not binds of host files, whose host paths mountinfo would show.
+    const files = await runner.run(boxA, "grep -E ' /(etc/passwd|etc/group|proc/cmdline) ' /proc/self/mountinfo; id; ls -l /etc/passwd", limits);
+    expect(files.stdout.split("\n").filter((line) => line.includes("/etc/") || line.includes("/proc/"))).toHaveLength(4);
+    expect(files.stdout).not.toContain(dir);
+    expect(files.stdout).toMatch(/uid=1000\(sandbox\) gid=1000\(sandbox\)/);
+    expect(files.stdout).toMatch(/^-r--r--r-- .* \/etc\/passwd$/m);
   });
 
   it("ends a fork bomb at the process limit and the time limit", async () => {

@@ -1,11 +1,13 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmod, lstat, mkdir, readlink, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, readlink, rename, rm, rmdir, stat } from "node:fs/promises";
+import { endianness } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { CommandResult } from "@switchyard/contracts";
 import { detectCgroups, type CgroupDriver } from "./cgroups.js";
 import { detectQuota, type DiskQuota } from "./quota.js";
+import { seccompArch, seccompFilter } from "./seccomp.js";
 import { joinFailed, joining, limited, spawnCommand } from "./spawn.js";
 import { listTree, readInside } from "./tree.js";
 import { uidSlots, type ContainerLimits, type ContainerSlot, type RunLimits, type SandboxRunner } from "./types.js";
@@ -14,6 +16,8 @@ const home = "/home/sandbox";
 /** Inside its user namespace every container runs as this user, whatever its id outside. */
 const insideId = "1000";
 const hostPath = { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" };
+const passwd = Buffer.from(`sandbox:x:${insideId}:${insideId}:sandbox:${home}:/bin/sh\n`);
+const group = Buffer.from(`sandbox:x:${insideId}:\n`);
 const exec = promisify(execFile);
 const probeLimits: RunLimits = { timeoutMs: 10_000, memoryBytes: 256 * 1024 * 1024, maxProcesses: 16, outputBytes: 4096, fileBytes: 1024 };
 
@@ -55,6 +59,8 @@ export interface BubblewrapOptions {
 }
 
 interface Setup {
+  /** The seccomp program bwrap loads before it starts the command. */
+  filter: Buffer;
   cgroups: CgroupDriver | undefined;
   quota: DiskQuota;
   warnings: string[];
@@ -66,8 +72,10 @@ const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} M
  * Commands run under bubblewrap: new user, mount, PID, network, IPC and UTS namespaces, so a command sees
  * only the system's programs (read-only), its own home, a private /tmp, and no network but its own
  * loopback. As root, each container also runs as its own unprivileged host user (setpriv), so no
- * capability survives. Limits hold per container where the machine allows it (a cgroup for memory,
- * processes and CPU; a tmpfs home for disk) and per process always (prlimit).
+ * capability survives. A seccomp filter (seccomp.ts) and `--disable-userns` keep it from making
+ * namespaces or mounts, tracing, or reaching the kernel's keyring, BPF and modules. Limits hold per
+ * container where the machine allows it (a cgroup for memory, processes and CPU; a tmpfs home for disk)
+ * and per process always (prlimit).
  */
 export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
   const asRoot = process.getuid?.() === 0;
@@ -84,14 +92,13 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
 
   const setup = () =>
     (prepared ??= (async () => {
-      await mkdir(join(options.dir, ".etc"), { recursive: true });
       await mkdir(root, { recursive: true });
       if (asRoot) await checkReachable(root);
       await chmod(options.dir, 0o711);
       await chmod(root, 0o711);
-      await writeFile(join(options.dir, ".etc", "passwd"), `sandbox:x:${insideId}:${insideId}:sandbox:${home}:/bin/sh\n`);
-      await writeFile(join(options.dir, ".etc", "group"), `sandbox:x:${insideId}:\n`);
-      await chmod(join(options.dir, ".etc"), 0o755);
+      const arch = seccompArch(process.arch, endianness());
+      if (typeof arch === "object") throw new Error(`no seccomp filter: ${arch.why}`);
+      const filter = seccompFilter(arch);
       const warnings: string[] = [];
       if (!asRoot) warnings.push("the sandbox service is not root: every container runs as its user, so they share one process limit (RLIMIT_NPROC)");
       let cgroups: CgroupDriver | undefined;
@@ -106,23 +113,36 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
         quota = found.quota;
         if (found.why) warnings.push(`container homes are not size-limited filesystems, because ${found.why}: each home is measured before a command instead, and one command can write past the quota`);
       }
-      return { cgroups, quota, warnings };
+      return { filter, cgroups, quota, warnings };
     })());
 
-  const argv = async (slot: ContainerSlot, command: string, runLimits: RunLimits): Promise<[string, string[]]> => {
+  /**
+   * bwrap's options go in on file descriptor 3 (`--args`), not on its command line: its first process in
+   * the container is a copy of it, whose command line any command there can read, and the options name
+   * the host's folders. The seccomp program follows on descriptor 4, and the files bwrap makes inside on
+   * 5 to 7 (`--ro-bind-data`): a bind of a host file would show its host path in /proc/self/mountinfo.
+   */
+  const argv = async (slot: ContainerSlot, command: string, runLimits: RunLimits): Promise<{ file: string; args: string[]; inputs: Buffer[] }> => {
     const uid = String(uidOf(slot));
-    const bwrap = [
+    const { filter } = await setup();
+    const bwrapOptions = [
       "--unshare-all",
       "--unshare-user",
+      // No namespaces inside: the kernel refuses a nested user namespace, and the filter refuses the calls.
+      "--disable-userns",
+      "--seccomp", "4",
       "--uid", insideId,
       "--gid", insideId,
       "--hostname", "sandbox",
       "--die-with-parent",
       "--new-session",
       ...(await (mounts ??= systemMounts())),
-      "--ro-bind", join(options.dir, ".etc", "passwd"), "/etc/passwd",
-      "--ro-bind", join(options.dir, ".etc", "group"), "/etc/group",
+      "--perms", "0444", "--ro-bind-data", "5", "/etc/passwd",
+      "--perms", "0444", "--ro-bind-data", "6", "/etc/group",
+      // A procfs of the container's PID namespace: its own processes only.
       "--proc", "/proc",
+      // Empty: the kernel's boot arguments describe the host, not the container.
+      "--perms", "0444", "--ro-bind-data", "7", "/proc/cmdline",
       "--dev", "/dev",
       "--size", String(64 * 1024 * 1024), "--tmpfs", "/tmp",
       "--bind", homeOf(slot.id), home,
@@ -133,11 +153,21 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
       "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
       "--setenv", "LANG", "C.UTF-8",
       "--setenv", "TMPDIR", "/tmp",
-      "--",
-      ...limited(command, runLimits),
     ];
-    if (!asRoot) return ["bwrap", bwrap];
-    return ["setpriv", ["--reuid", uid, "--regid", uid, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--", "bwrap", ...bwrap]];
+    const inputs = [Buffer.from(bwrapOptions.map((option) => `${option}\0`).join("")), filter, passwd, group, Buffer.alloc(0)];
+    const bwrap = ["--args", "3", "--", ...limited(command, runLimits)];
+    if (!asRoot) return { file: "bwrap", args: bwrap, inputs };
+    return { file: "setpriv", args: ["--reuid", uid, "--regid", uid, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--", "bwrap", ...bwrap], inputs };
+  };
+
+  /**
+   * bwrap's first process in the container keeps the environment it was started with, which any command
+   * there can read (/proc/1/environ): it gets a PATH and nothing of ours, and starts in / so no shell on the
+   * way puts the service's working directory in PWD.
+   */
+  const start = async (procsFiles: string[], slot: ContainerSlot, command: string, runLimits: RunLimits, signal?: AbortSignal) => {
+    const { file, args, inputs } = await argv(slot, command, runLimits);
+    return spawnCommand(...joining(procsFiles, file, args), command, runLimits, { env: hostPath, cwd: "/", inputs, signal });
   };
 
   /** Notes on the limits the command ran into, which its exit status alone would not explain. */
@@ -164,10 +194,8 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
     // The measured fallback: a command may grow no file past the room that is left.
     const room = quota.kind === "measured" ? await quota.room(homeOf(id), limits.diskBytes) : Number.POSITIVE_INFINITY;
     const before = cgroups ? await cgroups.events(id) : undefined;
-    const [file, args] = joining(cgroups?.procsFiles(id) ?? [], ...(await argv(slot, command, { ...runLimits, fileBytes: Math.min(runLimits.fileBytes, room) })));
-    // Killing bwrap ends its PID namespace, and with it every process the command started. bwrap itself is
-    // the namespace's first process, whose environment the command can read: it gets none of ours.
-    const result = await spawnCommand(file, args, command, runLimits, { env: hostPath, signal });
+    // Killing bwrap ends its PID namespace, and with it every process the command started.
+    const result = await start(cgroups?.procsFiles(id) ?? [], slot, command, { ...runLimits, fileBytes: Math.min(runLimits.fileBytes, room) }, signal);
     if (cgroups && (result.timed_out || signal?.aborted)) await cgroups.kill(id);
     if (result.exit_code === joinFailed && result.stderr.startsWith("sandbox: cannot enter")) {
       return { ...result, exit_code: null, error: "The sandbox could not put the command in its container's cgroup; it did not run" };
@@ -185,8 +213,7 @@ export function bubblewrapRunner(options: BubblewrapOptions): SandboxRunner {
         try {
           await setup();
           await mkdir(homeOf(slot.id), { recursive: true });
-          const [file, args] = await argv(slot, "true", probeLimits);
-          const result = await spawnCommand(file, args, "true", probeLimits, { env: hostPath });
+          const result = await start([], slot, "true", probeLimits);
           if (result.exit_code === 0) return undefined;
           return `bubblewrap cannot start a sandbox here: ${(result.error ?? result.stderr.trim()) || `exit ${String(result.exit_code)}`}`;
         } catch (error) {

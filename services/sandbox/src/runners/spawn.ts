@@ -1,4 +1,5 @@
 import { spawn, type SpawnOptions } from "node:child_process";
+import type { Writable } from "node:stream";
 import type { CommandResult } from "@switchyard/contracts";
 import { capture } from "./capture.js";
 import type { RunLimits } from "./types.js";
@@ -37,15 +38,23 @@ export type SpawnCommandOptions = SpawnOptions & {
   group?: boolean;
   /** Aborting kills the command: the request that asked for it went away. */
   signal?: AbortSignal | undefined;
+  /** Data the command reads from file descriptors 3, 4, … (whole, then end of file). */
+  inputs?: Buffer[];
 };
 
 /** Runs a command with its output captured up to the limit and killed at the time limit or on abort. */
 export function spawnCommand(file: string, args: string[], command: string, limits: RunLimits, options: SpawnCommandOptions = {}): Promise<CommandResult> {
-  const { group, signal, ...spawnOptions } = options;
+  const { group, signal, inputs = [], ...spawnOptions } = options;
   const cancelled = (): CommandResult => ({ command, stdout: "", stderr: "", exit_code: null, timed_out: false, truncated: false, error: "Command cancelled: the request that ran it was abandoned" });
   if (signal?.aborted) return Promise.resolve(cancelled());
   return new Promise((resolve) => {
-    const child = spawn(file, args, { ...spawnOptions, detached: group === true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(file, args, { ...spawnOptions, detached: group === true, stdio: ["ignore", "pipe", "pipe", ...inputs.map(() => "pipe" as const)] });
+    inputs.forEach((data, index) => {
+      const pipe = child.stdio[3 + index] as Writable | null;
+      // A command that exits without reading its input closes the pipe: that is its failure to report, not ours.
+      pipe?.on("error", () => undefined);
+      pipe?.end(data);
+    });
     const stdout = capture(child.stdout!, limits.outputBytes);
     const stderr = capture(child.stderr!, limits.outputBytes);
     let ended: "timeout" | "abort" | undefined;
