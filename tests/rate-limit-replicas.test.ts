@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testEnv } from "./support/config.js";
+import { eventually } from "./support/eventually.js";
 import { startFaultProxy, type FaultProxy } from "./support/fault-proxy.js";
 import { startTestNats, type TestNats } from "./support/nats.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
@@ -11,7 +12,8 @@ import { freePort, startProcess, type TestProcess } from "./support/process.js";
 
 /**
  * Three router processes sharing rate limits through Postgres, as a user meets them: a key's limit holds
- * across replicas within 10%.
+ * across replicas within 10%, and a Postgres outage costs 503s with Retry-After, never a 500 or a crash.
+ * The routers reach Postgres through a proxy this test cuts; identity reaches it directly.
  */
 const bootstrapKey = `rl-bootstrap-${randomBytes(16).toString("hex")}`;
 let nats: TestNats;
@@ -92,5 +94,39 @@ describe.skipIf(!testEnv.databaseUrl)("rate limits across router processes", () 
       expect(refused.status).toBe(429);
       expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
     }
+  }, 120_000);
+
+  it("answers 503 with Retry-After, never 500, while Postgres is out of reach, and admits again once it is back", async () => {
+    const key = await newKey(60);
+    const unseen = await newKey(60);
+    // Each router leases its first slice of the key's minute.
+    for (const url of apiUrls) expect((await getKey(url, key)).status).toBe(200);
+    await proxy.cut();
+    try {
+      // A key's first request of the minute needs a slice at once.
+      for (const url of apiUrls) {
+        const first = await getKey(url, unseen);
+        expect(first.status).toBe(503);
+        expect(Number(first.retryAfter)).toBeGreaterThanOrEqual(1);
+      }
+      for (const url of apiUrls) {
+        const statuses: number[] = [];
+        for (let i = 0; i < 15; i++) {
+          const answer = await getKey(url, key);
+          statuses.push(answer.status);
+          if (answer.status === 503) {
+            expect(answer.body.error).toMatchObject({ code: 503, message: "Rate limiting is temporarily unavailable" });
+            expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+          }
+        }
+        // What the router still holds of its slice is admitted; every request that needs a new slice gets 503.
+        expect(new Set(statuses)).toEqual(new Set([200, 503]));
+        expect(statuses.lastIndexOf(200)).toBeLessThan(statuses.indexOf(503));
+      }
+      for (const r of routers) expect(r.child.exitCode).toBeNull();
+    } finally {
+      await proxy.restore();
+    }
+    for (const url of apiUrls) await eventually(async () => (await getKey(url, key)).status === 200, 15_000);
   }, 120_000);
 });
