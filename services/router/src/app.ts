@@ -16,7 +16,7 @@ import {
 } from "@switchyard/runtime";
 import type { Authenticator } from "./auth/authenticator.js";
 import { forwardTo, type Forwarder, type Target } from "./forward/targets.js";
-import type { RateLimiter } from "./limits/rate-limiter.js";
+import { RateLimitUnavailableError, type RateLimiter } from "./limits/rate-limiter.js";
 import { routeFor, type ServiceName, type ServiceRoute } from "./routes.js";
 
 export interface RouterDeps {
@@ -55,7 +55,13 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
   ) as Record<ServiceName, Forwarder>;
 
   const admit = async (subject: string, limit: number) => {
-    const decision = await deps.rateLimiter.hit(subject, limit);
+    const decision = await deps.rateLimiter.hit(subject, limit).catch((error: unknown) => {
+      // The shared count is out of reach: a retry soon will likely pass, so 503, never a 500 or a 429.
+      if (error instanceof RateLimitUnavailableError) {
+        throw new HttpError("unavailable", "Rate limiting is temporarily unavailable", undefined, { "Retry-After": String(error.retryAfterSeconds) });
+      }
+      throw error;
+    });
     if (!decision.allowed) {
       throw new HttpError("rate_limited", "Rate limit exceeded", { limit_per_minute: limit }, { "Retry-After": String(decision.retryAfterSeconds) });
     }

@@ -43,7 +43,7 @@ export async function startRouter(deps: RouterStartDeps): Promise<RunningRouter>
   const subscription = await deps.bus.listen(["identity.api_key.>"], async (event) => {
     if ("hash" in event.data) authenticator.invalidate(event.data.hash);
   });
-  const rateLimiter = await openRateLimiter(config.RATE_LIMIT_STORE, deps.db);
+  const rateLimiter = await openRateLimiter(config.RATE_LIMIT_STORE, deps.db, logger);
   const app = createRouterApp({
     logger,
     authenticator,
@@ -68,11 +68,11 @@ export async function startRouter(deps: RouterStartDeps): Promise<RunningRouter>
   };
 }
 
-async function openRateLimiter(store: RouterConfig["RATE_LIMIT_STORE"], db: Db | undefined): Promise<RateLimiter> {
+async function openRateLimiter(store: RouterConfig["RATE_LIMIT_STORE"], db: Db | undefined, logger: Logger): Promise<RateLimiter> {
   if (store === "postgres" || (store === undefined && db?.kind === "postgres")) {
     if (!db) throw new Error("RATE_LIMIT_STORE=postgres needs DATABASE_URL");
     await migrate(db, "router", rateLimitMigrations);
-    return sharedRateLimiter(db);
+    return sharedRateLimiter(db, { logger });
   }
   return memoryRateLimiter();
 }

@@ -1,5 +1,15 @@
 import type { Migration } from "@switchyard/runtime";
 
+/** The shared count could not be reached: the caller should retry shortly, not think it is over its limit. */
+export class RateLimitUnavailableError extends Error {
+  constructor(
+    readonly retryAfterSeconds: number,
+    options?: ErrorOptions,
+  ) {
+    super("Rate limit store is temporarily unavailable", options);
+  }
+}
+
 export interface RateDecision {
   allowed: boolean;
   /** Seconds until a request would be admitted again (whole seconds, at least 1 when refused). */
@@ -72,6 +82,18 @@ CREATE TABLE router.rate_windows (
   count integer NOT NULL,
   PRIMARY KEY (key_hash, window_start)
 );
+`,
+  },
+  {
+    id: "002_rate_leases",
+    // `count` becomes what replicas leased in the minute; `granted` is the last grant, read back by the lease statement.
+    sql: `
+ALTER TABLE router.rate_windows ADD COLUMN granted integer NOT NULL DEFAULT 0;
+CREATE FUNCTION router.rate_grant(per_minute integer, fade double precision, previous integer, leased integer, wanted integer)
+RETURNS integer LANGUAGE sql IMMUTABLE AS $$
+  SELECT GREATEST(0, LEAST(room, GREATEST(wanted, (room + 7) / 8)))
+  FROM (SELECT floor(per_minute - previous * fade + 1e-9)::integer - leased AS room) r
+$$;
 `,
   },
 ];

@@ -1,142 +1,186 @@
-import type { Db } from "@switchyard/runtime";
-import { decide, type RateLimiter } from "./rate-limiter.js";
+import type { Db, Logger } from "@switchyard/runtime";
+import { giveBack, leaseSlice, sweepWindows, type LeaseAnswer } from "./rate-leases.js";
+import { decide, RateLimitUnavailableError, type RateDecision, type RateLimiter } from "./rate-limiter.js";
 
 const windowMs = 60_000;
+/** Retry-After of a request refused because no slice could be leased: outages worth retrying are short. */
+const unavailableRetrySeconds = 2;
+/** After a lease failed, requests that need one are refused this long without asking: a down database is not hammered. */
+const failFastMs = 500;
+/** A refusal learnt from Postgres is kept at least this long, so even rounding at the edge cannot cost a round trip per request. */
+const minRefusalMs = 100;
 
-interface KeyCount {
+/** One key's slices on this replica, for one minute. */
+interface KeySlices {
   window: number;
-  /** Every replica's hits in the previous and current minute, as of the last exchange with Postgres. */
+  perMinute: number;
+  /** Requests leased to this replica in this minute, and how many of them it admitted. */
+  granted: number;
+  used: number;
+  /** The shared figures of the last lease, to answer refusals without asking again. */
   previous: number;
-  current: number;
-  /** Hits admitted here since then, not yet added to the shared count. */
-  unsent: number;
-  /** Hits on their way to the shared count in an exchange under way: still counted here until it answers. */
-  sending: number;
+  leased: number;
+  /** Until then, every lease would be refused: the minute's allowance is leased and the previous minute has not faded enough. */
+  refusedUntil: number;
+  /** Requests of this key waiting for a slice here: the next lease asks for all of them. */
+  waiting: number;
+  leasing?: Promise<void>;
 }
 
 export interface SharedRateLimiterOptions {
-  /** How often this replica adds its hits to the shared counts and reads everyone else's. */
-  syncMs?: number;
   now?: () => number;
+  logger?: Logger;
+  /** A lease not answered by then fails its requests with 503; its late grant is still used. */
+  leaseTimeoutMs?: number;
+  /** How often ended minutes' unused slices are given back and old minutes swept. */
+  tickMs?: number;
 }
 
 /**
- * Shared by every router replica through Postgres without a database round trip per request. A key's
- * first request in a minute counts and reads the shared figure at once; after that each replica decides
- * from the shared figure plus its own hits since, and every `syncMs` adds its hits to the shared counts
- * and reads back everyone's, for all keys in one statement. Between two exchanges each replica may admit
- * what it believes is left, so N replicas can overshoot by at most what N−1 of them admit in `syncMs`:
- * limits stay shared, and money is guarded by holds, not by rate limits.
+ * Shared by every router replica through Postgres, with one round trip per slice rather than per request.
+ * A replica admits from slices it leases of a key's minute allowance; when its slice is used up it leases the
+ * next, asking for every request waiting for one, and gets at least an eighth of what is left (at least one),
+ * so a busy replica simply comes back more often. The lease statement grants only what fits:
+ *
+ *   leased(m) ≤ limit − previous(m−1)·(1 − elapsed/60 s), evaluated at every grant,
+ *
+ * and a replica admits only what it was granted, so all replicas together admit at most the limit in any
+ * minute, and the sliding-window estimate stays within it at every instant (the previous minute only fades,
+ * and what it counts is at least what was admitted in it). That is inside the 10% overshoot allowed; only
+ * clocks that disagree at a minute's turn can add to it. The floor: every leased request is admitted by a
+ * replica that keeps getting requests, so with demand at every replica exactly the limit is admitted; a
+ * replica whose requests stop strands at most its last slice (an eighth of what was left, or what it asked
+ * for), refused elsewhere until the minute ends. Slices left at a minute's end are given back, so the next
+ * minute weighs only admitted requests. If Postgres cannot lease a slice, the requests that needed one fail
+ * with RateLimitUnavailableError (503); slices already held keep admitting.
  */
 export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}): RateLimiter {
   const now = options.now ?? Date.now;
-  const syncMs = options.syncMs ?? 100;
-  const counts = new Map<string, KeyCount>();
-  /** Hits admitted in a minute that ended before they reached the shared count: still that minute's, per key. */
-  const owed = new Map<number, Map<string, number>>();
+  const leaseTimeoutMs = options.leaseTimeoutMs ?? 5000;
+  const slices = new Map<string, KeySlices>();
+  /** Unused slices of ended minutes, per minute and key, until Postgres has taken them back. */
+  const unused = new Map<number, Map<string, number>>();
+  let failing = false;
+  let failedAt = 0;
+  let sweptWindow = 0;
+  let ticking: Promise<void> | undefined;
+
   const owe = (window: number, key: string, n: number) => {
-    // A refused first sight left −1: it too is owed, to take back the hit counted for it.
-    if (n === 0) return;
-    const hits = owed.get(window) ?? new Map<string, number>();
-    owed.set(window, hits.set(key, (hits.get(key) ?? 0) + n));
+    if (n <= 0) return;
+    const keys = unused.get(window) ?? new Map<string, number>();
+    unused.set(window, keys.set(key, (keys.get(key) ?? 0) + n));
   };
-  /** A key's count of a minute that has ended: its unsent hits are owed to that minute, and the count goes. */
-  const retire = (key: string, c: KeyCount) => {
-    owe(c.window, key, c.unsent);
-    counts.delete(key);
-  };
-  let syncing: Promise<void> | undefined;
-  let sweepAt = 0;
 
-  /** Adds `hits` per key to the shared counts of `window`; returns each key's shared current and previous. */
-  function exchange(window: number, hits: Map<string, number>) {
-    return db.query<{ key_hash: string; current: number; previous: number }>(
-      `WITH hit AS (
-         INSERT INTO router.rate_windows (key_hash, window_start, count)
-         SELECT key_hash, $1, n FROM unnest($2::text[], $3::int[]) AS h(key_hash, n)
-         ON CONFLICT (key_hash, window_start) DO UPDATE SET count = router.rate_windows.count + EXCLUDED.count
-         RETURNING key_hash, count)
-       SELECT hit.key_hash, hit.count AS current, COALESCE(p.count, 0) AS previous
-       FROM hit LEFT JOIN router.rate_windows p ON p.key_hash = hit.key_hash AND p.window_start = $1 - 1`,
-      [window, [...hits.keys()], [...hits.values()]],
+  const noteOutcome = (error?: unknown) => {
+    if (error && !failing) options.logger?.warn({ err: error }, "rate limit leases failing: requests that need a new slice are refused with 503");
+    else if (!error && failing) options.logger?.info("rate limit leases work again");
+    failing = error !== undefined;
+    // Real elapsed time, not the minute clock (which tests set): this is about not hammering a down database.
+    if (failing) failedAt = performance.now();
+  };
+
+  function slicesOf(key: string, perMinute: number, window: number): KeySlices {
+    let s = slices.get(key);
+    if (s?.window !== window) {
+      if (s) owe(s.window, key, s.granted - s.used);
+      s = { window, perMinute, granted: 0, used: 0, previous: 0, leased: 0, refusedUntil: 0, waiting: 0 };
+      slices.set(key, s);
+    } else if (s.perMinute !== perMinute) {
+      // The key's limit changed: what Postgres refused under the old one says nothing about the new one.
+      Object.assign(s, { perMinute, refusedUntil: 0 });
+    }
+    return s;
+  }
+
+  function lease(key: string, s: KeySlices, t: number): Promise<void> {
+    const fade = 1 - (t - s.window * windowMs) / windowMs;
+    const apply = (answer: LeaseAnswer) => {
+      noteOutcome();
+      // A grant that arrives after its minute ended is given back with the rest of that minute's slices.
+      if (slices.get(key) !== s) return owe(s.window, key, answer.granted);
+      Object.assign(s, { granted: s.granted + answer.granted, previous: answer.previous, leased: answer.leased });
+      if (answer.granted === 0) {
+        const wait = decide(answer.previous, answer.leased + 1, s.perMinute, t);
+        s.refusedUntil = t + Math.max(minRefusalMs, wait.retryAfterSeconds * 1000);
+      }
+    };
+    const answered = leaseSlice(db, key, s.window, s.perMinute, fade, Math.min(s.waiting, s.perMinute)).then(apply);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`rate limit lease not answered in ${leaseTimeoutMs} ms`)), leaseTimeoutMs);
+    });
+    const attempt = Promise.race([answered, timedOut]).then(
+      () => clearTimeout(timer),
+      (error: unknown) => {
+        clearTimeout(timer);
+        noteOutcome(error);
+        throw new RateLimitUnavailableError(unavailableRetrySeconds, { cause: error });
+      },
     );
+    // Every waiter of this lease awaits `attempt`; these handlers only clear it once settled.
+    const settle = () => {
+      if (s.leasing === attempt) s.leasing = undefined;
+    };
+    attempt.then(settle, settle);
+    answered.catch(() => undefined);
+    return attempt;
   }
 
-  /** Adds what earlier minutes are owed; what fails stays owed for the next exchange. */
-  async function payOwed(): Promise<void> {
-    for (const [window, hits] of owed) {
-      owed.delete(window);
-      try {
-        await exchange(window, hits);
-      } catch (error) {
-        for (const [key, n] of hits) owe(window, key, n);
-        throw error;
-      }
-    }
-  }
-
-  async function sync(): Promise<void> {
+  async function tick(): Promise<void> {
     const window = Math.floor(now() / windowMs);
-    const hits = new Map<string, number>();
-    for (const [key, c] of counts) {
-      // The minute turned before these hits were sent: they still count in that minute (the next one's "previous").
-      if (c.window === window) hits.set(key, c.unsent);
-      else retire(key, c);
+    for (const [key, s] of slices) {
+      if (s.window < window && !s.leasing) {
+        owe(s.window, key, s.granted - s.used);
+        slices.delete(key);
+      }
     }
-    await payOwed();
-    if (hits.size === 0) return;
-    for (const [key, n] of hits) Object.assign(counts.get(key)!, { unsent: 0, sending: n });
-    try {
-      for (const row of await exchange(window, hits)) {
-        const c = counts.get(row.key_hash);
-        // Hits admitted while the statement ran are still in `unsent`; the shared figure holds the rest.
-        if (c?.window === window) Object.assign(c, { current: row.current, previous: row.previous, sending: 0 });
-      }
-    } catch (error) {
-      for (const [key, n] of hits) {
-        const c = counts.get(key);
-        if (c?.window === window) Object.assign(c, { unsent: c.unsent + c.sending, sending: 0 });
-        else owe(window, key, n);
-      }
-      throw error;
+    for (const [w, keys] of unused) {
+      // Only the previous minute still weighs on a decision; older slices no longer matter.
+      if (w >= window - 1) await giveBack(db, w, keys);
+      unused.delete(w);
+    }
+    if (sweptWindow !== window) {
+      await sweepWindows(db, window);
+      sweptWindow = window;
     }
   }
-
-  const timer = setInterval(() => {
-    syncing ??= sync()
-      .catch(() => undefined)
-      .finally(() => (syncing = undefined));
-  }, syncMs);
+  const runTick = () =>
+    (ticking ??= tick()
+      .catch((error: unknown) => options.logger?.warn({ err: error }, "rate limit upkeep failed; retrying"))
+      .finally(() => (ticking = undefined)));
+  const timer = setInterval(runTick, options.tickMs ?? 1000);
   timer.unref();
 
   return {
-    async hit(key, perMinute) {
-      const t = now();
-      const window = Math.floor(t / windowMs);
-      if (t > sweepAt) {
-        sweepAt = t + windowMs;
-        await db.query(`DELETE FROM router.rate_windows WHERE window_start < $1`, [window - 1]);
+    async hit(key, perMinute): Promise<RateDecision> {
+      for (;;) {
+        const t = now();
+        const s = slicesOf(key, perMinute, Math.floor(t / windowMs));
+        if (s.used < s.granted) {
+          s.used++;
+          return { allowed: true, retryAfterSeconds: 0 };
+        }
+        if (t < s.refusedUntil) {
+          const decision = decide(s.previous, s.leased + 1, perMinute, t);
+          return { allowed: false, retryAfterSeconds: decision.allowed ? 1 : decision.retryAfterSeconds };
+        }
+        if (failing && !s.leasing && performance.now() - failedAt < failFastMs) throw new RateLimitUnavailableError(unavailableRetrySeconds);
+        s.waiting++;
+        try {
+          await (s.leasing ??= lease(key, s, t));
+        } finally {
+          s.waiting--;
+        }
       }
-      let c = counts.get(key);
-      if (c?.window !== window) {
-        if (c) retire(key, c);
-        // First sight of this key in this minute: count and read the shared figure now.
-        const [row] = await exchange(window, new Map([[key, 1]]));
-        c = { window, previous: row?.previous ?? 0, current: row?.current ?? 1, unsent: 0, sending: 0 };
-        counts.set(key, c);
-        const decision = decide(c.previous, c.current, perMinute, t);
-        // Only admitted requests count, as in memory: a refused one is taken back at the next exchange.
-        if (!decision.allowed) c.unsent = -1;
-        return decision;
-      }
-      const decision = decide(c.previous, c.current + c.sending + c.unsent + 1, perMinute, t);
-      if (decision.allowed) c.unsent++;
-      return decision;
     },
     async close() {
       clearInterval(timer);
-      await syncing;
-      await sync().catch(() => undefined);
+      await ticking;
+      // Slices this replica still holds go back to the minute, for the replicas that stay.
+      const window = Math.floor(now() / windowMs);
+      for (const [key, s] of slices) if (s.window === window && !s.leasing) owe(window, key, s.granted - s.used);
+      slices.clear();
+      await runTick();
     },
   };
 }
