@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { listenLocal } from "./listen.js";
 
 /** How the fake answers a request for one upstream model name. */
-export type Behavior = "ok" | "no-usage" | "fail-500" | "reset" | "rate-limited" | "bad-request" | "cut" | "stall" | "slow" | "drip" | "malformed-json";
+export type Behavior = "ok" | "no-usage" | "over-usage" | "fail-500" | "reset" | "rate-limited" | "bad-request" | "cut" | "stall" | "slow" | "drip" | "malformed-json";
 
 export interface FakeProvider {
   baseUrl: string;
@@ -14,11 +14,13 @@ export interface FakeProvider {
 }
 
 const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17, prompt_tokens_details: { cached_tokens: 2 } };
+/** What `over-usage` reports whatever `max_tokens` allowed: a provider that bills more than it may produce. */
+export const overUsage = { prompt_tokens: 12, completion_tokens: 2000, total_tokens: 2012 };
 
 /**
  * An OpenAI-compatible provider on 127.0.0.1: the upstream model name picks the behaviour, so one fake can
- * succeed, fail with 500 or 429 + Retry-After, reset the connection, cut a stream after two chunks, pause a stream
- * for 4 s after its first chunk, or stall until the caller aborts.
+ * succeed, report more completion tokens than it was allowed, fail with 500 or 429 + Retry-After, reset the
+ * connection, cut a stream after two chunks, pause a stream for 4 s after its first chunk, or stall until the caller aborts.
  */
 export async function startFakeProvider(name: string, behaviorOf: (model: string) => Behavior = (m) => m as Behavior): Promise<FakeProvider> {
   const fake: FakeProvider = { baseUrl: "", requests: [], aborted: 0, stop: async () => {} };
@@ -48,7 +50,7 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
           model: body.model,
           system_fingerprint: "fp_fake",
           choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }],
-          ...(behavior === "no-usage" ? {} : { usage }),
+          ...(behavior === "no-usage" ? {} : { usage: behavior === "over-usage" ? overUsage : usage }),
         }),
       );
       return;
@@ -67,7 +69,7 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
     }
     res.write(frame([{ index: 0, delta: {}, finish_reason: "stop" }]));
     const wantsUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage;
-    if (wantsUsage && behavior !== "no-usage") res.write(frame([], { usage }));
+    if (wantsUsage && behavior !== "no-usage") res.write(frame([], { usage: behavior === "over-usage" ? overUsage : usage }));
     res.end("data: [DONE]\n\n");
   });
   Object.assign(fake, await listenLocal(server));

@@ -12,6 +12,8 @@ export interface TestGateway {
   baseUrl: string;
   apiUrl: string;
   standalone: Standalone;
+  /** The gateway's own Postgres database, for reading a service's rows; undefined with embedded PGlite. */
+  databaseUrl: string | undefined;
   /** Calls the API with a key; returns status, headers and parsed JSON body. */
   call(method: string, path: string, options?: { key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<TestResponse>;
   stop(): Promise<void>;
@@ -45,6 +47,7 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     baseUrl,
     apiUrl,
     standalone,
+    databaseUrl: database.url,
     async call(method, path, options = {}) {
       const key = options.key === undefined ? bootstrapKey : options.key;
       const headers: Record<string, string> = { ...options.headers };

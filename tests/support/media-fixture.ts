@@ -100,7 +100,7 @@ export async function speak(text: string): Promise<Buffer> {
 }
 
 /** A 440 Hz tone as a 16-bit mono PCM WAV. */
-function tone(rate: number, seconds: number): Buffer {
+export function tone(rate: number, seconds: number): Buffer {
   const samples = Math.round(rate * seconds);
   const wav = Buffer.alloc(44 + samples * 2);
   wav.write("RIFF", 0, "latin1");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { commonEnv, ConfigError, parseEnv, port } from "./config.js";
+import { commonEnv, ConfigError, envFlag, parseEnv, port } from "./config.js";
 
 describe("parseEnv", () => {
   const schema = z.object({ ...commonEnv, PORT: port(8080) });
@@ -23,5 +23,19 @@ describe("parseEnv", () => {
       expect(message).toMatch(/LOG_LEVEL:/);
       expect(message).toMatch(/SWITCHYARD_INTERNAL_SECRET: must be at least 32 characters/);
     }
+  });
+});
+
+describe("envFlag", () => {
+  const schema = z.object({ OFF: envFlag(false), ON: envFlag(true) });
+
+  it("reads true/1 and false/0, and defaults when unset", () => {
+    expect(parseEnv(schema, {})).toEqual({ OFF: false, ON: true });
+    expect(parseEnv(schema, { OFF: "1", ON: "0" })).toEqual({ OFF: true, ON: false });
+    expect(parseEnv(schema, { OFF: "true", ON: "false" })).toEqual({ OFF: true, ON: false });
+  });
+
+  it("refuses anything else at start", () => {
+    expect(() => parseEnv(schema, { OFF: "yes" })).toThrow(/OFF:/);
   });
 });

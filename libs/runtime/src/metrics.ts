@@ -118,6 +118,18 @@ export const metrics = {
     labelNames: ["consumer"] as const,
     registers: [registry],
   }),
+  spendOverruns: new Counter({
+    name: "switchyard_spend_overruns_total",
+    help: "Generations whose provider reported usage costing more than the worst case held for them, by provider, model and what was charged: held (capped at the hold) or reported (SPEND_CHARGE_BEYOND_HOLD)",
+    labelNames: ["service", "provider", "model", "charged"] as const,
+    registers: [registry],
+  }),
+  spendOverrunUsd: new Counter({
+    name: "switchyard_spend_overrun_usd_total",
+    help: "Both figures of those generations, summed in USD: figure=held, the worst case held; figure=reported, the reported usage at the endpoint's prices",
+    labelNames: ["service", "provider", "model", "figure"] as const,
+    registers: [registry],
+  }),
   serverToolCalls: new Counter({
     name: "switchyard_server_tool_calls_total",
     help: "Server tool calls the agent loop ran, by tool and whether they produced a result",

@@ -1,4 +1,4 @@
-import { commonEnv, parseEnv, port } from "@switchyard/runtime";
+import { commonEnv, envFlag, parseEnv, port } from "@switchyard/runtime";
 import { z } from "zod";
 
 export const inferenceEnv = z.object({
@@ -11,6 +11,11 @@ export const inferenceEnv = z.object({
   IDENTITY_URL: z.url().default("http://127.0.0.1:8081"),
   /** How long past the request deadline an unsettled spend hold waits for its completion event before it expires. */
   SPEND_HOLD_GRACE_MS: z.coerce.number().int().min(1000).default(300_000),
+  /**
+   * Charge what a provider reports even when it is more than the worst case held for the request (more tokens
+   * than `max_tokens` allowed): off, such a generation is charged the held amount, so no limit is overrun.
+   */
+  SPEND_CHARGE_BEYOND_HOLD: envFlag(false),
   /** One deadline for every attempt of a request, first byte to last. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
   /** How long a finished generation waits for others to share its database transaction. */

@@ -17,6 +17,8 @@ export interface InferenceDeps {
   holds: SpendHolds;
   /** How long a hold lives unsettled: the request deadline plus time for its completion event to arrive. */
   holdTtlMs: number;
+  /** Charge a provider's reported usage even past the worst case held for it (`SPEND_CHARGE_BEYOND_HOLD`). */
+  chargeBeyondHold: boolean;
   /** Where provider keys are read (`api_key_env` names, `<SLUG>_API_KEY`). */
   env: Record<string, string | undefined>;
   cooldowns: Cooldowns;

@@ -2,7 +2,7 @@ import type { ChatUsage, FinishReason, OpenRouterMetadata } from "@switchyard/co
 import { picoToUsd } from "@switchyard/runtime";
 import { costOf, estimateTokens, type Cost } from "./cost.js";
 import type { UpstreamUsage } from "./providers/types.js";
-import type { Candidate } from "@switchyard/upstream";
+import type { Candidate, Charge } from "@switchyard/upstream";
 
 const finishReasons = new Set<FinishReason>(["stop", "length", "tool_calls", "content_filter", "error"]);
 
@@ -29,14 +29,20 @@ export function normalizeFinishReason(native: unknown): FinishReason | null {
   return nativeReasons[value] ?? "stop";
 }
 
-export interface Accounted {
+export interface Priced {
   usage: UpstreamUsage;
   estimated: boolean;
+  /** The usage at the endpoint's prices, before the cap at the hold. */
   cost: Cost;
 }
 
+export interface Accounted extends Priced {
+  /** What the key is charged: `cost.total`, capped at the worst case held for the generation. */
+  charge: Charge;
+}
+
 /** Counts what the provider reported, or estimates it from the text (the prompt's is built only then), then prices it with the one function. */
-export function account(candidate: Candidate, reported: UpstreamUsage | undefined, promptText: () => string, completionText: string): Accounted {
+export function account(candidate: Candidate, reported: UpstreamUsage | undefined, promptText: () => string, completionText: string): Priced {
   const usage = reported ?? { promptTokens: estimateTokens(promptText()), completionTokens: estimateTokens(completionText), cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
   const p = candidate.endpoint.pricing;
   const cost = costOf(
@@ -60,7 +66,8 @@ export function usageBody(a: Accounted): ChatUsage {
     total_tokens: a.usage.promptTokens + a.usage.completionTokens,
     prompt_tokens_details: { cached_tokens: a.usage.cachedTokens, ...(a.usage.cacheWriteTokens ? { cache_write_tokens: a.usage.cacheWriteTokens } : {}) },
     completion_tokens_details: { reasoning_tokens: a.usage.reasoningTokens },
-    cost: picoToUsd(a.cost.total),
+    // What the key pays; the details say what the reported usage came to, which is more when it was capped.
+    cost: picoToUsd(a.charge.charged),
     cost_details: {
       upstream_inference_prompt_cost: picoToUsd(a.cost.prompt),
       upstream_inference_completions_cost: picoToUsd(a.cost.completion),

@@ -24,6 +24,7 @@ export interface InferenceStartDeps {
     | "REQUEST_TIMEOUT_MS"
     | "GENERATION_FLUSH_MS"
     | "SPEND_HOLD_GRACE_MS"
+    | "SPEND_CHARGE_BEYOND_HOLD"
     | "SERVER_TOOL_MAX_STEPS"
     | "WEB_SEARCH_KIND"
     | "WEB_SEARCH_URL"
@@ -62,6 +63,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     holds: deps.holds,
     // Identity keeps a hold at most a week.
     holdTtlMs: Math.min(deps.config.REQUEST_TIMEOUT_MS + deps.config.SPEND_HOLD_GRACE_MS, 7 * 86_400_000),
+    chargeBeyondHold: deps.config.SPEND_CHARGE_BEYOND_HOLD,
     env: deps.config.providerEnv,
     cooldowns: createCooldowns(),
     verifyCaller: deps.verifyCaller,

@@ -1,7 +1,5 @@
-import { commonEnv, parseEnv, port } from "@switchyard/runtime";
+import { commonEnv, envFlag, parseEnv, port } from "@switchyard/runtime";
 import { z } from "zod";
-
-const flag = z.enum(["true", "false", "1", "0"]).default("false").transform((v) => v === "true" || v === "1");
 
 export const mediaEnv = z.object({
   ...commonEnv,
@@ -15,6 +13,8 @@ export const mediaEnv = z.object({
   MEDIA_TIMEOUT_MS: z.coerce.number().int().min(1000).default(300_000),
   /** How long past the deadline an unsettled spend hold waits for its completion event before it expires. */
   SPEND_HOLD_GRACE_MS: z.coerce.number().int().min(1000).default(300_000),
+  /** Charge what a provider reports even past the worst case held for the request; off, the held amount is charged. */
+  SPEND_CHARGE_BEYOND_HOLD: envFlag(false),
   /** Largest audio file a transcription takes, in bytes (OpenAI's limit is 25 MB). */
   MAX_AUDIO_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
   /** Largest reference image, fetched or inline, in bytes. */
@@ -22,7 +22,7 @@ export const mediaEnv = z.object({
   /** How long fetching all reference images of one request may take. */
   REFERENCE_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Lets reference URLs reach loopback and private addresses: for development against local servers only. */
-  REFERENCE_FETCH_ALLOW_PRIVATE: flag,
+  REFERENCE_FETCH_ALLOW_PRIVATE: envFlag(false),
 });
 export type MediaConfig = z.infer<typeof mediaEnv> & { providerEnv: Record<string, string | undefined> };
 

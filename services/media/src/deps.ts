@@ -14,6 +14,8 @@ export interface MediaDeps {
   /** Identity's spend holds, asked before every attempt. */
   holds: SpendHolds;
   holdTtlMs: number;
+  /** Charge a provider's reported usage even past the worst case held for it (`SPEND_CHARGE_BEYOND_HOLD`). */
+  chargeBeyondHold: boolean;
   /** Where provider keys are read (`api_key_env` names, `<SLUG>_API_KEY`). */
   env: Record<string, string | undefined>;
   cooldowns: Cooldowns;

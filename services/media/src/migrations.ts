@@ -31,4 +31,9 @@ CREATE TABLE media.generations (
 CREATE INDEX generations_by_key ON media.generations (key_hash, created_at);
 `,
   },
+  {
+    // What the reported usage cost: above cost_usd when the charge was capped at the held worst case.
+    id: "002_upstream_cost",
+    sql: `ALTER TABLE media.generations ADD COLUMN upstream_cost_usd numeric(30, 12);`,
+  },
 ];

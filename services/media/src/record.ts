@@ -1,5 +1,5 @@
 import { picoToDecimal, type Db, type EventSink, type Logger } from "@switchyard/runtime";
-import type { Attempt } from "@switchyard/upstream";
+import type { Attempt, Charge } from "@switchyard/upstream";
 import type { MediaUsage } from "./cost.js";
 
 export interface MediaGeneration {
@@ -16,7 +16,8 @@ export interface MediaGeneration {
   streamed: boolean;
   usage: MediaUsage;
   usageEstimated: boolean;
-  costPico: bigint;
+  /** What the key is charged, and what the reported usage cost before the cap at the hold. */
+  charge: Charge;
   latencyMs: number;
   attempts: Attempt[];
   /** The request's `trace`, which the completed event carries to broadcast destinations. */
@@ -29,17 +30,18 @@ export interface MediaGeneration {
  * written is logged with everything needed to charge it by hand, and its hold expires.
  */
 export async function recordGeneration(deps: { db: Db; events: EventSink; logger: Logger }, g: MediaGeneration): Promise<void> {
-  const cost = picoToDecimal(g.costPico);
+  const cost = picoToDecimal(g.charge.charged);
+  const upstreamCost = picoToDecimal(g.charge.reported);
   for (let attempt = 0; ; attempt++) {
     try {
       await deps.db.transaction(async (tx) => {
         await tx.query(
           `INSERT INTO media.generations (id, kind, key_hash, organization_id, workspace_id, request_id, model, provider, status, streamed,
-             seconds, images, prompt_tokens, completion_tokens, usage_estimated, cost_usd, latency_ms, attempts)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (id) DO NOTHING`,
+             seconds, images, prompt_tokens, completion_tokens, usage_estimated, cost_usd, upstream_cost_usd, latency_ms, attempts)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) ON CONFLICT (id) DO NOTHING`,
           [g.id, g.kind, g.keyHash, g.organizationId, g.workspaceId, g.requestId, g.model, g.provider, g.status, g.streamed,
             g.usage.seconds ?? null, g.usage.images ?? null, g.usage.promptTokens + (g.usage.audioTokens ?? 0), g.usage.completionTokens, g.usageEstimated, cost,
-            g.latencyMs, JSON.stringify(g.attempts)],
+            upstreamCost, g.latencyMs, JSON.stringify(g.attempts)],
         );
         const data = {
           generation_id: g.id,
@@ -68,7 +70,7 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
       return;
     } catch (error) {
       if (attempt >= 4) {
-        deps.logger.error({ err: error, generation: { ...g, costPico: undefined, cost } }, "media generation could not be recorded; charge it by hand");
+        deps.logger.error({ err: error, generation: { ...g, charge: undefined, cost, upstreamCost } }, "media generation could not be recorded; charge it by hand");
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));

@@ -1,6 +1,7 @@
 import { sessionIdHeader, type ProviderPreferences, type SpendBudget } from "@switchyard/contracts";
 import { badRequest, callerOf, forbidden, HttpError, type Caller } from "@switchyard/runtime";
 import {
+  capCharge,
   firstAccepting,
   newGenerationId,
   orderCandidates,
@@ -8,9 +9,11 @@ import {
   upstreamFailure,
   type Attempt,
   type Candidate,
+  type Charge,
   type UpstreamTarget,
 } from "@switchyard/upstream";
 import type { Request, Response } from "express";
+import { mediaCost, type MediaUsage } from "./cost.js";
 import type { MediaDeps } from "./deps.js";
 import { reserveMedia } from "./spend.js";
 
@@ -103,6 +106,12 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
   };
 }
 
+/** The endpoint serving a generation and the worst case its attempt held: the most the generation is charged. */
+export interface Served {
+  candidate: Candidate;
+  held: bigint;
+}
+
 /**
  * Tries the endpoints in order, holding each attempt's worst case first. When none accepts, the hold is
  * released and the caller hears the most telling failure (402/403 from the hold, 429, 502, 524, 529).
@@ -111,14 +120,18 @@ export async function firstAccepted<P, T>(
   run: MediaRun<P>,
   worstCase: (candidate: Candidate) => bigint,
   call: (provider: P, target: UpstreamTarget, candidate: Candidate) => Promise<T>,
-): Promise<{ result: T; candidate: Candidate }> {
+): Promise<Served & { result: T }> {
   const { deps } = run;
   const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, budgets: run.budgets, ttlMs: deps.holdTtlMs };
+  const held = new Map<Candidate, bigint>();
   try {
-    return await firstAccepting(run.providers, run.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal }, run.attempts, async (provider, target, candidate) => {
-      await reserveMedia(hold, worstCase(candidate));
+    const accepted = await firstAccepting(run.providers, run.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal }, run.attempts, async (provider, target, candidate) => {
+      const amount = worstCase(candidate);
+      await reserveMedia(hold, amount);
+      held.set(candidate, amount);
       return call(provider, target, candidate);
     });
+    return { ...accepted, held: held.get(accepted.candidate)! };
   } catch (error) {
     await releaseHold(run);
     throw error instanceof HttpError ? error : upstreamFailure(error, run.timedOut());
@@ -128,4 +141,18 @@ export async function firstAccepted<P, T>(
 /** Nothing will be charged: the hold goes now instead of expiring. */
 export async function releaseHold(run: MediaRun<unknown>): Promise<void> {
   await run.deps.holds.release(run.generationId).catch((err: unknown) => run.deps.logger.warn({ err, generationId: run.generationId }, "could not release a spend hold; it will expire"));
+}
+
+/** What a generation is charged: its usage at the serving endpoint's prices, capped at what its attempt held. */
+export function chargeFor(run: MediaRun<unknown>, served: Served, usage: MediaUsage): Charge {
+  return capCharge({
+    logger: run.deps.logger,
+    generationId: run.generationId,
+    provider: served.candidate.endpoint.provider,
+    model: served.candidate.model,
+    held: served.held,
+    reported: mediaCost(served.candidate.endpoint.pricing, usage),
+    beyondHold: run.deps.chargeBeyondHold,
+    usage: { ...usage },
+  });
 }

@@ -19,6 +19,7 @@ export interface MediaStartDeps {
     | "MAX_UPLOAD_BYTES"
     | "MEDIA_TIMEOUT_MS"
     | "SPEND_HOLD_GRACE_MS"
+    | "SPEND_CHARGE_BEYOND_HOLD"
     | "MAX_AUDIO_BYTES"
     | "MAX_REFERENCE_BYTES"
     | "REFERENCE_FETCH_TIMEOUT_MS"
@@ -48,6 +49,7 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     holds: deps.holds,
     // Identity keeps a hold at most a week.
     holdTtlMs: Math.min(config.MEDIA_TIMEOUT_MS + config.SPEND_HOLD_GRACE_MS, 7 * 86_400_000),
+    chargeBeyondHold: config.SPEND_CHARGE_BEYOND_HOLD,
     env: config.providerEnv,
     cooldowns: createCooldowns(),
     transcribers,

@@ -30,7 +30,7 @@ const generation = (id: string): FinishedGeneration => ({
   reasoningTokens: 0,
   cachedTokens: 0,
   usageEstimated: false,
-  costPico: 123_000_000n,
+  charge: { charged: 123_000_000n, reported: 123_000_000n },
   latencyMs: null,
   generationTimeMs: 3,
   serviceTier: null,
@@ -57,7 +57,7 @@ describe("generation recorder", () => {
     const recorder = createRecorder({ db, events: outboxSink(schema, relay), logger, flushMs: 50 });
     const before = writes;
     for (let i = 0; i < 30; i++) recorder.record(generation(`gen-batch-${i}`));
-    expect(recorder.pending("gen-batch-7")?.generation.costPico).toBe(123_000_000n);
+    expect(recorder.pending("gen-batch-7")?.generation.charge.charged).toBe(123_000_000n);
     await recorder.stop();
     expect(writes - before).toBe(1);
     expect(await rows()).toBe(30);

@@ -1,4 +1,4 @@
-import type { Attempt } from "@switchyard/upstream";
+import type { Attempt, Charge } from "@switchyard/upstream";
 export type { Attempt } from "@switchyard/upstream";
 import type { Generation } from "@switchyard/contracts";
 import { notFound, picoToDecimal, picoToUsd, toPico, type EventSink, type OutboxInsertion, type Queryable } from "@switchyard/runtime";
@@ -26,7 +26,8 @@ export interface FinishedGeneration {
   reasoningTokens: number;
   cachedTokens: number;
   usageEstimated: boolean;
-  costPico: bigint;
+  /** What the key is charged, and what the reported usage cost before the cap at the hold. */
+  charge: Charge;
   latencyMs: number | null;
   generationTimeMs: number;
   serviceTier: string | null;
@@ -65,8 +66,8 @@ const row = (g: FinishedGeneration) => ({
   cached_tokens: g.cachedTokens,
   usage_estimated: g.usageEstimated,
   // Exact decimal strings: JSON numbers would pass through binary floating point.
-  cost_usd: picoToDecimal(g.costPico),
-  upstream_cost_usd: picoToDecimal(g.costPico),
+  cost_usd: picoToDecimal(g.charge.charged),
+  upstream_cost_usd: picoToDecimal(g.charge.reported),
   latency_ms: g.latencyMs,
   generation_time_ms: g.generationTimeMs,
   service_tier: g.serviceTier,
@@ -89,7 +90,7 @@ const completedEvent = (g: FinishedGeneration) => ({
     prompt_tokens: g.promptTokens,
     completion_tokens: g.completionTokens,
     usage_estimated: g.usageEstimated,
-    cost_usd: picoToDecimal(g.costPico),
+    cost_usd: picoToDecimal(g.charge.charged),
     is_byok: false,
     ...(g.trace ? { trace: g.trace } : {}),
     finish_reason: g.finishReason,
@@ -132,6 +133,8 @@ export interface GenerationRow {
   reasoning_tokens: number;
   cached_tokens: number;
   cost_usd: string;
+  /** The reported usage's cost: more than `cost_usd` when the charge was capped at the hold. */
+  upstream_cost_usd: string | null;
   latency_ms: number | null;
   generation_time_ms: number;
   service_tier: string | null;
@@ -160,7 +163,7 @@ export const readableBy = (scope: GenerationScope, g: { organizationId: string; 
 export async function getGeneration(db: Queryable, scope: GenerationScope, id: string): Promise<Generation> {
   const [r] = await db.query<GenerationRow>(
     `SELECT id, request_id, session_id, workspace_id::text, model, provider, upstream_id, status, streamed, finish_reason,
-       native_finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cost_usd::text, latency_ms,
+       native_finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cost_usd::text, upstream_cost_usd::text, latency_ms,
        generation_time_ms, service_tier, data_region, attempts, created_at
      FROM inference.generations WHERE id = $1 AND organization_id = $2 AND ($3::uuid IS NULL OR workspace_id = $3::uuid)`,
     [id, scope.organizationId, scope.workspaceId ?? null],
@@ -215,6 +218,7 @@ export function toGeneration(r: GenerationRow): Generation {
     usage: cost,
     total_cost: cost,
     cache_discount: null,
-    upstream_inference_cost: cost,
+    // The reported usage at the endpoint's prices: above `total_cost` when the charge was capped at the hold.
+    upstream_inference_cost: r.upstream_cost_usd === null ? cost : picoToUsd(toPico(r.upstream_cost_usd)),
   };
 }

@@ -34,6 +34,7 @@ function sum(a: Accounted | undefined, b: Accounted): Accounted {
     usage: { promptTokens: u("promptTokens"), completionTokens: u("completionTokens"), cachedTokens: u("cachedTokens"), cacheWriteTokens: u("cacheWriteTokens"), reasoningTokens: u("reasoningTokens") },
     estimated: a.estimated || b.estimated,
     cost: { prompt: c("prompt"), completion: c("completion"), request: c("request"), total: c("total") },
+    charge: { charged: a.charge.charged + b.charge.charged, reported: a.charge.reported + b.charge.reported },
   };
 }
 
@@ -56,6 +57,7 @@ function turnContext(context: ChatContext, tools: DeclaredTools, step: number, m
     body,
     dropped: new Map(),
     sentBody: new Map(),
+    held: new Map(),
     inFlight: undefined,
     attempts: [],
   };
@@ -179,7 +181,7 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
       const fired = conditions
         ? firedCondition(conditions, {
             steps: step + 1,
-            costPico: total.cost.total,
+            costPico: total.charge.charged,
             tokens: total.usage.promptTokens + total.usage.completionTokens,
             calledTools: turn.toolCalls.flatMap((c) => {
               const tool = tools.server.get(c.function.name);

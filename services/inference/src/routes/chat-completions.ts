@@ -38,6 +38,8 @@ export interface ChatContext {
   dropped: Map<Candidate, string[]>;
   /** The exact body each tried endpoint was sent. */
   sentBody: Map<Candidate, Record<string, unknown>>;
+  /** The worst case held for each tried endpoint: the most its generation is charged. */
+  held: Map<Candidate, bigint>;
   /** The candidate whose request is under way, for accounting a request the client abandons. */
   inFlight: Candidate | undefined;
   attempts: Attempt[];
@@ -127,6 +129,7 @@ export const chatCompletionsRoute =
       plugins,
       dropped: new Map(),
       sentBody: new Map(),
+      held: new Map(),
       inFlight: undefined,
       attempts: [],
       signal,
@@ -174,7 +177,7 @@ export async function accepted<T>(
       context.attempts,
       async (provider, target, candidate) => {
         const body = bodyFor(context, candidate);
-        await reserve(hold, candidate.endpoint, body);
+        context.held.set(candidate, await reserve(hold, candidate.endpoint, body));
         context.inFlight = candidate;
         return call(provider, target, body);
       },

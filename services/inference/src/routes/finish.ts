@@ -1,6 +1,6 @@
 import { account, metadataBody, type Accounted } from "../responses.js";
 import type { UpstreamUsage } from "../providers/types.js";
-import type { Candidate } from "@switchyard/upstream";
+import { capCharge, type Candidate } from "@switchyard/upstream";
 import { abandoned, type ChatContext } from "./chat-completions.js";
 
 export interface Outcome {
@@ -16,11 +16,25 @@ export interface Outcome {
 }
 
 /**
- * Prices the outcome with the one cost function and queues its record and event (committed together a
- * few milliseconds later, in a batch); returns the figures for the answer.
+ * Prices the outcome with the one cost function, caps the charge at the worst case held for it, and queues
+ * its record and event (committed together a few milliseconds later, in a batch); returns the figures for
+ * the answer. Every chat route (buffered, streamed, each turn of the agent loop) settles here.
  */
 export function finish(context: ChatContext, outcome: Outcome): Accounted {
-  const accounted = account(outcome.candidate, outcome.usage, () => JSON.stringify(context.body.messages), outcome.completionText);
+  const { candidate } = outcome;
+  const priced = account(candidate, outcome.usage, () => JSON.stringify(context.body.messages), outcome.completionText);
+  const { usage } = priced;
+  const charge = capCharge({
+    logger: context.deps.logger,
+    generationId: context.generationId,
+    provider: candidate.endpoint.provider,
+    model: candidate.model,
+    held: context.held.get(candidate),
+    reported: priced.cost.total,
+    beyondHold: context.deps.chargeBeyondHold,
+    usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, reasoningTokens: usage.reasoningTokens, cachedTokens: usage.cachedTokens },
+  });
+  const accounted = { ...priced, charge };
   context.deps.recorder.record({
     id: context.generationId,
     keyHash: context.caller.keyHash,
@@ -43,7 +57,7 @@ export function finish(context: ChatContext, outcome: Outcome): Accounted {
     reasoningTokens: accounted.usage.reasoningTokens,
     cachedTokens: accounted.usage.cachedTokens,
     usageEstimated: accounted.estimated,
-    costPico: accounted.cost.total,
+    charge,
     latencyMs: outcome.firstTokenMs,
     generationTimeMs: Math.round(performance.now() - context.started),
     serviceTier: outcome.serviceTier,

@@ -6,13 +6,14 @@ import { affordableTokens, worstCase } from "./worst-case.js";
 export type { HoldContext, SpendHolds } from "@switchyard/upstream";
 
 /**
- * Reserves the worst case of an attempt on `endpoint` before the provider is called. Refused: 403 `Key limit
- * exceeded` when the key's settled spend has reached its limit, else 402 with the tokens the rest can pay for.
+ * Reserves the worst case of an attempt on `endpoint` before the provider is called, and returns it: the most
+ * the attempt may be charged. Refused: 403 `Key limit exceeded` when the key's settled spend has reached its
+ * limit, else 402 with the tokens the rest can pay for.
  */
-export async function reserve(context: HoldContext, endpoint: ResolvedEndpoint, body: Record<string, unknown>): Promise<void> {
+export async function reserve(context: HoldContext, endpoint: ResolvedEndpoint, body: Record<string, unknown>): Promise<bigint> {
   const worst = worstCase(endpoint, body);
   const refused = await requestHold(context, worst.amount);
-  if (!refused) return;
+  if (!refused) return worst.amount;
   const affordable = affordableTokens(worst, toPico(refused.remaining_usd));
   throw new HttpError(
     "payment_required",

@@ -5,7 +5,7 @@ import type { Response } from "express";
 import { imageTokensBound, mediaCost, referenceTokens, type MediaUsage } from "../cost.js";
 import type { ImageCall, ImageProvider, ReferenceImage, UpstreamImages } from "../providers/types.js";
 import { recordGeneration, type MediaGeneration } from "../record.js";
-import type { MediaRun } from "../run.js";
+import { chargeFor, type MediaRun, type Served } from "../run.js";
 
 /** The provider-neutral call: a size tier is a resolution, explicit pixels stay pixels, `auto` means no ratio. */
 export function imageCall(request: ImageGenerationRequest, references: ReferenceImage[], options: Record<string, unknown>): ImageCall {
@@ -54,7 +54,7 @@ export function imageUsage(call: ImageCall, images: number, reported: { promptTo
 }
 
 /** What recording one image generation needs beside its usage and cost. */
-export const imageRecord = (run: MediaRun<ImageProvider>, candidate: Candidate | undefined, streamed: boolean): Omit<MediaGeneration, "usage" | "usageEstimated" | "costPico" | "status"> => ({
+export const imageRecord = (run: MediaRun<ImageProvider>, candidate: Candidate | undefined, streamed: boolean): Omit<MediaGeneration, "usage" | "usageEstimated" | "charge" | "status"> => ({
   id: run.generationId,
   kind: "image",
   keyHash: run.caller.keyHash,
@@ -71,14 +71,14 @@ export const imageRecord = (run: MediaRun<ImageProvider>, candidate: Candidate |
 });
 
 /** Charges a finished generation and answers with the buffered JSON. */
-export async function sendImages(run: MediaRun<ImageProvider>, call: ImageCall, candidate: Candidate, result: UpstreamImages, res: Response): Promise<void> {
+export async function sendImages(run: MediaRun<ImageProvider>, call: ImageCall, served: Served, result: UpstreamImages, res: Response): Promise<void> {
   const { usage, estimated } = imageUsage(call, result.images.length, result.usage);
-  const cost = mediaCost(candidate.endpoint.pricing, usage);
-  await recordGeneration(run.deps, { ...imageRecord(run, candidate, false), status: "completed", usage, usageEstimated: estimated, costPico: cost });
+  const charge = chargeFor(run, served, usage);
+  await recordGeneration(run.deps, { ...imageRecord(run, served.candidate, false), status: "completed", usage, usageEstimated: estimated, charge });
   res.json({
     created: Math.floor(Date.now() / 1000),
     data: result.images.map((image) => ({ b64_json: image.b64, media_type: image.mediaType })),
-    usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens, cost: picoToUsd(cost) },
+    usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens, cost: picoToUsd(charge.charged) },
   });
 }
 

@@ -1,11 +1,10 @@
 import { metrics, picoToUsd } from "@switchyard/runtime";
 import type { Candidate } from "@switchyard/upstream";
 import type { Response } from "express";
-import { mediaCost } from "../cost.js";
 import type { GeneratedImage, ImageCall, ImageProvider, ImageUsage } from "../providers/types.js";
 import { recordGeneration } from "../record.js";
 import { imageRecord, imageUsage, sendImages } from "./generation.js";
-import { firstAccepted, type MediaRun } from "../run.js";
+import { chargeFor, firstAccepted, type MediaRun } from "../run.js";
 
 const keepAliveMs = 10_000;
 const frame = (event: Record<string, unknown>) => `data: ${JSON.stringify(event)}\n\n`;
@@ -23,12 +22,12 @@ export async function streamImages(
   worstCase: (c: Candidate) => bigint,
   res: Response,
 ): Promise<void> {
-  const { result, candidate } = await firstAccepted(run, worstCase, async (provider, target, c) =>
+  const { result, ...served } = await firstAccepted(run, worstCase, async (provider, target, c) =>
     provider.stream
       ? { kind: "stream" as const, parts: await provider.stream(callFor(c.endpoint.provider), target, run.signal) }
       : { kind: "buffered" as const, images: await provider.generate(callFor(c.endpoint.provider), target, run.signal) },
   );
-  if (result.kind === "buffered") return sendImages(run, call, candidate, result.images, res);
+  if (result.kind === "buffered") return sendImages(run, call, served, result.images, res);
 
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   res.flushHeaders();
@@ -48,18 +47,18 @@ export async function streamImages(
   } finally {
     clearInterval(keepAlive);
   }
-  const charged = imageUsage(call, images.length, usage);
-  const cost = mediaCost(candidate.endpoint.pricing, charged.usage);
+  const used = imageUsage(call, images.length, usage);
+  const charge = chargeFor(run, served, used.usage);
   const status = run.signal.aborted ? "cancelled" : failure !== undefined ? "error" : "completed";
   metrics.streamDuration.observe({ service: "media", status }, (performance.now() - run.started) / 1000);
-  await recordGeneration(run.deps, { ...imageRecord(run, candidate, true), status, usage: charged.usage, usageEstimated: charged.estimated, costPico: cost });
+  await recordGeneration(run.deps, { ...imageRecord(run, served.candidate, true), status, usage: used.usage, usageEstimated: used.estimated, charge });
   if (res.writableEnded || res.destroyed) return;
   if (status !== "completed") {
     res.end(frame({ type: "error", error: { message: `Provider returned error: ${failure ?? "stream ended"}`, code: "502" } }));
     return;
   }
   const created = Math.floor(Date.now() / 1000);
-  const total = { prompt_tokens: charged.usage.promptTokens, completion_tokens: charged.usage.completionTokens, total_tokens: charged.usage.promptTokens + charged.usage.completionTokens, cost: picoToUsd(cost) };
+  const total = { prompt_tokens: used.usage.promptTokens, completion_tokens: used.usage.completionTokens, total_tokens: used.usage.promptTokens + used.usage.completionTokens, cost: picoToUsd(charge.charged) };
   images.forEach((image, index) => {
     const last = index === images.length - 1;
     res.write(frame({ type: "image_generation.completed", b64_json: image.b64, created, media_type: image.mediaType, ...(last ? { usage: total } : {}) }));

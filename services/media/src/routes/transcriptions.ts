@@ -4,7 +4,7 @@ import { audioTokensPerSecond, mediaCost, transcriptTokensPerSecond, type MediaU
 import type { MediaDeps } from "../deps.js";
 import type { UpstreamTranscription } from "../providers/types.js";
 import { recordGeneration } from "../record.js";
-import { firstAccepted, startRun } from "../run.js";
+import { chargeFor, firstAccepted, startRun } from "../run.js";
 import { wavSeconds, worstCaseSeconds } from "../transcription/audio.js";
 import { readTranscription } from "../transcription/request.js";
 
@@ -43,8 +43,9 @@ export const transcriptionsRoute =
       unfit: (provider) => (input.verbose && !provider.verbose ? "no timestamps for verbose_json" : undefined),
       trace: input.trace,
     });
-    const seconds = worstCaseSeconds(input.audio.bytes);
-    const { result: answer, candidate } = await firstAccepted(
+    // A provider may bill whole seconds, rounded up: the hold is the ceiling of the charge, so it covers that.
+    const seconds = Math.ceil(worstCaseSeconds(input.audio.bytes));
+    const { result: answer, ...served } = await firstAccepted(
       run,
       (c) =>
         mediaCost(c.endpoint.pricing, {
@@ -68,7 +69,7 @@ export const transcriptionsRoute =
         ),
     );
     const { usage, estimated } = usageOf(answer, input.audio.bytes);
-    const cost = mediaCost(candidate.endpoint.pricing, usage);
+    const charge = chargeFor(run, served, usage);
     await recordGeneration(deps, {
       id: run.generationId,
       kind: "transcription",
@@ -78,12 +79,12 @@ export const transcriptionsRoute =
       guardrailIds: run.guardrailIds,
       requestId: run.requestId,
       model: run.model,
-      provider: candidate.endpoint.provider,
+      provider: served.candidate.endpoint.provider,
       status: "completed",
       streamed: false,
       usage,
       usageEstimated: estimated,
-      costPico: cost,
+      charge,
       latencyMs: Math.round(performance.now() - run.started),
       attempts: run.attempts,
       trace: run.trace,
@@ -91,7 +92,7 @@ export const transcriptionsRoute =
     res.json({
       text: answer.text,
       usage: {
-        cost: picoToUsd(cost),
+        cost: picoToUsd(charge.charged),
         input_tokens: usage.audioTokens ?? 0,
         output_tokens: usage.completionTokens,
         seconds: Math.round((usage.seconds ?? 0) * 1000) / 1000,
