@@ -12,6 +12,7 @@ export class OAuthFailure extends Error {
     readonly body: OAuthError,
     /** Why, for the operator's log only. */
     readonly reason: string = body.error_description,
+    readonly headers: Record<string, string> = {},
   ) {
     super(body.error_description);
   }
@@ -60,7 +61,12 @@ export async function exchangeToken(deps: ExchangeDeps, body: TokenExchangeBody)
     });
   } catch (error) {
     if (error instanceof IssuerUnavailable) {
-      throw new OAuthFailure(503, { error: "temporarily_unavailable", error_description: "The issuer's keys could not be fetched; retry later" }, error.message);
+      throw new OAuthFailure(
+        503,
+        { error: "temporarily_unavailable", error_description: "The issuer's keys could not be fetched; retry later" },
+        error.message,
+        { "Retry-After": String(error.retryAfterSeconds) },
+      );
     }
     if (error instanceof SubjectTokenRejected) throw notAccepted(error.message);
     throw error;
