@@ -18,11 +18,13 @@ let policyId: string;
 const grantType = "urn:ietf:params:oauth:grant-type:token-exchange";
 const jwtType = "urn:ietf:params:oauth:token-type:jwt";
 const sub = "repo:acme/app:ref:refs/heads/main";
+/** Identity keeps its signing key sealed with it; with DATABASE_URL none is made up. */
+const encryptionKey = "federation-test-encryption-secret-0123456789";
 
 beforeAll(async () => {
   alpha = await startFakeProvider("alpha");
   issuer = await startTestIssuer({ alg: "ES256" });
-  gw = await startTestGateway({ ...(await catalogEnv(spendCatalog(alpha.baseUrl))), FEDERATION_ALLOW_INSECURE_ISSUERS: "true", FEDERATION_EXCHANGES_PER_MINUTE: "1000", FEDERATION_KEYS_REFRESH_MS: "1000" });
+  gw = await startTestGateway({ ...(await catalogEnv(spendCatalog(alpha.baseUrl))), FEDERATION_ALLOW_INSECURE_ISSUERS: "true", SWITCHYARD_ENCRYPTION_KEY: encryptionKey, FEDERATION_EXCHANGES_PER_MINUTE: "1000", FEDERATION_KEYS_REFRESH_MS: "1000" });
   h = spendHelpers(gatewayDriver(gw, alpha));
   target = await h.newKey({ name: "ci" });
   policyId = await createPolicy({ claim_conditions: [{ claim: "sub", matches: "repo:acme/app:ref:refs/heads/*" }] });
@@ -215,7 +217,7 @@ describe("POST /oauth/token", () => {
 
 describe("rate limits of the token exchange", () => {
   it("answers 429 past the per-policy limit", async () => {
-    const limited = await startTestGateway({ ...(await catalogEnv(spendCatalog(alpha.baseUrl))), FEDERATION_ALLOW_INSECURE_ISSUERS: "true", FEDERATION_EXCHANGES_PER_MINUTE: "2" });
+    const limited = await startTestGateway({ ...(await catalogEnv(spendCatalog(alpha.baseUrl))), FEDERATION_ALLOW_INSECURE_ISSUERS: "true", SWITCHYARD_ENCRYPTION_KEY: encryptionKey, FEDERATION_EXCHANGES_PER_MINUTE: "2" });
     try {
       const key = await limited.call("POST", "/keys", { body: { name: "t" } });
       const policy = await limited.call("POST", "/federation-policies", {

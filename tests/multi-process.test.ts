@@ -69,6 +69,8 @@ beforeAll(async () => {
     PORT: String(identityPort),
     SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey,
     FEDERATION_ALLOW_INSECURE_ISSUERS: "true",
+    // Seals the access-token signing key; with DATABASE_URL identity makes none up.
+    SWITCHYARD_ENCRYPTION_KEY: "multi-process-test-encryption-secret-0123456789",
   });
   await identity.waitFor(/identity listening/, 45_000);
   const identityUrl = `http://127.0.0.1:${identityPort}`;

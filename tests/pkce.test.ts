@@ -103,6 +103,21 @@ describe("POST /auth/keys", () => {
     }
   });
 
+  it("revokes the key a code minted when the code is used again (RFC 6749 §4.1.2)", async () => {
+    const code = await createCode({ code_challenge: s256(verifier), code_challenge_method: "S256" });
+    const first = await exchange({ code, code_verifier: verifier });
+    expect(first.status).toBe(200);
+    const key = String(first.body.key);
+    expect((await gw.call("GET", "/key", { key })).status).toBe(200);
+    // Without the verifier a replay is refused but changes nothing: a stolen code alone cannot revoke.
+    expect(await exchange({ code })).toMatchObject({ status: 403, body: invalidCode });
+    expect((await gw.call("GET", "/key", { key })).status).toBe(200);
+    expect(await exchange({ code, code_verifier: verifier })).toMatchObject({ status: 403, body: invalidCode });
+    const revoked = await gw.call("GET", "/key", { key });
+    expect(revoked.status).toBe(401);
+    expect(revoked.body.error?.message).toBe("API key is disabled");
+  });
+
   it("yields exactly one key from ten concurrent exchanges of one code", async () => {
     const code = await createCode({ code_challenge: s256(verifier), code_challenge_method: "S256" });
     const results = await Promise.all(Array.from({ length: 10 }, () => exchange({ code, code_verifier: verifier })));
@@ -143,6 +158,8 @@ describe("POST /auth/keys/code", () => {
     "https://myapp.com@evil.com/cb",
     "http://127.0.0.1.evil.com/cb",
     "http://evil.com#@localhost",
+    "https://myapp.com/cb#fragment",
+    "http://localhost:3000/callback#",
     "http://127.1/cb",
     "http://[::1]:3000/cb",
     "http://localhost:3000\\@evil.com",

@@ -4,14 +4,16 @@ import { isoTimestamp, limitReset, uuid } from "./common.js";
 const loopbackHosts = new Set(["localhost", "127.0.0.1"]);
 
 /**
- * Redirect targets: every https URL, or http on localhost/127.0.0.1 (on whatever port) for local CLI tools.
+ * Redirect targets: every https URL, or http on localhost/127.0.0.1 (on whatever port) for local CLI tools,
+ * never with a fragment (RFC 6749 §3.1.2: the code is appended as a query parameter, and a fragment would
+ * hide it from the server and keep it in the browser's history).
  * URL parsers disagree on backslashes, whitespace, control characters, userinfo and missing slashes
  * (`http://localhost:1\@evil.com` is localhost to one and evil.com to another), so those are refused:
  * what is left has the same host for every parser that later reads the stored string.
  */
 export function isAllowedCallbackUrl(value: string): boolean {
   const authority = /^https?:\/\/([^/?#]+)/i.exec(value)?.[1];
-  if (!authority || authority.includes("@") || /[\s\\\p{Cc}]/u.test(value)) return false;
+  if (!authority || authority.includes("@") || value.includes("#") || /[\s\\\p{Cc}]/u.test(value)) return false;
   let url: URL;
   try {
     url = new URL(value);
@@ -49,7 +51,7 @@ export const createAuthCodeBody = z.strictObject({
   callback_url: z
     .string()
     .max(2048, "must be at most 2048 characters")
-    .refine(isAllowedCallbackUrl, "must be an https URL, or an http URL on localhost or 127.0.0.1"),
+    .refine(isAllowedCallbackUrl, "must be an https URL, or an http URL on localhost or 127.0.0.1, without a fragment"),
   code_challenge: pkceString.optional(),
   code_challenge_method: codeChallengeMethod.optional(),
   limit: z.number().finite().min(0, "must not be negative").max(1e9, "must be at most 1000000000").optional(),

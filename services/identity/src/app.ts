@@ -21,7 +21,7 @@ import {
   listPoliciesRoute,
   updatePolicyRoute,
 } from "./routes/federation-policies.js";
-import { formBody, oauthTokenRoute } from "./routes/oauth-token.js";
+import { formBody, oauthTokenErrors, oauthTokenOtherMethods, oauthTokenRoute } from "./routes/oauth-token.js";
 import type { LimitCache } from "./spend/limit-cache.js";
 import type { Sealer } from "./provider-keys/sealed.js";
 import { deleteProviderKeyRoute, listProviderKeysRoute, openProviderKeyRoute, putProviderKeyRoute } from "./routes/provider-keys.js";
@@ -70,6 +70,8 @@ export function createApp(deps: IdentityAppDeps): Express {
 
   // The token exchange proves itself with the subject token; the key set is public.
   app.post("/api/v1/oauth/token", formBody, oauthTokenRoute({ db: deps.db, verifier: deps.subjectTokens, tokens: deps.accessTokens, logger: deps.logger, perPolicyPerMinute: deps.federation.exchangesPerPolicyPerMinute }));
+  app.all("/api/v1/oauth/token", oauthTokenOtherMethods);
+  app.use("/api/v1/oauth/token", oauthTokenErrors(deps.logger));
   app.get("/api/v1/oauth/jwks", async (_req, res) => {
     res.set("Cache-Control", "public, max-age=60").json(await deps.accessTokens.jwks());
   });

@@ -192,4 +192,16 @@ CREATE TABLE identity.provider_keys (
 );
 `,
   },
+  {
+    id: "006_sealed_signing_keys",
+    sql: `
+-- Access-token signing keys are sealed like provider keys: a read copy of the database must not be enough
+-- to forge tokens. A row holds its private key either sealed or, until identity next starts with an
+-- encryption secret and seals it, in plain text as earlier versions wrote it.
+ALTER TABLE identity.signing_keys ADD COLUMN sealed_private_jwk text;
+ALTER TABLE identity.signing_keys ALTER COLUMN private_jwk DROP NOT NULL;
+ALTER TABLE identity.signing_keys ADD CONSTRAINT signing_keys_one_private_key
+  CHECK ((private_jwk IS NULL) <> (sealed_private_jwk IS NULL));
+`,
+  },
 ];

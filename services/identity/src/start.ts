@@ -93,7 +93,9 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
   }, sweepEveryMs);
   sweep.unref();
   const relay = startOutboxRelay({ db, schema, bus, logger });
-  const accessTokens = await startAccessTokens(db, logger);
+  const secret = await encryptionSecret(deps.config);
+  const sealer = secret ? createSealer(secret) : undefined;
+  const accessTokens = await startAccessTokens(db, logger, sealer);
   const allowInsecureIssuers = deps.config.FEDERATION_ALLOW_INSECURE_ISSUERS;
   if (allowInsecureIssuers) logger.warn("FEDERATION_ALLOW_INSECURE_ISSUERS is on: plain-http and private-address issuers are trusted (development only)");
   const events = outboxSink(schema, relay);
@@ -105,8 +107,6 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
   } else if (result.kind === "configured") {
     logger.info("bootstrap management key from SWITCHYARD_BOOTSTRAP_KEY is in place");
   }
-  const secret = await encryptionSecret(deps.config);
-  const sealer = secret ? createSealer(secret) : undefined;
   const app = createApp({
     db,
     sealer,

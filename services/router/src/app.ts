@@ -6,6 +6,8 @@ import {
   HttpError,
   mountHealth,
   pathOf,
+  requestIdHeader,
+  sendOAuthError,
   serviceOf,
   servePlain,
   serviceHeader,
@@ -95,6 +97,9 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
   return (req, res) => {
     const route = routeFor(pathOf(req.url));
     if (!route) return void app(req, res);
-    servePlain(req, res, { logger, service, route: route.prefix, observe: true }, () => forward(route, req, res));
+    const handle = route.oauthErrors
+      ? () => forward(route, req, res).catch((error: unknown) => sendOAuthError(res, error, logger, req.headers[requestIdHeader]))
+      : () => forward(route, req, res);
+    servePlain(req, res, { logger, service, route: route.prefix, observe: true }, handle);
   };
 }

@@ -9,12 +9,15 @@ export interface ServiceRoute {
   public?: boolean;
   /** Routes that take uploads (audio, reference images, files): bodies up to MAX_UPLOAD_BYTES instead of MAX_BODY_BYTES. */
   uploads?: boolean;
+  /** The token endpoint: the router's own refusals (size, rate) answer in RFC 6749's shape, as identity's do. */
+  oauthErrors?: boolean;
 }
 
 /** Which service owns which public path; the first match wins, so a nested prefix comes before its parent. */
 export const serviceRoutes: readonly ServiceRoute[] = [
   { prefix: "/api/v1/auth/keys/code", service: "identity" },
   { prefix: "/api/v1/auth/keys", service: "identity", public: true },
+  { prefix: "/api/v1/oauth/token", service: "identity", public: true, oauthErrors: true },
   { prefix: "/api/v1/oauth", service: "identity", public: true },
   { prefix: "/api/v1/federation-policies", service: "identity" },
   { prefix: "/api/v1/keys", service: "identity" },

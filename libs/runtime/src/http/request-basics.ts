@@ -101,7 +101,7 @@ const isBodyParserError = (error: unknown): error is BodyParserError =>
   typeof error === "object" && error !== null && typeof (error as { type?: unknown }).type === "string";
 
 /** The status, message and metadata an error is answered with; what the client must not see is logged. */
-function describeError(error: unknown, logger: Logger, reqId: unknown, res: ServerResponse) {
+export function describeError(error: unknown, logger: Logger, reqId: unknown, res: ServerResponse) {
   if (error instanceof HttpError) {
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
     // A 5xx that says why (its cause) is logged with it: the client hears only the envelope.

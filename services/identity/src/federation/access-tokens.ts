@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { accessTokenAudience, accessTokenIssuer, type AccessTokenClaims } from "@switchyard/contracts";
 import type { Db, Logger } from "@switchyard/runtime";
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from "jose";
+import type { Sealer } from "../provider-keys/sealed.js";
 
 const algorithm = "ES256";
 /** A signing key signs for this long, then a new one takes over. */
@@ -11,12 +12,16 @@ const publishedAfterRetirementMs = 3_600_000;
 
 interface SigningKeyRow {
   kid: string;
-  private_jwk: JWK;
-  public_jwk: JWK;
+  sealed_private_jwk: string | null;
   created_at: Date;
 }
 
+/** The sealed private key is bound to its kid: copied onto another row, it does not open. */
+const sealContext = (kid: string) => `access-token signing key\0${kid}`;
+
 export interface AccessTokens {
+  /** False without an encryption secret: then no private key is stored or used, and nothing is issued. */
+  readonly canSign: boolean;
   /** Signs an access token acting as `claims.sub` (the target key's hash) for `expiresIn` seconds. */
   issue(claims: Omit<AccessTokenClaims, "jti">, expiresIn: number): Promise<string>;
   /** Public keys of every key whose tokens may still be alive, for the router and the JWKS route. */
@@ -25,51 +30,82 @@ export interface AccessTokens {
   rotate(): Promise<void>;
 }
 
-async function newKey(db: Db): Promise<void> {
+async function newKey(db: Db, sealer: Sealer): Promise<void> {
   const { privateKey, publicKey } = await generateKeyPair(algorithm, { extractable: true });
   const kid = randomBytes(12).toString("base64url");
   const [privateJwk, publicJwk] = await Promise.all([exportJWK(privateKey), exportJWK(publicKey)]);
   await db.transaction(async (tx) => {
     await tx.query(`UPDATE identity.signing_keys SET retired_at = now() WHERE retired_at IS NULL`);
-    await tx.query(`INSERT INTO identity.signing_keys (kid, algorithm, private_jwk, public_jwk) VALUES ($1, $2, $3, $4)`, [
+    await tx.query(`INSERT INTO identity.signing_keys (kid, algorithm, sealed_private_jwk, public_jwk) VALUES ($1, $2, $3, $4)`, [
       kid,
       algorithm,
-      JSON.stringify({ ...privateJwk, kid, alg: algorithm }),
+      sealer.seal(JSON.stringify({ ...privateJwk, kid, alg: algorithm }), sealContext(kid)),
       JSON.stringify({ ...publicJwk, kid, alg: algorithm, use: "sig" }),
     ]);
   });
 }
 
 /**
- * Identity's access-token keys: ES256, kept in its database so every replica signs with the same current
- * key and publishes the same set. A new key is made on first start and every 30 days.
+ * Earlier versions stored private keys in plain text: seal each one in place. Idempotent and safe with
+ * several replicas starting at once (a row another replica sealed first is left alone).
  */
-export async function startAccessTokens(db: Db, logger: Logger): Promise<AccessTokens> {
+async function sealPlainKeys(db: Db, sealer: Sealer): Promise<number> {
+  const plain = await db.query<{ kid: string; private_jwk: JWK }>(`SELECT kid, private_jwk FROM identity.signing_keys WHERE private_jwk IS NOT NULL`);
+  for (const row of plain) {
+    await db.query(`UPDATE identity.signing_keys SET sealed_private_jwk = $2, private_jwk = NULL WHERE kid = $1 AND private_jwk IS NOT NULL`, [
+      row.kid,
+      sealer.seal(JSON.stringify(row.private_jwk), sealContext(row.kid)),
+    ]);
+  }
+  return plain.length;
+}
+
+/** Without a secret nothing can be sealed, so, as with provider keys, no private key is stored at all. */
+const noSecret = () => new Error("access tokens cannot be signed: SWITCHYARD_ENCRYPTION_KEY is not set");
+
+/**
+ * Identity's access-token keys: ES256, kept in its database so every replica signs with the same current
+ * key and publishes the same set. A new key is made on first start and every 30 days. Private keys are
+ * stored sealed with the deployment's encryption secret (`sealer`); without one, tokens already issued
+ * stay verifiable (the public keys are published as before) but no new ones are signed.
+ */
+export async function startAccessTokens(db: Db, logger: Logger, sealer: Sealer | undefined): Promise<AccessTokens> {
   let signer: { kid: string; key: Awaited<ReturnType<typeof importJWK>>; loadedAt: number } | undefined;
 
-  const current = async () => {
+  const current = async (keys: Sealer) => {
     // Re-read now and then, so a rotation by another replica is picked up.
     if (signer && Date.now() - signer.loadedAt < 60_000) return signer;
     const newest = async () =>
       (
         await db.query<SigningKeyRow>(
-          `SELECT kid, private_jwk, public_jwk, created_at FROM identity.signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1`,
+          `SELECT kid, sealed_private_jwk, created_at FROM identity.signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1`,
         )
       )[0];
     let row = await newest();
-    if (!row || Date.now() - row.created_at.getTime() > rotateAfterMs) {
-      await newKey(db);
+    // A key still in plain text here was written by a replica of an earlier version: replace it.
+    if (!row?.sealed_private_jwk || Date.now() - row.created_at.getTime() > rotateAfterMs) {
+      await newKey(db, keys);
       logger.info("new access-token signing key");
       row = await newest();
     }
-    signer = { kid: row!.kid, key: await importJWK(row!.private_jwk, algorithm), loadedAt: Date.now() };
+    const privateJwk = JSON.parse(keys.open(row!.sealed_private_jwk!, sealContext(row!.kid))) as JWK;
+    signer = { kid: row!.kid, key: await importJWK(privateJwk, algorithm), loadedAt: Date.now() };
     return signer;
   };
-  await current();
+
+  if (sealer) {
+    const sealed = await sealPlainKeys(db, sealer);
+    if (sealed > 0) logger.info({ sealed }, "access-token signing keys stored in plain text were sealed");
+    await current(sealer);
+  } else {
+    logger.warn("SWITCHYARD_ENCRYPTION_KEY is not set: access tokens are not issued (token exchange answers server_error)");
+  }
 
   return {
+    canSign: sealer !== undefined,
     async issue(claims, expiresIn) {
-      const { kid, key } = await current();
+      if (!sealer) throw noSecret();
+      const { kid, key } = await current(sealer);
       return new SignJWT({ ...claims })
         .setProtectedHeader({ alg: algorithm, kid, typ: "at+jwt" })
         .setIssuer(accessTokenIssuer)
@@ -88,7 +124,8 @@ export async function startAccessTokens(db: Db, logger: Logger): Promise<AccessT
       return { keys: rows.map((r) => r.public_jwk) };
     },
     async rotate() {
-      await newKey(db);
+      if (!sealer) throw noSecret();
+      await newKey(db, sealer);
       signer = undefined;
     },
   };

@@ -12,6 +12,7 @@ export class OAuthFailure extends Error {
     readonly body: OAuthError,
     /** Why, for the operator's log only. */
     readonly reason: string = body.error_description,
+    readonly headers: Record<string, string> = {},
   ) {
     super(body.error_description);
   }
@@ -49,6 +50,14 @@ const conditionHolds = (claims: JWTPayload, c: ClaimCondition) =>
  */
 export async function exchangeToken(deps: ExchangeDeps, body: TokenExchangeBody): Promise<TokenExchangeResponse> {
   const now = deps.now ?? Date.now;
+  // Before the subject token is looked at, so a replay-protected token is not spent on a refusal.
+  if (!deps.tokens.canSign) {
+    throw new OAuthFailure(
+      500,
+      { error: "server_error", error_description: "Token exchange is not configured on this deployment" },
+      "SWITCHYARD_ENCRYPTION_KEY is not set, so no access-token signing key is kept",
+    );
+  }
   const policy = await policyById(deps.db, body.federation_policy_id);
   if (!policy || policy.disabled) throw notAccepted(policy ? "policy is disabled" : "no such policy");
   let claims: JWTPayload;
@@ -60,7 +69,12 @@ export async function exchangeToken(deps: ExchangeDeps, body: TokenExchangeBody)
     });
   } catch (error) {
     if (error instanceof IssuerUnavailable) {
-      throw new OAuthFailure(503, { error: "temporarily_unavailable", error_description: "The issuer's keys could not be fetched; retry later" }, error.message);
+      throw new OAuthFailure(
+        503,
+        { error: "temporarily_unavailable", error_description: "The issuer's keys could not be fetched; retry later" },
+        error.message,
+        { "Retry-After": String(error.retryAfterSeconds) },
+      );
     }
     if (error instanceof SubjectTokenRejected) throw notAccepted(error.message);
     throw error;

@@ -16,7 +16,15 @@ export class SubjectTokenRejected extends Error {}
  * The issuer's discovery document or key set could not be obtained or used (down, malformed, oversize,
  * or at an address we refuse to connect to) and no usable keys are cached.
  */
-export class IssuerUnavailable extends Error {}
+export class IssuerUnavailable extends Error {
+  constructor(
+    message: string,
+    /** When the issuer will next be tried: a client retrying sooner gets this same answer. */
+    readonly retryAfterSeconds = 1,
+  ) {
+    super(message);
+  }
+}
 
 export interface SubjectTokenVerifierOptions {
   /** Dev/tests only: allow http:// and loopback/private addresses. */
@@ -206,6 +214,11 @@ export function createSubjectTokenVerifier(options: SubjectTokenVerifierOptions)
     }
   }
 
+  /** A failed fetch is not repeated for `minRefreshIntervalMs`: until then every exchange fails the same way. */
+  function secondsUntilNextAttempt(state: IssuerState): number {
+    return Math.max(1, Math.ceil((state.attemptedAt + minRefreshIntervalMs - now()) / 1000));
+  }
+
   async function keyFor(issuer: string, alg: string, kid: string | undefined): Promise<VerifyKey> {
     const state = stateOf(issuer);
     let set = await currentKeys(issuer, state);
@@ -234,7 +247,10 @@ export function createSubjectTokenVerifier(options: SubjectTokenVerifierOptions)
     const iss = unverifiedIssuer(token);
     if (iss !== policy.issuer) throw new SubjectTokenRejected(`token issuer ${JSON.stringify(iss)} is not ${policy.issuer}`);
     if (policy.audiences.length === 0) throw new SubjectTokenRejected(`policy for ${policy.issuer} lists no audiences`);
-    const key = await keyFor(policy.issuer, alg, kid);
+    const key = await keyFor(policy.issuer, alg, kid).catch((error: unknown) => {
+      if (!(error instanceof IssuerUnavailable)) throw error;
+      throw new IssuerUnavailable(error.message, secondsUntilNextAttempt(stateOf(policy.issuer)));
+    });
     const lifetimeLimited = policy.maxTokenLifetimeSeconds !== null;
     let payload: JWTPayload;
     try {

@@ -7,8 +7,8 @@ import type {
   ExchangeAuthCodeResponse,
   LimitReset,
 } from "@switchyard/contracts";
-import { badRequest, conflict, forbidden, generateSecret, hashSecret, isUniqueViolation, type Caller, type Queryable } from "@switchyard/runtime";
-import { insertKey, type KeyDeps } from "../keys/service.js";
+import { badRequest, conflict, forbidden, generateSecret, hashSecret, HttpError, isUniqueViolation, type Caller, type Queryable } from "@switchyard/runtime";
+import { insertKey, updateKey, type KeyDeps } from "../keys/service.js";
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest();
 
@@ -87,7 +87,7 @@ interface UsedCodeRow {
 /** Every refusal looks the same, so a caller cannot tell an unknown code from a used one or a bad verifier. */
 const invalidCode = () => forbidden("Invalid authorization code or code_verifier");
 
-function verifierMatches(code: UsedCodeRow, body: ExchangeAuthCodeBody): boolean {
+function verifierMatches(code: Pick<UsedCodeRow, "code_challenge" | "code_challenge_method">, body: ExchangeAuthCodeBody): boolean {
   if (code.code_challenge === null) return true;
   const method = code.code_challenge_method ?? body.code_challenge_method ?? "plain";
   // A code made for S256 must not be redeemable with the challenge itself as a plain verifier.
@@ -98,13 +98,33 @@ function verifierMatches(code: UsedCodeRow, body: ExchangeAuthCodeBody): boolean
 }
 
 /**
+ * RFC 6749 §4.1.2: a code used twice may have been intercepted, so the key its first use minted is disabled
+ * (not deleted: its usage stays on record and its owner sees why it stopped). Only a replay that would
+ * otherwise have passed (the right verifier, or a code made without a challenge) revokes: someone holding
+ * a stolen code without its verifier must not be able to switch off the legitimate client's key.
+ */
+async function revokeIfReplayed(deps: KeyDeps, body: ExchangeAuthCodeBody): Promise<void> {
+  const [used] = await deps.db.query<Pick<UsedCodeRow, "organization_id" | "code_challenge" | "code_challenge_method"> & { key_hash: string }>(
+    `SELECT organization_id::text, code_challenge, code_challenge_method, key_hash FROM identity.auth_codes
+     WHERE code_hash = $1 AND used_at IS NOT NULL AND key_hash IS NOT NULL`,
+    [hashCode(body.code)],
+  );
+  if (!used || !verifierMatches(used, body)) return;
+  await updateKey(deps, used.organization_id, used.key_hash, { disabled: true }).catch((error: unknown) => {
+    // Deleted meanwhile: nothing is left to revoke.
+    if (!(error instanceof HttpError && error.status === 404)) throw error;
+  });
+}
+
+/**
  * `POST /auth/keys`: one conditional UPDATE claims the code and the key is created in the same transaction,
  * so of concurrent exchanges exactly one commits a key. A refused verifier rolls back and leaves the code
- * usable. A code dies with the management key that made it (deleted, disabled or expired).
+ * usable. A code dies with the management key that made it (deleted, disabled or expired). A code that
+ * cannot be claimed because it was used already revokes the key it minted (`revokeIfReplayed`).
  */
 export async function exchangeAuthCode(deps: KeyDeps, body: ExchangeAuthCodeBody): Promise<ExchangeAuthCodeResponse> {
   const secret = generateSecret();
-  await deps.db.transaction(async (tx) => {
+  const minted = await deps.db.transaction(async (tx) => {
     const [code] = await tx.query<UsedCodeRow>(
       `UPDATE identity.auth_codes c SET used_at = now(), key_hash = $2
        WHERE c.code_hash = $1 AND c.used_at IS NULL AND c.expires_at > now()
@@ -115,7 +135,8 @@ export async function exchangeAuthCode(deps: KeyDeps, body: ExchangeAuthCodeBody
          c.key_limit::text, c.limit_reset, c.key_expires_at, c.key_label`,
       [hashCode(body.code), hashSecret(secret)],
     );
-    if (!code || !verifierMatches(code, body)) throw invalidCode();
+    if (!code) return false;
+    if (!verifierMatches(code, body)) throw invalidCode();
     await insertKey(
       tx,
       deps.events,
@@ -130,7 +151,12 @@ export async function exchangeAuthCode(deps: KeyDeps, body: ExchangeAuthCodeBody
       },
       secret,
     );
+    return true;
   });
+  if (!minted) {
+    await revokeIfReplayed(deps, body);
+    throw invalidCode();
+  }
   deps.events.committed();
   return { key: secret, user_id: null };
 }

@@ -1,8 +1,9 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 
 /**
- * AES-256-GCM under a key derived from the deployment's encryption secret. The workspace and provider are
- * authenticated data, so a sealed key copied onto another row does not open.
+ * AES-256-GCM under a key derived from the deployment's encryption secret, for provider keys and the
+ * access-token signing keys. Each caller's context (workspace and provider, or kid) is authenticated data,
+ * so a sealed value copied onto another row does not open.
  */
 export function createSealer(secret: string) {
   const key = createHash("sha256").update(`switchyard provider keys\0${secret}`).digest();

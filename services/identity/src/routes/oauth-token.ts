@@ -1,6 +1,6 @@
 import { tokenExchangeBody, tokenExchangeGrantType, type OAuthError } from "@switchyard/contracts";
-import type { Logger } from "@switchyard/runtime";
-import express, { type RequestHandler } from "express";
+import { oauthNoStore, requestIdHeader, sendOAuthError, type Logger } from "@switchyard/runtime";
+import express, { type ErrorRequestHandler, type RequestHandler } from "express";
 import { exchangeToken, OAuthFailure, type ExchangeDeps } from "../federation/exchange.js";
 
 export interface OAuthTokenDeps extends ExchangeDeps {
@@ -9,8 +9,22 @@ export interface OAuthTokenDeps extends ExchangeDeps {
   perPolicyPerMinute: number;
 }
 
-/** The form body, for this route only; the rest of identity speaks JSON. */
-export const formBody = express.urlencoded({ extended: false, limit: "64kb", parameterLimit: 20 });
+/**
+ * The form body, for this route only; the rest of identity speaks JSON. RFC 6749 §3.2 says to ignore
+ * parameters the server does not know, so their number is bounded only by the body's size, not refused.
+ */
+export const formBody = express.urlencoded({ extended: false, limit: "64kb", parameterLimit: 10_000 });
+
+/** Whatever fails before or around the route (a body too large or malformed) still answers in OAuth's shape. */
+export const oauthTokenErrors =
+  (logger: Logger): ErrorRequestHandler =>
+  (error: unknown, req, res, _next) =>
+    sendOAuthError(res, error, logger, req.headers[requestIdHeader]);
+
+/** The endpoint takes POST only (RFC 6749 §3.2); other methods get 405 in the same shape. */
+export const oauthTokenOtherMethods: RequestHandler = (_req, res) => {
+  res.set({ ...oauthNoStore, Allow: "POST" }).status(405).json({ error: "invalid_request", error_description: "The token endpoint accepts POST only" } satisfies OAuthError);
+};
 
 /** RFC 6749 §5.2: which error code a malformed field earns. */
 function malformed(body: Record<string, unknown>, issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): OAuthError {
@@ -42,8 +56,8 @@ function perMinuteLimiter(limit: number) {
 export const oauthTokenRoute = (deps: OAuthTokenDeps): RequestHandler => {
   const allow = perMinuteLimiter(deps.perPolicyPerMinute);
   return async (req, res) => {
-    res.set({ "Cache-Control": "no-store", Pragma: "no-cache" });
-    const send = (status: number, body: unknown) => res.status(status).json(body);
+    res.set(oauthNoStore);
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => res.set(headers).status(status).json(body);
     if (!req.is("application/x-www-form-urlencoded")) {
       return send(400, { error: "invalid_request", error_description: "The body must be application/x-www-form-urlencoded" });
     }
@@ -59,7 +73,7 @@ export const oauthTokenRoute = (deps: OAuthTokenDeps): RequestHandler => {
     } catch (error) {
       if (error instanceof OAuthFailure) {
         deps.logger.info({ policy: parsed.data.federation_policy_id, reason: error.reason, status: error.status }, "token exchange refused");
-        return send(error.status, error.body);
+        return send(error.status, error.body, error.headers);
       }
       deps.logger.error({ err: error }, "token exchange failed");
       send(500, { error: "server_error", error_description: "The token could not be issued" });
