@@ -32,6 +32,8 @@ export interface DurableConsumerSpec {
   maxBatch: number;
   maxDeliveries: number;
   onParked(): void;
+  /** Set the consumer up in the retry loop instead of in the caller: for consumers deferred until NATS answers. */
+  setupInLoop?: boolean;
 }
 
 const ackWaitMs = 30_000;
@@ -188,8 +190,9 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
       };
     });
 
-  // The first setup runs in the caller so that a bad name or an unreachable server fails loudly at startup.
-  let consumer: Awaited<ReturnType<typeof ensureConsumer>> | undefined = await ensureConsumer(false);
+  // The first setup runs in the caller so that a bad name or a server without JetStream fails loudly at
+  // startup, unless the caller started while NATS was away: then it is the loop's, with its backoff.
+  let consumer: Awaited<ReturnType<typeof ensureConsumer>> | undefined = spec.setupInLoop ? undefined : await ensureConsumer(false);
 
   /**
    * The backlog as the server counts it: not yet delivered (num_pending) plus delivered and not yet
