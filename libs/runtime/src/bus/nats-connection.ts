@@ -1,4 +1,5 @@
 import type { Logger } from "../log.js";
+import { wakeablePause } from "./pause.js";
 
 export interface BackgroundConnectOptions<C> {
   /** One connection attempt; rejects when the server cannot be reached. */
@@ -45,20 +46,11 @@ export function connectInBackground<C>(options: BackgroundConnectOptions<C>): Ba
   let connection: C | undefined;
   let failures = 0;
   let cancelled = false;
-  let wake: (() => void) | undefined;
+  const pause = wakeablePause();
   let resolveReady: (c: C) => void = () => undefined;
   const ready = new Promise<C>((resolve) => (resolveReady = resolve));
   let firstAttemptDone: () => void = () => undefined;
   const firstAttempt = new Promise<void>((resolve) => (firstAttemptDone = resolve));
-
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
 
   const loop = (async (): Promise<C | undefined> => {
     while (!cancelled) {
@@ -78,7 +70,7 @@ export function connectInBackground<C>(options: BackgroundConnectOptions<C>): Ba
         if (worthLogging(failures)) {
           logger.warn({ server, failures, retryInMs: delayMs, err: error }, "NATS unreachable; serving without it and retrying in the background");
         }
-        if (!cancelled) await sleep(delayMs);
+        if (!cancelled) await pause.sleep(delayMs);
       }
     }
     firstAttemptDone();
@@ -92,7 +84,7 @@ export function connectInBackground<C>(options: BackgroundConnectOptions<C>): Ba
     failures: () => failures,
     async cancel() {
       cancelled = true;
-      wake?.();
+      pause.wake();
       const made = await loop;
       // A connection the bus was given is the bus's to close; one made as we cancelled is handed back.
       return made !== undefined && made !== connection ? made : undefined;

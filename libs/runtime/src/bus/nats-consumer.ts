@@ -11,6 +11,7 @@ import {
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "../log.js";
 import { metrics } from "../metrics.js";
+import { wakeablePause } from "./pause.js";
 import type { BatchHandler, Subscription } from "./types.js";
 
 export interface DurableConsumerSpec {
@@ -81,7 +82,7 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
   const { nc, logger } = spec;
   let stopped = false;
   let current: ConsumerMessages | undefined;
-  let interruptSleep: (() => void) | undefined;
+  const pause = wakeablePause();
 
   const ensureConsumer = async (fresh: boolean) => {
     const stream = await spec.ensureStream(fresh);
@@ -181,15 +182,6 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
     }
   };
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      interruptSleep = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
   // The first setup runs in the caller so that a bad name or a server without JetStream fails loudly at
   // startup, unless the caller started while NATS was away: then it is the loop's, with its backoff.
   let consumer: Awaited<ReturnType<typeof ensureConsumer>> | undefined = spec.setupInLoop ? undefined : await ensureConsumer(false);
@@ -240,7 +232,7 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
       }
       consumer = undefined;
       if (stopped || nc.isClosed()) break;
-      await sleep(restartDelayMs(failures++));
+      await pause.sleep(restartDelayMs(failures++));
     }
   })();
 
@@ -248,7 +240,7 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
     async stop() {
       stopped = true;
       clearInterval(backlog);
-      interruptSleep?.();
+      pause.wake();
       await current?.close();
       await loop;
     },
