@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startTestNats } from "./nats.js";
+import { startTestNats, type TestNats } from "./nats.js";
 import { createTestDatabase } from "./postgres.js";
 import { freePort, startProcess, type TestProcess } from "./process.js";
 
@@ -24,8 +24,13 @@ export interface ServiceProcesses {
  * Identity, the chosen services and a router, each its own process on NATS and Postgres (or PGlite), as in
  * a cluster: for what only shows across processes (each process's metrics, request ids in each one's logs).
  */
-export async function startServiceProcesses(services: readonly ServiceName[], env: Record<string, string> = {}): Promise<ServiceProcesses> {
-  const nats = await startTestNats();
+export async function startServiceProcesses(
+  services: readonly ServiceName[],
+  env: Record<string, string> = {},
+  /** A NATS of the test's own (it may be down, for outage tests); stopped with the processes. */
+  options: { nats?: TestNats } = {},
+): Promise<ServiceProcesses> {
+  const nats = options.nats ?? (await startTestNats());
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), "switchyard-procs-"));
   const bootstrapKey = `processes-bootstrap-${randomBytes(16).toString("hex")}`;

@@ -112,6 +112,11 @@ export const metrics = {
       await collectOutboxes("lagSeconds", (schema, value) => this.set({ schema }, value));
     },
   }),
+  busConnected: new Gauge({
+    name: "switchyard_bus_connected",
+    help: "For a process given NATS_URL: 1 while it is connected to NATS, 0 while not (events wait in the outbox; consumers catch up when it connects)",
+    registers: [registry],
+  }),
   consumerPending: new Gauge({
     name: "switchyard_consumer_pending_messages",
     help: "Messages a durable consumer has yet to process: JetStream's num_pending + num_ack_pending, polled every few seconds",

@@ -1,4 +1,5 @@
 import {
+  busReadiness,
   migrate,
   outboxSink,
   startOutboxRelay,
@@ -69,7 +70,7 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
     maxBodyBytes: deps.config.MAX_BODY_BYTES,
     requestLogs: deps.requestLogs ?? true,
     health: deps.health,
-    readiness: { database: () => db.ping() },
+    readiness: { database: () => db.ping(), ...busReadiness(bus) },
   };
   const reload = async () => {
     const snapshot = await catalog.reload();

@@ -1,4 +1,5 @@
 import {
+  busReadiness,
   migrate,
   outboxSink,
   startOutboxRelay,
@@ -126,8 +127,7 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     maxBodyBytes: deps.config.MAX_BODY_BYTES,
     requestLogs: deps.requestLogs ?? true,
     health: deps.health,
-    // The bus is left out on purpose: with NATS down the gateway keeps serving and the outbox catches up.
-    readiness: { database: () => db.ping() },
+    readiness: { database: () => db.ping(), ...busReadiness(bus) },
   });
   return {
     app,

@@ -1,4 +1,4 @@
-import { migrate, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
+import { busReadiness, migrate, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
 import type { RequestListener } from "node:http";
 import { createApp } from "./app.js";
 import type { InferenceConfig } from "./config.js";
@@ -74,7 +74,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     search: searchBackend(deps.config),
     maxToolSteps: deps.config.SERVER_TOOL_MAX_STEPS,
     health: deps.health,
-    readiness: { database: () => deps.db.ping() },
+    readiness: { database: () => deps.db.ping(), ...busReadiness(deps.bus) },
   });
   return {
     app,

@@ -1,4 +1,4 @@
-import { migrate, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
+import { busReadiness, migrate, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
 import { createCooldowns } from "@switchyard/upstream";
 import type { Express } from "express";
 import { createApp } from "./app.js";
@@ -61,7 +61,7 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     requestTimeoutMs: config.MEDIA_TIMEOUT_MS,
     requestLogs: deps.requestLogs ?? true,
     health: deps.health,
-    readiness: { database: () => deps.db.ping() },
+    readiness: { database: () => deps.db.ping(), ...busReadiness(deps.bus) },
   });
   return { app, stop: () => relay.stop() };
 }

@@ -1,5 +1,5 @@
 import { buildOpenApiDocument, routes } from "@switchyard/contracts";
-import { migrate, type Bus, type CallerSigner, type Db, type HealthState, type Logger } from "@switchyard/runtime";
+import { busReadiness, migrate, type Bus, type CallerSigner, type Db, type HealthState, type Logger } from "@switchyard/runtime";
 import type { RequestListener } from "node:http";
 import { createRouterApp } from "./app.js";
 import { createAuthenticator } from "./auth/authenticator.js";
@@ -54,7 +54,7 @@ export async function startRouter(deps: RouterStartDeps): Promise<RunningRouter>
     maxBodyBytes: config.MAX_BODY_BYTES,
     maxUploadBytes: config.MAX_UPLOAD_BYTES,
     health: deps.health,
-    readiness: deps.db ? { database: () => deps.db!.ping() } : {},
+    readiness: { ...(deps.db ? { database: () => deps.db!.ping() } : {}), ...busReadiness(deps.bus) },
     // Describe what this gateway serves: operations of services not deployed yet are left out.
     openapi: buildOpenApiDocument(routes.filter((r) => r.path === "/openapi.json" || routeFor(`/api/v1${r.path}`) !== undefined)),
   });

@@ -1,5 +1,5 @@
 import type { FileProvider } from "@switchyard/contracts";
-import { migrate, openObjectStore, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger, type ServiceVerifier } from "@switchyard/runtime";
+import { busReadiness, migrate, openObjectStore, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger, type ServiceVerifier } from "@switchyard/runtime";
 import type { Express } from "express";
 import { createApp } from "./app.js";
 import type { StorageConfig } from "./config.js";
@@ -58,7 +58,7 @@ export async function startStorage(deps: StorageStartDeps): Promise<RunningStora
     maxFileBytes: deps.config.MAX_FILE_BYTES,
     requestLogs: deps.requestLogs ?? true,
     health: deps.health,
-    readiness: { database: () => deps.db.ping(), objects: () => objects.ping() },
+    readiness: { database: () => deps.db.ping(), objects: () => objects.ping(), ...busReadiness(deps.bus) },
   });
   return {
     app,

@@ -11,6 +11,7 @@ import {
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "../log.js";
 import { metrics } from "../metrics.js";
+import { wakeablePause } from "./pause.js";
 import type { BatchHandler, Subscription } from "./types.js";
 
 export interface DurableConsumerSpec {
@@ -32,6 +33,8 @@ export interface DurableConsumerSpec {
   maxBatch: number;
   maxDeliveries: number;
   onParked(): void;
+  /** Set the consumer up in the retry loop instead of in the caller: for consumers deferred until NATS answers. */
+  setupInLoop?: boolean;
 }
 
 const ackWaitMs = 30_000;
@@ -79,7 +82,7 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
   const { nc, logger } = spec;
   let stopped = false;
   let current: ConsumerMessages | undefined;
-  let interruptSleep: (() => void) | undefined;
+  const pause = wakeablePause();
 
   const ensureConsumer = async (fresh: boolean) => {
     const stream = await spec.ensureStream(fresh);
@@ -179,17 +182,9 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
     }
   };
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      interruptSleep = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
-  // The first setup runs in the caller so that a bad name or an unreachable server fails loudly at startup.
-  let consumer: Awaited<ReturnType<typeof ensureConsumer>> | undefined = await ensureConsumer(false);
+  // The first setup runs in the caller so that a bad name or a server without JetStream fails loudly at
+  // startup, unless the caller started while NATS was away: then it is the loop's, with its backoff.
+  let consumer: Awaited<ReturnType<typeof ensureConsumer>> | undefined = spec.setupInLoop ? undefined : await ensureConsumer(false);
 
   /**
    * The backlog as the server counts it: not yet delivered (num_pending) plus delivered and not yet
@@ -237,7 +232,7 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
       }
       consumer = undefined;
       if (stopped || nc.isClosed()) break;
-      await sleep(restartDelayMs(failures++));
+      await pause.sleep(restartDelayMs(failures++));
     }
   })();
 
@@ -245,7 +240,7 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
     async stop() {
       stopped = true;
       clearInterval(backlog);
-      interruptSleep?.();
+      pause.wake();
       await current?.close();
       await loop;
     },

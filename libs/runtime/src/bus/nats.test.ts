@@ -284,4 +284,77 @@ describe("NATS JetStream bus", () => {
       await own.stop();
     }
   }, 60_000);
+
+  it("starts while NATS is unreachable and sets up its consumers and listeners once it answers", async () => {
+    const own = await startTestNats({ private: true });
+    await own.kill!();
+    const schema = "bus_late";
+    const { logger, lines } = captureLogs();
+    try {
+      const started = Date.now();
+      const bus = await connectNatsBus({ url: own.url, namespace: namespace(), logger, name: "bus-test", retry: { initialDelayMs: 50, maxDelayMs: 500 } });
+      buses.push(bus);
+      expect(bus.healthy()).toBe(false);
+      const consumed: string[] = [];
+      const heard: string[] = [];
+      await bus.consume("test_late", ["identity.api_key.>"], async (e) => void consumed.push(e.id));
+      await bus.listen(["identity.api_key.>"], async (e) => void heard.push(e.id));
+      // Generous: one refused connection and two deferred registrations, nowhere near a connect timeout.
+      expect(Date.now() - started).toBeLessThan(4_000);
+      await expect(bus.publish(keyEvent())).rejects.toThrow(/has not answered yet/);
+
+      // Events written meanwhile wait in the outbox.
+      await migrate(db, schema, outboxMigrations(schema));
+      const relay = startOutboxRelay({ db, schema, bus, logger: silentLogger(), pollMs: 50 });
+      const waiting = await db.transaction((tx) => enqueueEvent(tx, schema, "identity.api_key.updated.v1", data));
+      relay.wake();
+      await pause(1_000);
+      expect(consumed).toEqual([]);
+
+      await own.restart!();
+      await until(() => bus.healthy(), 15_000, "the first connection");
+      await until(() => consumed.includes(waiting.id), 20_000, "the outbox's event through the consumer made on connection");
+      const later = keyEvent();
+      await bus.publish(later);
+      await until(() => consumed.includes(later.id) && heard.includes(later.id), 10_000, "a later event to the consumer and the listener");
+      // Warnings at the 1st, 2nd, 4th… failure only: a few lines, not one per attempt.
+      const warnings = lines.filter((l) => l.msg === "NATS unreachable; serving without it and retrying in the background");
+      expect(warnings.length).toBeGreaterThanOrEqual(1);
+      expect(warnings.every((l) => Number.isInteger(Math.log2(Number(l.failures))))).toBe(true);
+      await relay.stop();
+    } finally {
+      await own.stop();
+    }
+  }, 60_000);
+
+  it("closes at once when NATS never answered, and a consumer stopped before then is never made", async () => {
+    const own = await startTestNats({ private: true });
+    await own.kill!();
+    const retry = { initialDelayMs: 50, maxDelayMs: 200 };
+    try {
+      const bus = await connectNatsBus({ url: own.url, namespace: namespace(), logger: silentLogger(), name: "bus-test", retry });
+      buses.push(bus);
+      const subscription = await bus.consume("test_never", ["identity.api_key.>"], async () => undefined);
+      await subscription.stop();
+
+      const closing = await connectNatsBus({ url: own.url, namespace: namespace(), logger: silentLogger(), name: "bus-test", retry });
+      const started = Date.now();
+      await closing.close();
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(closing.healthy()).toBe(false);
+
+      await own.restart!();
+      await until(() => bus.healthy(), 15_000, "the first connection");
+      await pause(1_000);
+      // The stopped consumer made no stream and no consumer on the server.
+      const monitor = await connect({ servers: own.url });
+      try {
+        expect(await (await jetstreamManager(monitor)).streams.names().next()).toEqual([]);
+      } finally {
+        await monitor.close();
+      }
+    } finally {
+      await own.stop();
+    }
+  }, 60_000);
 });

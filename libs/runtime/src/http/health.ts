@@ -1,15 +1,33 @@
 import type { Express } from "express";
+import type { Bus } from "../bus/types.js";
 import { registry } from "../metrics.js";
 
-export type ReadinessCheck = () => Promise<void> | void;
+/** A dependency that is away while the process still serves without it: reported, not failing readiness. */
+export interface Degraded {
+  degraded: string;
+}
+
+/** Throws when the process cannot work without the dependency; returns `Degraded` when it can. */
+export type ReadinessCheck = () => Promise<void | Degraded> | void | Degraded;
+
+/**
+ * NATS as a readiness check that never fails it: every service serves with NATS away (events wait in its
+ * outbox, consumers catch up when it answers), so a NATS outage must not take every replica out of its
+ * balancer. None for the in-process bus.
+ */
+export function busReadiness(bus: Bus): Record<string, ReadinessCheck> {
+  if (bus.kind !== "nats") return {};
+  return { nats: () => (bus.healthy() ? undefined : { degraded: "NATS unreachable: events wait in the outbox, consumers catch up when it answers" }) };
+}
 
 export interface HealthState {
   draining: boolean;
 }
 
 /**
- * `/healthz` answers while the process lives; `/readyz` only when every dependency answers and the
- * process is not draining, so a load balancer stops sending new work before shutdown.
+ * `/healthz` answers while the process lives; `/readyz` only when every dependency it cannot work without
+ * answers and the process is not draining, so a load balancer stops sending new work before shutdown. A
+ * dependency it can do without, when away, makes the status "degraded" (still 200).
  */
 export function mountHealth(app: Express, checks: Record<string, ReadinessCheck>, state: HealthState): void {
   app.get("/healthz", (_req, res) => {
@@ -25,16 +43,18 @@ export function mountHealth(app: Express, checks: Record<string, ReadinessCheck>
     if (state.draining) return void res.status(503).json({ status: "draining", checks: {} });
     const results: Record<string, string> = {};
     let ready = true;
+    let degraded = false;
     for (const [name, check] of Object.entries(checks)) {
       try {
-        await withTimeout(Promise.resolve(check()), 2000);
-        results[name] = "ok";
+        const outcome = await withTimeout(Promise.resolve(check()), 2000);
+        results[name] = outcome ? `degraded: ${outcome.degraded}` : "ok";
+        degraded ||= outcome !== undefined;
       } catch (error) {
         ready = false;
         results[name] = error instanceof Error ? error.message : "failed";
       }
     }
-    res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "not ready", checks: results });
+    res.status(ready ? 200 : 503).json({ status: ready ? (degraded ? "degraded" : "ready") : "not ready", checks: results });
   });
 }
 

@@ -4,7 +4,9 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createLogger, silentLogger } from "../log.js";
 import { createHttpApp, finishHttpApp } from "./app.js";
-import { mountHealth } from "./health.js";
+import { createMemoryBus } from "../bus/memory.js";
+import type { Bus } from "../bus/types.js";
+import { busReadiness, mountHealth } from "./health.js";
 import { badRequest, parseInput } from "./errors.js";
 import { createCallerSigner, createCallerVerifier, createServiceSigner, createServiceVerifier } from "./internal-auth.js";
 import { serve } from "./serve.js";
@@ -117,6 +119,26 @@ describe("readiness", () => {
     const draining = await readyz();
     expect(draining).toMatchObject({ status: 503, body: { status: "draining" } });
     expect(draining.ms).toBeLessThan(1000);
+    await server.drain();
+  });
+
+  it("stays ready with NATS away, reporting it as degraded, while a failed database still fails readiness", async () => {
+    const app = createHttpApp({ logger: silentLogger() });
+    let connected = true;
+    const bus: Bus = { ...createMemoryBus({ logger: silentLogger() }), kind: "nats", healthy: () => connected };
+    let database: () => Promise<void> = async () => undefined;
+    mountHealth(app, { database: () => database(), ...busReadiness(bus) }, { draining: false });
+    expect(busReadiness(createMemoryBus({ logger: silentLogger() }))).toEqual({});
+    const server = await listen(finishHttpApp(app, silentLogger()));
+    const readyz = async () => {
+      const res = await fetch(`http://127.0.0.1:${server.port}/readyz`);
+      return { status: res.status, body: await res.json() };
+    };
+    expect(await readyz()).toEqual({ status: 200, body: { status: "ready", checks: { database: "ok", nats: "ok" } } });
+    connected = false;
+    expect(await readyz()).toMatchObject({ status: 200, body: { status: "degraded", checks: { database: "ok", nats: expect.stringMatching(/^degraded: NATS unreachable/) } } });
+    database = () => Promise.reject(new Error("connection refused"));
+    expect(await readyz()).toMatchObject({ status: 503, body: { status: "not ready", checks: { database: "connection refused" } } });
     await server.drain();
   });
 });
