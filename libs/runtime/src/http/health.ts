@@ -1,5 +1,6 @@
 import type { Express } from "express";
 import { registry } from "../metrics.js";
+import { defaultRetryAfterSeconds } from "./errors.js";
 
 export type ReadinessCheck = () => Promise<void> | void;
 
@@ -22,7 +23,7 @@ export function mountHealth(app: Express, checks: Record<string, ReadinessCheck>
   app.get("/readyz", async (_req, res) => {
     // Draining is not ready whatever the dependencies say: answered at once, without waiting on a check (a
     // database ping behind a busy pool), so balancers stop sending connections within one probe.
-    if (state.draining) return void res.status(503).json({ status: "draining", checks: {} });
+    if (state.draining) return void res.status(503).set("Retry-After", String(defaultRetryAfterSeconds)).json({ status: "draining", checks: {} });
     const results: Record<string, string> = {};
     let ready = true;
     for (const [name, check] of Object.entries(checks)) {
@@ -34,6 +35,7 @@ export function mountHealth(app: Express, checks: Record<string, ReadinessCheck>
         results[name] = error instanceof Error ? error.message : "failed";
       }
     }
+    if (!ready) res.set("Retry-After", String(defaultRetryAfterSeconds));
     res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "not ready", checks: results });
   });
 }
