@@ -1,6 +1,7 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
 import { metrics, serviceOf, type Logger } from "@switchyard/runtime";
 import type { Candidate } from "./candidates.js";
+import { attemptSignal, FirstByteTimeout, type AttemptSignal, type UpstreamTimeouts } from "./attempt-timeouts.js";
 import { UpstreamError } from "./errors.js";
 
 /** Where and how to call one upstream endpoint. */
@@ -41,6 +42,7 @@ export interface AttemptContext {
   cooldowns: Cooldowns;
   logger: Logger;
   signal: AbortSignal;
+  timeouts: UpstreamTimeouts;
 }
 
 export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string | undefined>): UpstreamTarget {
@@ -53,13 +55,18 @@ export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string 
  * endpoint might not have (timeouts, 429, 5xx, connection errors) move on to the next endpoint; any other
  * failure moves on to the next model of the request's `models` list. `providers` maps the catalog's
  * adapter names to this service's implementations; an endpoint without one is skipped.
+ *
+ * Each attempt has its own signal (passed to `call`, for the provider call and, once accepted, its stream):
+ * it follows the request's, and aborts when the attempt has not been accepted within the first-byte
+ * timeout. An endpoint that timed out rests like one that answered 429, so the next requests do not
+ * queue behind it.
  */
 export async function firstAccepting<P, T>(
   providers: Readonly<Record<string, P>>,
   candidates: Candidate[],
   context: AttemptContext,
   attempts: Attempt[],
-  call: (provider: P, target: UpstreamTarget, candidate: Candidate) => Promise<T>,
+  call: (provider: P, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,
 ): Promise<{ result: T; candidate: Candidate }> {
   let last: UpstreamError | undefined;
   let refusedModel: string | undefined;
@@ -73,8 +80,20 @@ export async function firstAccepting<P, T>(
       continue;
     }
     const started = performance.now();
+    const attempt = attemptSignal(context.signal);
+    const { firstByteMs } = context.timeouts;
+    const firstByte = setTimeout(() => attempt.abort(new FirstByteTimeout(candidate.endpoint.provider, firstByteMs)), firstByteMs);
     try {
-      const result = await call(provider, targetOf(candidate.endpoint, context.env), candidate);
+      let result: T;
+      try {
+        result = await call(provider, targetOf(candidate.endpoint, context.env), candidate, attempt);
+      } catch (error) {
+        attempt.detach();
+        // Whatever the provider call threw once the timer aborted it, the cause is the timeout.
+        throw attempt.timedOut() ? attempt.signal.reason : error;
+      } finally {
+        clearTimeout(firstByte);
+      }
       attempts.push({ provider: candidate.endpoint.provider, model: candidate.model, status: 200, latencyMs: Math.round(performance.now() - started) });
       metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: "accepted" });
       return { result, candidate };
@@ -87,8 +106,9 @@ export async function firstAccepting<P, T>(
         latencyMs: Math.round(performance.now() - started),
         error: error.message,
       });
-      metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: error.status === null ? "unreachable" : String(error.status) });
+      metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: error instanceof FirstByteTimeout ? "timeout" : error.status === null ? "unreachable" : String(error.status) });
       if (error.retryAfterMs !== undefined) context.cooldowns.rest(candidate.endpoint, error.retryAfterMs);
+      else if (error instanceof FirstByteTimeout) context.cooldowns.rest(candidate.endpoint, context.timeouts.failureCooldownMs);
       context.logger.warn({ provider: candidate.endpoint.provider, status: error.status, err: error.message }, "upstream attempt failed");
       last = error;
       if (!error.retryable) refusedModel = candidate.model;

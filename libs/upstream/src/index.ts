@@ -1,4 +1,5 @@
 export * from "./attempts.js";
+export * from "./attempt-timeouts.js";
 export * from "./candidates.js";
 export * from "./errors.js";
 export * from "./failure.js";

@@ -1,7 +1,7 @@
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
 import type { GenerationRecorder } from "./generations/recorder.js";
-import type { Cooldowns } from "@switchyard/upstream";
+import type { Cooldowns, UpstreamTimeouts } from "@switchyard/upstream";
 import type { SpendHolds } from "./spend/holds.js";
 import type { Sandbox } from "./tools/run.js";
 import type { SearchBackend } from "./tools/search.js";
@@ -26,6 +26,8 @@ export interface InferenceDeps {
   requestLogs: boolean;
   /** A deadline shared by every attempt of one request. */
   requestTimeoutMs: number;
+  /** Each attempt's first-byte and stream idle timeouts, and how long a failed endpoint rests. */
+  timeouts: UpstreamTimeouts;
   /** Runs the shell tools' commands; undefined when no sandbox is configured (those tools are refused). */
   sandbox: Sandbox | undefined;
   /** The operator's web search backend; undefined when none is configured. */

@@ -1,4 +1,4 @@
-import { migrate, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
+import { migrate, outboxSink, startOutboxRelay, upstreamTimeoutsOf, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
 import type { RequestListener } from "node:http";
 import { createApp } from "./app.js";
 import type { InferenceConfig } from "./config.js";
@@ -22,6 +22,9 @@ export interface InferenceStartDeps {
     | "providerEnv"
     | "MAX_BODY_BYTES"
     | "REQUEST_TIMEOUT_MS"
+    | "UPSTREAM_FIRST_BYTE_TIMEOUT_MS"
+    | "UPSTREAM_IDLE_TIMEOUT_MS"
+    | "UPSTREAM_FAILURE_COOLDOWN_MS"
     | "GENERATION_FLUSH_MS"
     | "SPEND_HOLD_GRACE_MS"
     | "SERVER_TOOL_MAX_STEPS"
@@ -68,6 +71,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     maxBodyBytes: deps.config.MAX_BODY_BYTES,
     requestLogs: deps.requestLogs ?? true,
     requestTimeoutMs: deps.config.REQUEST_TIMEOUT_MS,
+    timeouts: upstreamTimeoutsOf(deps.config),
     sandbox: deps.sandbox,
     search: searchBackend(deps.config),
     maxToolSteps: deps.config.SERVER_TOOL_MAX_STEPS,

@@ -1,10 +1,11 @@
-import { commonEnv, parseEnv, port } from "@switchyard/runtime";
+import { commonEnv, parseEnv, port, upstreamTimeoutsEnv } from "@switchyard/runtime";
 import { z } from "zod";
 
 const flag = z.enum(["true", "false", "1", "0"]).default("false").transform((v) => v === "true" || v === "1");
 
 export const mediaEnv = z.object({
   ...commonEnv,
+  ...upstreamTimeoutsEnv,
   /** Port of the media service when it runs as its own process. */
   PORT: port(8084),
   /** Base URL of the catalog service when media runs as its own process. */

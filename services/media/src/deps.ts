@@ -1,6 +1,6 @@
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
-import type { Cooldowns, SpendHolds } from "@switchyard/upstream";
+import type { Cooldowns, SpendHolds, UpstreamTimeouts } from "@switchyard/upstream";
 import type { ReferenceOptions } from "./images/references.js";
 import type { ImageProvider, TranscriptionProvider } from "./providers/types.js";
 
@@ -27,6 +27,8 @@ export interface MediaDeps {
   references: ReferenceOptions;
   /** One deadline shared by every attempt of a request. */
   requestTimeoutMs: number;
+  /** Each attempt's first-byte timeout, and how long a failed endpoint rests. */
+  timeouts: UpstreamTimeouts;
   /** Off in standalone, where the router logs every request. */
   requestLogs: boolean;
   health: HealthState;

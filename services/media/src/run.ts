@@ -7,6 +7,7 @@ import {
   requestDeadline,
   upstreamFailure,
   type Attempt,
+  type AttemptSignal,
   type Candidate,
   type UpstreamTarget,
 } from "@switchyard/upstream";
@@ -110,14 +111,14 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
 export async function firstAccepted<P, T>(
   run: MediaRun<P>,
   worstCase: (candidate: Candidate) => bigint,
-  call: (provider: P, target: UpstreamTarget, candidate: Candidate) => Promise<T>,
+  call: (provider: P, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,
 ): Promise<{ result: T; candidate: Candidate }> {
   const { deps } = run;
   const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, budgets: run.budgets, ttlMs: deps.holdTtlMs };
   try {
-    return await firstAccepting(run.providers, run.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal }, run.attempts, async (provider, target, candidate) => {
+    return await firstAccepting(run.providers, run.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts }, run.attempts, async (provider, target, candidate, attempt) => {
       await reserveMedia(hold, worstCase(candidate));
-      return call(provider, target, candidate);
+      return call(provider, target, candidate, attempt);
     });
   } catch (error) {
     await releaseHold(run);

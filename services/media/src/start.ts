@@ -1,4 +1,4 @@
-import { migrate, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
+import { migrate, outboxSink, startOutboxRelay, upstreamTimeoutsOf, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
 import { createCooldowns } from "@switchyard/upstream";
 import type { Express } from "express";
 import { createApp } from "./app.js";
@@ -18,6 +18,9 @@ export interface MediaStartDeps {
     | "providerEnv"
     | "MAX_UPLOAD_BYTES"
     | "MEDIA_TIMEOUT_MS"
+    | "UPSTREAM_FIRST_BYTE_TIMEOUT_MS"
+    | "UPSTREAM_IDLE_TIMEOUT_MS"
+    | "UPSTREAM_FAILURE_COOLDOWN_MS"
     | "SPEND_HOLD_GRACE_MS"
     | "MAX_AUDIO_BYTES"
     | "MAX_REFERENCE_BYTES"
@@ -57,6 +60,7 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     maxAudioBytes: config.MAX_AUDIO_BYTES,
     references: { maxBytes: config.MAX_REFERENCE_BYTES, timeoutMs: config.REFERENCE_FETCH_TIMEOUT_MS, allowPrivate: config.REFERENCE_FETCH_ALLOW_PRIVATE },
     requestTimeoutMs: config.MEDIA_TIMEOUT_MS,
+    timeouts: upstreamTimeoutsOf(config),
     requestLogs: deps.requestLogs ?? true,
     health: deps.health,
     readiness: { database: () => deps.db.ping() },
