@@ -2,6 +2,7 @@ import type { ResolvedEndpoint } from "@switchyard/contracts";
 import { metrics, serviceOf, type Logger } from "@switchyard/runtime";
 import type { Candidate } from "./candidates.js";
 import { attemptSignal, FirstByteTimeout, type AttemptSignal, type UpstreamTimeouts } from "./attempt-timeouts.js";
+import type { EndpointHealth } from "./endpoint-health.js";
 import { UpstreamError } from "./errors.js";
 
 /** Where and how to call one upstream endpoint. */
@@ -23,23 +24,10 @@ export interface Attempt {
   error?: string;
 }
 
-/** Endpoints that answered with Retry-After rest until then; shared by every request of this process. */
-const endpointKey = (e: ResolvedEndpoint) => `${e.provider}/${e.upstream_model}`;
-
-export function createCooldowns(now: () => number = Date.now) {
-  const until = new Map<string, number>();
-  return {
-    coolingDown: (endpoint: ResolvedEndpoint) => (until.get(endpointKey(endpoint)) ?? 0) > now(),
-    rest(endpoint: ResolvedEndpoint, ms: number) {
-      until.set(endpointKey(endpoint), now() + Math.min(ms, 300_000));
-    },
-  };
-}
-export type Cooldowns = ReturnType<typeof createCooldowns>;
-
 export interface AttemptContext {
   env: Record<string, string | undefined>;
-  cooldowns: Cooldowns;
+  /** Endpoints that failed recently, shared by every request (and, over the bus, every replica). */
+  cooldowns: EndpointHealth;
   logger: Logger;
   signal: AbortSignal;
   timeouts: UpstreamTimeouts;
@@ -58,8 +46,9 @@ export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string 
  *
  * Each attempt has its own signal (passed to `call`, for the provider call and, once accepted, its stream):
  * it follows the request's, and aborts when the attempt has not been accepted within the first-byte
- * timeout. An endpoint that timed out rests like one that answered 429, so the next requests do not
- * queue behind it.
+ * timeout. An endpoint that failed in a way another might not (timed out, 429, 5xx, unreachable) rests
+ * behind healthy ones (for its Retry-After, else the cool-down), so the next requests do not queue behind
+ * it; one that answers is healthy again.
  */
 export async function firstAccepting<P, T>(
   providers: Readonly<Record<string, P>>,
@@ -85,6 +74,7 @@ export async function firstAccepting<P, T>(
     const firstByte = setTimeout(() => attempt.abort(new FirstByteTimeout(candidate.endpoint.provider, firstByteMs)), firstByteMs);
     try {
       let result: T;
+      context.cooldowns.attempting(candidate.endpoint);
       try {
         result = await call(provider, targetOf(candidate.endpoint, context.env), candidate, attempt);
       } catch (error) {
@@ -96,6 +86,7 @@ export async function firstAccepting<P, T>(
       }
       attempts.push({ provider: candidate.endpoint.provider, model: candidate.model, status: 200, latencyMs: Math.round(performance.now() - started) });
       metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: "accepted" });
+      context.cooldowns.succeeded(candidate.endpoint);
       return { result, candidate };
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
@@ -107,8 +98,7 @@ export async function firstAccepting<P, T>(
         error: error.message,
       });
       metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: error instanceof FirstByteTimeout ? "timeout" : error.status === null ? "unreachable" : String(error.status) });
-      if (error.retryAfterMs !== undefined) context.cooldowns.rest(candidate.endpoint, error.retryAfterMs);
-      else if (error instanceof FirstByteTimeout) context.cooldowns.rest(candidate.endpoint, context.timeouts.failureCooldownMs);
+      if (error.retryable) context.cooldowns.failed(candidate.endpoint, error.retryAfterMs ?? context.timeouts.failureCooldownMs);
       context.logger.warn({ provider: candidate.endpoint.provider, status: error.status, err: error.message }, "upstream attempt failed");
       last = error;
       if (!error.retryable) refusedModel = candidate.model;

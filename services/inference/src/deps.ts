@@ -1,7 +1,7 @@
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
 import type { GenerationRecorder } from "./generations/recorder.js";
-import type { Cooldowns, UpstreamTimeouts } from "@switchyard/upstream";
+import type { EndpointHealth, UpstreamTimeouts } from "@switchyard/upstream";
 import type { SpendHolds } from "./spend/holds.js";
 import type { Sandbox } from "./tools/run.js";
 import type { SearchBackend } from "./tools/search.js";
@@ -19,7 +19,8 @@ export interface InferenceDeps {
   holdTtlMs: number;
   /** Where provider keys are read (`api_key_env` names, `<SLUG>_API_KEY`). */
   env: Record<string, string | undefined>;
-  cooldowns: Cooldowns;
+  /** Endpoints that failed recently go behind healthy ones; shared by replicas over the bus. */
+  cooldowns: EndpointHealth;
   verifyCaller: CallerVerifier;
   maxBodyBytes: number;
   /** Off in standalone, where the router logs every request. */

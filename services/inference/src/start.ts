@@ -5,7 +5,7 @@ import type { InferenceConfig } from "./config.js";
 import type { InferenceDeps } from "./deps.js";
 import { createRecorder } from "./generations/recorder.js";
 import { migrations, schema } from "./migrations.js";
-import { createCooldowns } from "@switchyard/upstream";
+import { startSharedHealth } from "@switchyard/upstream";
 import type { Sandbox } from "./tools/run.js";
 import { searchBackend } from "./tools/search.js";
 import { startBroadcast } from "./broadcast/consumer.js";
@@ -56,6 +56,8 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
   if (applied.length) deps.logger.info({ applied }, "inference migrations applied");
   const relay = startOutboxRelay({ db: deps.db, schema, bus: deps.bus, logger: deps.logger });
   const broadcast = await startBroadcast(deps.bus, broadcastDestinations(deps.config), deps.logger);
+  const timeouts = upstreamTimeoutsOf(deps.config);
+  const endpoints = await startSharedHealth({ bus: deps.bus, subject: "inference.endpoint.health.v1", logger: deps.logger, timeouts });
   const recorder = createRecorder({ db: deps.db, events: outboxSink(schema, relay), logger: deps.logger, flushMs: deps.config.GENERATION_FLUSH_MS });
   const app = createApp({
     db: deps.db,
@@ -66,12 +68,12 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     // Identity keeps a hold at most a week.
     holdTtlMs: Math.min(deps.config.REQUEST_TIMEOUT_MS + deps.config.SPEND_HOLD_GRACE_MS, 7 * 86_400_000),
     env: deps.config.providerEnv,
-    cooldowns: createCooldowns(),
+    cooldowns: endpoints,
     verifyCaller: deps.verifyCaller,
     maxBodyBytes: deps.config.MAX_BODY_BYTES,
     requestLogs: deps.requestLogs ?? true,
     requestTimeoutMs: deps.config.REQUEST_TIMEOUT_MS,
-    timeouts: upstreamTimeoutsOf(deps.config),
+    timeouts,
     sandbox: deps.sandbox,
     search: searchBackend(deps.config),
     maxToolSteps: deps.config.SERVER_TOOL_MAX_STEPS,
@@ -84,6 +86,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
       await recorder.stop();
       await relay.stop();
       await broadcast?.stop();
+      await endpoints.stop();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { migrate, outboxSink, startOutboxRelay, upstreamTimeoutsOf, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
-import { createCooldowns } from "@switchyard/upstream";
+import { startSharedHealth } from "@switchyard/upstream";
 import type { Express } from "express";
 import { createApp } from "./app.js";
 import type { MediaConfig } from "./config.js";
@@ -43,6 +43,8 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
   if (applied.length) deps.logger.info({ applied }, "media migrations applied");
   const relay = startOutboxRelay({ db: deps.db, schema, bus: deps.bus, logger: deps.logger });
   const { config } = deps;
+  const timeouts = upstreamTimeoutsOf(config);
+  const endpoints = await startSharedHealth({ bus: deps.bus, subject: "media.endpoint.health.v1", logger: deps.logger, timeouts });
   const app = createApp({
     db: deps.db,
     events: outboxSink(schema, relay),
@@ -52,7 +54,7 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     // Identity keeps a hold at most a week.
     holdTtlMs: Math.min(config.MEDIA_TIMEOUT_MS + config.SPEND_HOLD_GRACE_MS, 7 * 86_400_000),
     env: config.providerEnv,
-    cooldowns: createCooldowns(),
+    cooldowns: endpoints,
     transcribers,
     imagers,
     verifyCaller: deps.verifyCaller,
@@ -60,10 +62,16 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     maxAudioBytes: config.MAX_AUDIO_BYTES,
     references: { maxBytes: config.MAX_REFERENCE_BYTES, timeoutMs: config.REFERENCE_FETCH_TIMEOUT_MS, allowPrivate: config.REFERENCE_FETCH_ALLOW_PRIVATE },
     requestTimeoutMs: config.MEDIA_TIMEOUT_MS,
-    timeouts: upstreamTimeoutsOf(config),
+    timeouts,
     requestLogs: deps.requestLogs ?? true,
     health: deps.health,
     readiness: { database: () => deps.db.ping() },
   });
-  return { app, stop: () => relay.stop() };
+  return {
+    app,
+    async stop() {
+      await relay.stop();
+      await endpoints.stop();
+    },
+  };
 }
