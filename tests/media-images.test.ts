@@ -193,7 +193,10 @@ describe("invalid image requests", () => {
   });
 
   it("answers 429 when every provider is rate-limited, 404 for an unknown model", async () => {
-    expect((await generate({ model: "img/limited", prompt: "x" })).status).toBe(429);
+    const limited = await generate({ model: "img/limited", prompt: "x" });
+    expect(limited.status).toBe(429);
+    // The provider's own Retry-After is passed on.
+    expect(limited.headers.get("retry-after")).toBe("30");
     expect((await generate({ model: "nobody/nothing", prompt: "x" })).status).toBe(404);
   });
 

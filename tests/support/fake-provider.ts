@@ -2,7 +2,21 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { listenLocal } from "./listen.js";
 
 /** How the fake answers a request for one upstream model name. */
-export type Behavior = "ok" | "no-usage" | "over-usage" | "fail-500" | "reset" | "rate-limited" | "bad-request" | "cut" | "stall" | "slow" | "drip" | "malformed-json";
+export type Behavior =
+  | "ok"
+  | "no-usage"
+  | "over-usage"
+  | "fail-500"
+  | "reset"
+  | "rate-limited"
+  | "bad-request"
+  | "cut"
+  | "stall"
+  | "silent-stream"
+  | "stall-after-first"
+  | "slow"
+  | "drip"
+  | "malformed-json";
 
 export interface FakeProvider {
   baseUrl: string;
@@ -20,7 +34,9 @@ export const overUsage = { prompt_tokens: 12, completion_tokens: 2000, total_tok
 /**
  * An OpenAI-compatible provider on 127.0.0.1: the upstream model name picks the behaviour, so one fake can
  * succeed, report more completion tokens than it was allowed, fail with 500 or 429 + Retry-After, reset the
- * connection, cut a stream after two chunks, pause a stream for 4 s after its first chunk, or stall until the caller aborts.
+ * connection, cut a stream after two chunks, pause a stream for 4 s after its first chunk, or stall until the caller
+ * aborts: before any answer (`stall`), after a stream's headers (`silent-stream`), or after a stream's first chunk
+ * (`stall-after-first`).
  */
 export async function startFakeProvider(name: string, behaviorOf: (model: string) => Behavior = (m) => m as Behavior): Promise<FakeProvider> {
   const fake: FakeProvider = { baseUrl: "", requests: [], aborted: 0, stop: async () => {} };
@@ -56,9 +72,11 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
       return;
     }
     res.writeHead(200, { "content-type": "text/event-stream" });
+    if (behavior === "silent-stream") return void res.flushHeaders();
     const frame = (choices: unknown[], extra: object = {}) =>
       `data: ${JSON.stringify({ id: "up-stream", object: "chat.completion.chunk", created: 1, model: body.model, choices, ...extra })}\n\n`;
     res.write(frame([{ index: 0, delta: { role: "assistant", content: "Hello " } }]));
+    if (behavior === "stall-after-first") return;
     // A stream that stays open a while after its first words, for faults in the middle of a stream.
     if (behavior === "drip") await new Promise((resolve) => setTimeout(resolve, 4000));
     if (res.destroyed) return;

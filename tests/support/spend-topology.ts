@@ -16,6 +16,8 @@ export interface SpendTopologyOptions {
   natsUrl: string;
   /** A Postgres database every process shares; undefined gives each process an embedded PGlite of its own. */
   databaseUrl: string | undefined;
+  /** The catalog, served by the fake provider at the given base URL; the spend catalog when not given. */
+  catalog?: (baseUrl: string) => object;
 }
 
 export interface SpendTopology {
@@ -79,7 +81,7 @@ export async function startSpendTopology(options: SpendTopologyOptions): Promise
 
   try {
     upstream = await startFakeProvider("alpha");
-    const catalogFile = await catalogEnv(spendCatalog(upstream.baseUrl));
+    const catalogFile = await catalogEnv((options.catalog ?? spendCatalog)(upstream.baseUrl));
     const common = {
       SWITCHYARD_INTERNAL_SECRET: randomBytes(32).toString("hex"),
       NATS_URL: options.natsUrl,

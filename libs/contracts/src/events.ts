@@ -55,6 +55,15 @@ const containerFilesSynced = z.object({
   files: z.number().int().min(1),
 });
 
+/** One replica saw an endpoint fail (it rests `rest_ms`) or answer again (null); the others order it alike. */
+const endpointHealth = z.object({
+  provider: z.string(),
+  upstream_model: z.string(),
+  rest_ms: z.number().int().min(0).nullable(),
+  /** The replica that saw it, which ignores its own event. */
+  origin: z.string(),
+});
+
 export const eventRegistry = {
   "identity.api_key.created.v1": apiKeyChanged,
   "identity.api_key.updated.v1": apiKeyChanged,
@@ -67,6 +76,8 @@ export const eventRegistry = {
   "catalog.guardrail.deleted.v1": guardrailChanged,
   "catalog.models.reloaded.v1": catalogReloaded,
   "inference.generation.completed.v1": generationCompleted,
+  "inference.endpoint.health.v1": endpointHealth,
+  "media.endpoint.health.v1": endpointHealth,
   "media.transcription.completed.v1": mediaCompleted,
   "media.image.completed.v1": mediaCompleted,
   "storage.container_files.synced.v1": containerFilesSynced,

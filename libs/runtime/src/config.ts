@@ -67,3 +67,24 @@ export const commonEnv = {
    */
   DRAIN_DELAY_MS: z.coerce.number().int().min(0).default(0),
 };
+
+/** How long a service that calls providers waits on one, per attempt (the request deadline bounds them all). */
+export const upstreamTimeoutsEnv = {
+  /**
+   * From sending a request to a provider to its first byte of answer: a stream's first event, a buffered
+   * answer whole (providers send a buffered answer only once it is complete). Past it the next endpoint is
+   * tried and this one rests, so a provider that accepts and never answers costs this, not the deadline.
+   */
+  UPSTREAM_FIRST_BYTE_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
+  /** Longest silence between two events of a provider's stream; past it the stream ends with an in-band error. */
+  UPSTREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
+  /** How long an endpoint that failed (timed out, answered 5xx, refused the connection) goes behind healthy ones. */
+  UPSTREAM_FAILURE_COOLDOWN_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+};
+
+/** The timeouts of `upstreamTimeoutsEnv`, as the upstream library takes them. */
+export const upstreamTimeoutsOf = (config: { UPSTREAM_FIRST_BYTE_TIMEOUT_MS: number; UPSTREAM_IDLE_TIMEOUT_MS: number; UPSTREAM_FAILURE_COOLDOWN_MS: number }) => ({
+  firstByteMs: config.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
+  idleMs: config.UPSTREAM_IDLE_TIMEOUT_MS,
+  failureCooldownMs: config.UPSTREAM_FAILURE_COOLDOWN_MS,
+});

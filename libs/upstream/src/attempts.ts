@@ -1,6 +1,8 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
 import { metrics, serviceOf, type Logger } from "@switchyard/runtime";
 import type { Candidate } from "./candidates.js";
+import { attemptSignal, FirstByteTimeout, type AttemptSignal, type UpstreamTimeouts } from "./attempt-timeouts.js";
+import type { EndpointHealth } from "./endpoint-health.js";
 import { UpstreamError } from "./errors.js";
 
 /** Where and how to call one upstream endpoint. */
@@ -22,25 +24,13 @@ export interface Attempt {
   error?: string;
 }
 
-/** Endpoints that answered with Retry-After rest until then; shared by every request of this process. */
-const endpointKey = (e: ResolvedEndpoint) => `${e.provider}/${e.upstream_model}`;
-
-export function createCooldowns(now: () => number = Date.now) {
-  const until = new Map<string, number>();
-  return {
-    coolingDown: (endpoint: ResolvedEndpoint) => (until.get(endpointKey(endpoint)) ?? 0) > now(),
-    rest(endpoint: ResolvedEndpoint, ms: number) {
-      until.set(endpointKey(endpoint), now() + Math.min(ms, 300_000));
-    },
-  };
-}
-export type Cooldowns = ReturnType<typeof createCooldowns>;
-
 export interface AttemptContext {
   env: Record<string, string | undefined>;
-  cooldowns: Cooldowns;
+  /** Endpoints that failed recently, shared by every request (and, over the bus, every replica). */
+  cooldowns: EndpointHealth;
   logger: Logger;
   signal: AbortSignal;
+  timeouts: UpstreamTimeouts;
 }
 
 export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string | undefined>): UpstreamTarget {
@@ -53,13 +43,19 @@ export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string 
  * endpoint might not have (timeouts, 429, 5xx, connection errors) move on to the next endpoint; any other
  * failure moves on to the next model of the request's `models` list. `providers` maps the catalog's
  * adapter names to this service's implementations; an endpoint without one is skipped.
+ *
+ * Each attempt has its own signal (passed to `call`, for the provider call and, once accepted, its stream):
+ * it follows the request's, and aborts when the attempt has not been accepted within the first-byte
+ * timeout. An endpoint that failed in a way another might not (timed out, 429, 5xx, unreachable) rests
+ * behind healthy ones (for its Retry-After, else the cool-down), so the next requests do not queue behind
+ * it; one that answers is healthy again.
  */
 export async function firstAccepting<P, T>(
   providers: Readonly<Record<string, P>>,
   candidates: Candidate[],
   context: AttemptContext,
   attempts: Attempt[],
-  call: (provider: P, target: UpstreamTarget, candidate: Candidate) => Promise<T>,
+  call: (provider: P, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,
 ): Promise<{ result: T; candidate: Candidate }> {
   let last: UpstreamError | undefined;
   let refusedModel: string | undefined;
@@ -73,10 +69,24 @@ export async function firstAccepting<P, T>(
       continue;
     }
     const started = performance.now();
+    const attempt = attemptSignal(context.signal);
+    const { firstByteMs } = context.timeouts;
+    const firstByte = setTimeout(() => attempt.abort(new FirstByteTimeout(candidate.endpoint.provider, firstByteMs)), firstByteMs);
     try {
-      const result = await call(provider, targetOf(candidate.endpoint, context.env), candidate);
+      let result: T;
+      context.cooldowns.attempting(candidate.endpoint);
+      try {
+        result = await call(provider, targetOf(candidate.endpoint, context.env), candidate, attempt);
+      } catch (error) {
+        attempt.detach();
+        // Whatever the provider call threw once the timer aborted it, the cause is the timeout.
+        throw attempt.timedOut() ? attempt.signal.reason : error;
+      } finally {
+        clearTimeout(firstByte);
+      }
       attempts.push({ provider: candidate.endpoint.provider, model: candidate.model, status: 200, latencyMs: Math.round(performance.now() - started) });
       metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: "accepted" });
+      context.cooldowns.succeeded(candidate.endpoint);
       return { result, candidate };
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
@@ -87,8 +97,8 @@ export async function firstAccepting<P, T>(
         latencyMs: Math.round(performance.now() - started),
         error: error.message,
       });
-      metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: error.status === null ? "unreachable" : String(error.status) });
-      if (error.retryAfterMs !== undefined) context.cooldowns.rest(candidate.endpoint, error.retryAfterMs);
+      metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: error instanceof FirstByteTimeout ? "timeout" : error.status === null ? "unreachable" : String(error.status) });
+      if (error.retryable) context.cooldowns.failed(candidate.endpoint, error.retryAfterMs ?? context.timeouts.failureCooldownMs);
       context.logger.warn({ provider: candidate.endpoint.provider, status: error.status, err: error.message }, "upstream attempt failed");
       last = error;
       if (!error.retryable) refusedModel = candidate.model;

@@ -40,7 +40,7 @@ export interface OrderOptions {
   sessionId: string | undefined;
   /** Request parameters the endpoint must support when `provider.require_parameters` is set. */
   requestedParameters: string[];
-  /** Endpoints resting after a Retry-After; tried last. */
+  /** Endpoints resting after a failure or a Retry-After, or being probed by another request; tried last. */
   coolingDown: (endpoint: ResolvedEndpoint) => boolean;
 }
 
@@ -77,7 +77,8 @@ export function orderCandidates(resolved: ResolvedModel, options: OrderOptions):
     endpoints = [...endpoints].sort((a, b) => rank(a) - rank(b));
     if (prefs.allow_fallbacks === false) endpoints = endpoints.filter((e) => prefs.order!.includes(e.provider));
   }
-  const ready = endpoints.filter((e) => !options.coolingDown(e));
-  const cooling = endpoints.filter((e) => options.coolingDown(e));
+  const resting = new Set(endpoints.filter((e) => options.coolingDown(e)));
+  const ready = endpoints.filter((e) => !resting.has(e));
+  const cooling = endpoints.filter((e) => resting.has(e));
   return { candidates: [...ready, ...cooling].map((endpoint) => ({ model: resolved.model, endpoint })), dropped };
 }

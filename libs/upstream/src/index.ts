@@ -1,4 +1,6 @@
 export * from "./attempts.js";
+export * from "./attempt-timeouts.js";
+export * from "./endpoint-health.js";
 export * from "./candidates.js";
 export * from "./errors.js";
 export * from "./failure.js";

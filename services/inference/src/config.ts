@@ -1,8 +1,9 @@
-import { commonEnv, envFlag, parseEnv, port } from "@switchyard/runtime";
+import { commonEnv, envFlag, parseEnv, port, upstreamTimeoutsEnv } from "@switchyard/runtime";
 import { z } from "zod";
 
 export const inferenceEnv = z.object({
   ...commonEnv,
+  ...upstreamTimeoutsEnv,
   /** Port of the inference service when it runs as its own process. */
   PORT: port(8083),
   /** Base URL of the catalog service when inference runs as its own process. */

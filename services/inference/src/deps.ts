@@ -1,7 +1,7 @@
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
 import type { GenerationRecorder } from "./generations/recorder.js";
-import type { Cooldowns } from "@switchyard/upstream";
+import type { EndpointHealth, UpstreamTimeouts } from "@switchyard/upstream";
 import type { SpendHolds } from "./spend/holds.js";
 import type { Sandbox } from "./tools/run.js";
 import type { SearchBackend } from "./tools/search.js";
@@ -21,13 +21,16 @@ export interface InferenceDeps {
   chargeBeyondHold: boolean;
   /** Where provider keys are read (`api_key_env` names, `<SLUG>_API_KEY`). */
   env: Record<string, string | undefined>;
-  cooldowns: Cooldowns;
+  /** Endpoints that failed recently go behind healthy ones; shared by replicas over the bus. */
+  cooldowns: EndpointHealth;
   verifyCaller: CallerVerifier;
   maxBodyBytes: number;
   /** Off in standalone, where the router logs every request. */
   requestLogs: boolean;
   /** A deadline shared by every attempt of one request. */
   requestTimeoutMs: number;
+  /** Each attempt's first-byte and stream idle timeouts, and how long a failed endpoint rests. */
+  timeouts: UpstreamTimeouts;
   /** Runs the shell tools' commands; undefined when no sandbox is configured (those tools are refused). */
   sandbox: Sandbox | undefined;
   /** The operator's web search backend; undefined when none is configured. */

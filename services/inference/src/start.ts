@@ -1,11 +1,11 @@
-import { busReadiness, migrate, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
+import { busReadiness, migrate, outboxSink, startOutboxRelay, upstreamTimeoutsOf, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
 import type { RequestListener } from "node:http";
 import { createApp } from "./app.js";
 import type { InferenceConfig } from "./config.js";
 import type { InferenceDeps } from "./deps.js";
 import { createRecorder } from "./generations/recorder.js";
 import { migrations, schema } from "./migrations.js";
-import { createCooldowns } from "@switchyard/upstream";
+import { startSharedHealth } from "@switchyard/upstream";
 import type { Sandbox } from "./tools/run.js";
 import { searchBackend } from "./tools/search.js";
 import { startBroadcast } from "./broadcast/consumer.js";
@@ -22,6 +22,9 @@ export interface InferenceStartDeps {
     | "providerEnv"
     | "MAX_BODY_BYTES"
     | "REQUEST_TIMEOUT_MS"
+    | "UPSTREAM_FIRST_BYTE_TIMEOUT_MS"
+    | "UPSTREAM_IDLE_TIMEOUT_MS"
+    | "UPSTREAM_FAILURE_COOLDOWN_MS"
     | "GENERATION_FLUSH_MS"
     | "SPEND_HOLD_GRACE_MS"
     | "SPEND_CHARGE_BEYOND_HOLD"
@@ -54,6 +57,8 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
   if (applied.length) deps.logger.info({ applied }, "inference migrations applied");
   const relay = startOutboxRelay({ db: deps.db, schema, bus: deps.bus, logger: deps.logger });
   const broadcast = await startBroadcast(deps.bus, broadcastDestinations(deps.config), deps.logger);
+  const timeouts = upstreamTimeoutsOf(deps.config);
+  const endpoints = await startSharedHealth({ bus: deps.bus, subject: "inference.endpoint.health.v1", logger: deps.logger, timeouts });
   const recorder = createRecorder({ db: deps.db, events: outboxSink(schema, relay), logger: deps.logger, flushMs: deps.config.GENERATION_FLUSH_MS });
   const app = createApp({
     db: deps.db,
@@ -65,11 +70,12 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     holdTtlMs: Math.min(deps.config.REQUEST_TIMEOUT_MS + deps.config.SPEND_HOLD_GRACE_MS, 7 * 86_400_000),
     chargeBeyondHold: deps.config.SPEND_CHARGE_BEYOND_HOLD,
     env: deps.config.providerEnv,
-    cooldowns: createCooldowns(),
+    cooldowns: endpoints,
     verifyCaller: deps.verifyCaller,
     maxBodyBytes: deps.config.MAX_BODY_BYTES,
     requestLogs: deps.requestLogs ?? true,
     requestTimeoutMs: deps.config.REQUEST_TIMEOUT_MS,
+    timeouts,
     sandbox: deps.sandbox,
     search: searchBackend(deps.config),
     maxToolSteps: deps.config.SERVER_TOOL_MAX_STEPS,
@@ -82,6 +88,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
       await recorder.stop();
       await relay.stop();
       await broadcast?.stop();
+      await endpoints.stop();
     },
   };
 }

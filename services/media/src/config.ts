@@ -1,8 +1,9 @@
-import { commonEnv, envFlag, parseEnv, port } from "@switchyard/runtime";
+import { commonEnv, envFlag, parseEnv, port, upstreamTimeoutsEnv } from "@switchyard/runtime";
 import { z } from "zod";
 
 export const mediaEnv = z.object({
   ...commonEnv,
+  ...upstreamTimeoutsEnv,
   /** Port of the media service when it runs as its own process. */
   PORT: port(8084),
   /** Base URL of the catalog service when media runs as its own process. */

@@ -1,6 +1,6 @@
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
-import type { Cooldowns, SpendHolds } from "@switchyard/upstream";
+import type { EndpointHealth, SpendHolds, UpstreamTimeouts } from "@switchyard/upstream";
 import type { ReferenceOptions } from "./images/references.js";
 import type { ImageProvider, TranscriptionProvider } from "./providers/types.js";
 
@@ -18,7 +18,8 @@ export interface MediaDeps {
   chargeBeyondHold: boolean;
   /** Where provider keys are read (`api_key_env` names, `<SLUG>_API_KEY`). */
   env: Record<string, string | undefined>;
-  cooldowns: Cooldowns;
+  /** Endpoints that failed recently go behind healthy ones; shared by replicas over the bus. */
+  cooldowns: EndpointHealth;
   /** Wire formats by the catalog's adapter name. */
   transcribers: Readonly<Record<string, TranscriptionProvider>>;
   imagers: Readonly<Record<string, ImageProvider>>;
@@ -29,6 +30,8 @@ export interface MediaDeps {
   references: ReferenceOptions;
   /** One deadline shared by every attempt of a request. */
   requestTimeoutMs: number;
+  /** Each attempt's first-byte timeout, and how long a failed endpoint rests. */
+  timeouts: UpstreamTimeouts;
   /** Off in standalone, where the router logs every request. */
   requestLogs: boolean;
   health: HealthState;

@@ -8,6 +8,7 @@ import {
   requestDeadline,
   upstreamFailure,
   type Attempt,
+  type AttemptSignal,
   type Candidate,
   type Charge,
   type UpstreamTarget,
@@ -119,17 +120,17 @@ export interface Served {
 export async function firstAccepted<P, T>(
   run: MediaRun<P>,
   worstCase: (candidate: Candidate) => bigint,
-  call: (provider: P, target: UpstreamTarget, candidate: Candidate) => Promise<T>,
+  call: (provider: P, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,
 ): Promise<Served & { result: T }> {
   const { deps } = run;
   const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, budgets: run.budgets, ttlMs: deps.holdTtlMs };
   const held = new Map<Candidate, bigint>();
   try {
-    const accepted = await firstAccepting(run.providers, run.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal }, run.attempts, async (provider, target, candidate) => {
+    const accepted = await firstAccepting(run.providers, run.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts }, run.attempts, async (provider, target, candidate, attempt) => {
       const amount = worstCase(candidate);
       await reserveMedia(hold, amount);
       held.set(candidate, amount);
-      return call(provider, target, candidate);
+      return call(provider, target, candidate, attempt);
     });
     return { ...accepted, held: held.get(accepted.candidate)! };
   } catch (error) {

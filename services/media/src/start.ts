@@ -1,5 +1,5 @@
-import { busReadiness, migrate, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
-import { createCooldowns } from "@switchyard/upstream";
+import { busReadiness, migrate, outboxSink, startOutboxRelay, upstreamTimeoutsOf, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
+import { startSharedHealth } from "@switchyard/upstream";
 import type { Express } from "express";
 import { createApp } from "./app.js";
 import type { MediaConfig } from "./config.js";
@@ -18,6 +18,9 @@ export interface MediaStartDeps {
     | "providerEnv"
     | "MAX_UPLOAD_BYTES"
     | "MEDIA_TIMEOUT_MS"
+    | "UPSTREAM_FIRST_BYTE_TIMEOUT_MS"
+    | "UPSTREAM_IDLE_TIMEOUT_MS"
+    | "UPSTREAM_FAILURE_COOLDOWN_MS"
     | "SPEND_HOLD_GRACE_MS"
     | "SPEND_CHARGE_BEYOND_HOLD"
     | "MAX_AUDIO_BYTES"
@@ -41,6 +44,8 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
   if (applied.length) deps.logger.info({ applied }, "media migrations applied");
   const relay = startOutboxRelay({ db: deps.db, schema, bus: deps.bus, logger: deps.logger });
   const { config } = deps;
+  const timeouts = upstreamTimeoutsOf(config);
+  const endpoints = await startSharedHealth({ bus: deps.bus, subject: "media.endpoint.health.v1", logger: deps.logger, timeouts });
   const app = createApp({
     db: deps.db,
     events: outboxSink(schema, relay),
@@ -51,7 +56,7 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     holdTtlMs: Math.min(config.MEDIA_TIMEOUT_MS + config.SPEND_HOLD_GRACE_MS, 7 * 86_400_000),
     chargeBeyondHold: config.SPEND_CHARGE_BEYOND_HOLD,
     env: config.providerEnv,
-    cooldowns: createCooldowns(),
+    cooldowns: endpoints,
     transcribers,
     imagers,
     verifyCaller: deps.verifyCaller,
@@ -59,9 +64,16 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     maxAudioBytes: config.MAX_AUDIO_BYTES,
     references: { maxBytes: config.MAX_REFERENCE_BYTES, timeoutMs: config.REFERENCE_FETCH_TIMEOUT_MS, allowPrivate: config.REFERENCE_FETCH_ALLOW_PRIVATE },
     requestTimeoutMs: config.MEDIA_TIMEOUT_MS,
+    timeouts,
     requestLogs: deps.requestLogs ?? true,
     health: deps.health,
     readiness: { database: () => deps.db.ping(), ...busReadiness(deps.bus) },
   });
-  return { app, stop: () => relay.stop() };
+  return {
+    app,
+    async stop() {
+      await relay.stop();
+      await endpoints.stop();
+    },
+  };
 }

@@ -15,6 +15,19 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * How long a 429 or 503 tells the client to wait when nothing more precise is known. Clients that retry
+ * (the OpenAI and OpenRouter SDKs, most HTTP libraries) honour `Retry-After`; without it they guess, often
+ * at once, which is what an overloaded or rate-limited gateway least needs.
+ */
+export const defaultRetryAfterSeconds = 5;
+
+/** `Retry-After` in whole seconds (at least 1: "0" invites an immediate retry), from milliseconds. */
+export const retryAfterSeconds = (ms: number): string => String(Math.max(1, Math.ceil(ms / 1000)));
+
+/** Statuses whose answers always say when to come back. */
+export const carriesRetryAfter = (status: number): boolean => status === 429 || status === 503;
+
 export const badRequest = (message: string, metadata?: Record<string, unknown>) =>
   new HttpError("bad_request", message, metadata);
 export const unauthorized = (message = "Missing Authentication header") => new HttpError("unauthorized", message);

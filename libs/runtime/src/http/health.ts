@@ -1,6 +1,7 @@
 import type { Express } from "express";
 import type { Bus } from "../bus/types.js";
 import { registry } from "../metrics.js";
+import { defaultRetryAfterSeconds } from "./errors.js";
 
 /** A dependency that is away while the process still serves without it: reported, not failing readiness. */
 export interface Degraded {
@@ -40,7 +41,7 @@ export function mountHealth(app: Express, checks: Record<string, ReadinessCheck>
   app.get("/readyz", async (_req, res) => {
     // Draining is not ready whatever the dependencies say: answered at once, without waiting on a check (a
     // database ping behind a busy pool), so balancers stop sending connections within one probe.
-    if (state.draining) return void res.status(503).json({ status: "draining", checks: {} });
+    if (state.draining) return void res.status(503).set("Retry-After", String(defaultRetryAfterSeconds)).json({ status: "draining", checks: {} });
     const results: Record<string, string> = {};
     let ready = true;
     let degraded = false;
@@ -54,6 +55,7 @@ export function mountHealth(app: Express, checks: Record<string, ReadinessCheck>
         results[name] = error instanceof Error ? error.message : "failed";
       }
     }
+    if (!ready) res.set("Retry-After", String(defaultRetryAfterSeconds));
     res.status(ready ? 200 : 503).json({ status: ready ? (degraded ? "degraded" : "ready") : "not ready", checks: results });
   });
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../log.js";
 import { metrics } from "../metrics.js";
-import { HttpError } from "./errors.js";
+import { carriesRetryAfter, defaultRetryAfterSeconds, HttpError } from "./errors.js";
 import { ServiceUnavailableError } from "./internal-client.js";
 import { requestIdHeader, withRequestId } from "./request-context.js";
 
@@ -127,6 +127,7 @@ export function sendError(res: ServerResponse, error: unknown, logger: Logger, r
     res.end();
     return;
   }
+  if (carriesRetryAfter(status) && !res.hasHeader("retry-after")) res.setHeader("Retry-After", String(defaultRetryAfterSeconds));
   sendJson(res, status, { error: { code: status, message, ...(metadata ? { metadata } : {}) } });
 }
 

@@ -35,7 +35,7 @@ export interface BufferedTurn {
 export async function bufferedTurn(context: ChatContext): Promise<BufferedTurn> {
   let attempt;
   try {
-    attempt = await accepted(context, (provider, target, body) => provider.complete(body, target, context.signal));
+    attempt = await accepted(context, (provider, target, body, { signal }) => provider.complete(body, target, signal));
   } catch (error) {
     accountAbandoned(context);
     throw error;

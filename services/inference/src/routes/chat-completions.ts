@@ -7,7 +7,7 @@ import {
   type SpendBudget,
 } from "@switchyard/contracts";
 import { badRequest, forbidden, HttpError, parseInput, type Caller } from "@switchyard/runtime";
-import { newGenerationId, orderCandidates, requestDeadline, upstreamFailure, type Candidate } from "@switchyard/upstream";
+import { newGenerationId, orderCandidates, requestDeadline, upstreamFailure, type AttemptSignal, type Candidate } from "@switchyard/upstream";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { InferenceDeps } from "../deps.js";
 import type { Attempt } from "../generations/store.js";
@@ -166,20 +166,20 @@ export function bodyFor(context: ChatContext, candidate: Candidate): Record<stri
  */
 export async function accepted<T>(
   context: ChatContext,
-  call: (provider: ChatProvider, target: UpstreamTarget, body: Record<string, unknown>) => Promise<T>,
+  call: (provider: ChatProvider, target: UpstreamTarget, body: Record<string, unknown>, attempt: AttemptSignal) => Promise<T>,
 ) {
   const { deps, caller } = context;
   const hold = { holds: deps.holds, generationId: context.generationId, keyHash: caller.keyHash, budgets: context.budgets, ttlMs: deps.holdTtlMs };
   try {
     return await firstAccepting(
       context.candidates,
-      { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: context.signal },
+      { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: context.signal, timeouts: deps.timeouts },
       context.attempts,
-      async (provider, target, candidate) => {
+      async (provider, target, candidate, attempt) => {
         const body = bodyFor(context, candidate);
         context.held.set(candidate, await reserve(hold, candidate.endpoint, body));
         context.inFlight = candidate;
-        return call(provider, target, body);
+        return call(provider, target, body, attempt);
       },
     );
   } catch (error) {

@@ -6,7 +6,7 @@ import { mergeDetails, type Detail, type DetailNumbering } from "../tools/reason
 import type { ToolCall } from "../tools/run.js";
 import { accepted, type ChatContext } from "./chat-completions.js";
 import { accountAbandoned, finish, metadataFor } from "./finish.js";
-import type { Candidate } from "@switchyard/upstream";
+import { firstEventThenIdle, StreamIdleTimeout, type Candidate } from "@switchyard/upstream";
 import { streamErrorChunk } from "@switchyard/contracts";
 import { metrics } from "@switchyard/runtime";
 
@@ -77,7 +77,10 @@ export async function relayTurn(context: ChatContext, options: RelayOptions): Pr
   const { sse, created, alive, filter } = options;
   let attempt;
   try {
-    attempt = await accepted(context, (provider, target, body) => provider.stream(body, target, context.signal));
+    // Accepted at the stream's first event, not its headers: a provider silent after its headers is a first-byte timeout.
+    attempt = await accepted(context, async (provider, target, body, upstream) =>
+      firstEventThenIdle(await provider.stream(body, target, upstream.signal), upstream, target.provider, context.deps.timeouts.idleMs),
+    );
   } catch (error) {
     alive.stop();
     accountAbandoned(context);
@@ -144,7 +147,7 @@ export async function relayTurn(context: ChatContext, options: RelayOptions): Pr
     status = context.signal.aborted && !context.timedOut() ? "cancelled" : "error";
     if (status === "error") {
       context.deps.logger.warn({ err: error, provider: candidate.endpoint.provider, generationId: context.generationId }, "stream failed after its first byte");
-      errorFrame(context, sse, created, candidate.model, 502, "Provider returned error mid-stream");
+      errorFrame(context, sse, created, candidate.model, ...midStreamFailure(context, error));
     }
   } finally {
     alive.stop();
@@ -165,6 +168,13 @@ export async function relayTurn(context: ChatContext, options: RelayOptions): Pr
   });
   const toolCalls = [...calls.values()].map(({ id, type, function: fn }) => ({ id, type, function: fn }));
   return { status, candidate, accounted, text, toolCalls, reasoning, reasoningDetails, finishReason, nativeFinishReason: nativeFinish, fingerprint };
+}
+
+/** The in-band error's code and message: the gateway's own timeouts say so, a provider's failure is the provider's. */
+function midStreamFailure(context: ChatContext, error: unknown): [number, string] {
+  if (context.timedOut()) return [524, `Request timed out: the gateway's request deadline (${context.deps.requestTimeoutMs} ms, REQUEST_TIMEOUT_MS) passed mid-stream`];
+  if (error instanceof StreamIdleTimeout) return [524, error.message];
+  return [502, "Provider returned error mid-stream"];
 }
 
 /**

@@ -1,4 +1,4 @@
-import { firstAccepting as tryInOrder, type Attempt, type AttemptContext, type Candidate, type UpstreamTarget } from "@switchyard/upstream";
+import { firstAccepting as tryInOrder, type Attempt, type AttemptContext, type AttemptSignal, type Candidate, type UpstreamTarget } from "@switchyard/upstream";
 import { anthropic } from "../providers/anthropic.js";
 import { google } from "../providers/google.js";
 import { openAiCompatible } from "../providers/openai-compatible.js";
@@ -11,5 +11,5 @@ export const firstAccepting = <T>(
   candidates: Candidate[],
   context: AttemptContext,
   attempts: Attempt[],
-  call: (provider: ChatProvider, target: UpstreamTarget, candidate: Candidate) => Promise<T>,
+  call: (provider: ChatProvider, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,
 ) => tryInOrder(providers, candidates, context, attempts, call);

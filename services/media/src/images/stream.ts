@@ -22,10 +22,10 @@ export async function streamImages(
   worstCase: (c: Candidate) => bigint,
   res: Response,
 ): Promise<void> {
-  const { result, ...served } = await firstAccepted(run, worstCase, async (provider, target, c) =>
+  const { result, ...served } = await firstAccepted(run, worstCase, async (provider, target, c, { signal }) =>
     provider.stream
-      ? { kind: "stream" as const, parts: await provider.stream(callFor(c.endpoint.provider), target, run.signal) }
-      : { kind: "buffered" as const, images: await provider.generate(callFor(c.endpoint.provider), target, run.signal) },
+      ? { kind: "stream" as const, parts: await provider.stream(callFor(c.endpoint.provider), target, signal) }
+      : { kind: "buffered" as const, images: await provider.generate(callFor(c.endpoint.provider), target, signal) },
   );
   if (result.kind === "buffered") return sendImages(run, call, served, result.images, res);
 

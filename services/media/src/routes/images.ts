@@ -31,6 +31,6 @@ export const imagesRoute =
     const callFor = (slug: string) => imageCall(request, references, (options[slug] ?? {}) as Record<string, unknown>);
     const call = imageCall(request, references, {});
     if (request.stream) return streamImages(run, call, callFor, worstCase(call), res);
-    const { result, ...served } = await firstAccepted(run, worstCase(call), (provider, target, c) => provider.generate(callFor(c.endpoint.provider), target, run.signal));
+    const { result, ...served } = await firstAccepted(run, worstCase(call), (provider, target, c, { signal }) => provider.generate(callFor(c.endpoint.provider), target, signal));
     await sendImages(run, call, served, result, res);
   };

@@ -54,7 +54,7 @@ export const transcriptionsRoute =
           promptTokens: 0,
           completionTokens: Math.ceil(seconds * transcriptTokensPerSecond) + 100,
         }),
-      (provider, target, c) =>
+      (provider, target, c, { signal }) =>
         provider.transcribe(
           {
             audio: input.audio,
@@ -65,7 +65,7 @@ export const transcriptionsRoute =
             options: input.options[c.endpoint.provider] ?? {},
           },
           target,
-          run.signal,
+          signal,
         ),
     );
     const { usage, estimated } = usageOf(answer, input.audio.bytes);

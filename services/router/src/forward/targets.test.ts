@@ -124,6 +124,7 @@ describe("forwarding to a service's replicas", () => {
     const upload = await call("POST", "/files", "raw bytes", { "content-type": "application/octet-stream" });
     expect(upload.status).toBe(503);
     expect(JSON.parse(upload.text)).toEqual({ error: { code: 503, message: "Service temporarily unavailable" } });
+    expect(upload.headers["retry-after"]).toBe("5");
     expect(svc.seen.filter((s) => s.url === "/files")).toHaveLength(1);
     // So is JSON larger than the replay limit.
     const big = await front({ kind: "url", urls: [svc.url], replayBodyBytes: 8 });

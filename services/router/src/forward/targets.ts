@@ -1,6 +1,6 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
 import { streamErrorChunk } from "@switchyard/contracts";
-import type { Logger } from "@switchyard/runtime";
+import { defaultRetryAfterSeconds, type Logger } from "@switchyard/runtime";
 import { replicaPool } from "./replicas.js";
 import { bodyPlan, readBody, type RequestBody } from "./request-body.js";
 import { serviceAgent } from "./service-agent.js";
@@ -76,7 +76,7 @@ export function forwardTo(name: string, target: Target, logger: Logger): Forward
 
   const unavailable = (res: ServerResponse) => {
     if (res.headersSent) return void res.destroy();
-    res.writeHead(503, { "content-type": "application/json" });
+    res.writeHead(503, { "content-type": "application/json", "retry-after": String(defaultRetryAfterSeconds) });
     res.end(JSON.stringify({ error: { code: 503, message: "Service temporarily unavailable" } }));
   };
 

@@ -1,0 +1,106 @@
+import { UpstreamError } from "./errors.js";
+
+/** How long one attempt may wait on a provider; see `UPSTREAM_*_TIMEOUT_MS` in the README. */
+export interface UpstreamTimeouts {
+  /** From sending a request to the provider's first byte of answer: a stream's first event, a buffered answer whole. */
+  firstByteMs: number;
+  /** Longest silence between two events of a stream, once its first has arrived. */
+  idleMs: number;
+  /** How long an endpoint that failed (a timeout, a 5xx, no connection) goes behind healthy ones. */
+  failureCooldownMs: number;
+}
+
+/** The provider sent nothing within the first-byte timeout: the next endpoint is tried, and this one rests. */
+export class FirstByteTimeout extends UpstreamError {
+  constructor(provider: string, ms: number) {
+    super(`${provider} sent no first byte within ${ms} ms (the gateway's UPSTREAM_FIRST_BYTE_TIMEOUT_MS)`, null, true);
+  }
+}
+
+/** A stream went quiet after its first event for longer than the idle timeout. */
+export class StreamIdleTimeout extends UpstreamError {
+  constructor(provider: string, ms: number) {
+    super(`Timed out: ${provider} sent nothing for ${ms} ms mid-stream (the gateway's UPSTREAM_IDLE_TIMEOUT_MS)`, null, false);
+  }
+}
+
+/** One attempt's signal: it follows the request's, and the attempt's own timers may abort it too. */
+export interface AttemptSignal {
+  signal: AbortSignal;
+  abort(reason: Error): void;
+  /** Whether this attempt's own timer, not the request, aborted it. */
+  timedOut(): boolean;
+  /** Stops following the request: for an attempt that failed and is done with. */
+  detach(): void;
+}
+
+export function attemptSignal(request: AbortSignal): AttemptSignal {
+  const controller = new AbortController();
+  let own = false;
+  const follow = () => controller.abort(request.reason);
+  if (request.aborted) follow();
+  else request.addEventListener("abort", follow, { once: true });
+  return {
+    signal: controller.signal,
+    abort(reason) {
+      if (controller.signal.aborted) return;
+      own = true;
+      controller.abort(reason);
+    },
+    timedOut: () => own,
+    detach: () => request.removeEventListener("abort", follow),
+  };
+}
+
+/**
+ * A stream accepted only once its first event has arrived (so a provider that sends headers and then nothing
+ * is a first-byte timeout, with a fallback), whose later events may each be at most `idleMs` apart: past
+ * that the attempt is aborted (the provider's connection closes) and the stream fails with `StreamIdleTimeout`.
+ */
+export async function firstEventThenIdle<T>(source: AsyncIterable<T>, attempt: AttemptSignal, provider: string, idleMs: number): Promise<AsyncIterable<T>> {
+  const iterator = source[Symbol.asyncIterator]();
+  let first: IteratorResult<T>;
+  try {
+    first = await iterator.next();
+  } catch (error) {
+    if (error instanceof UpstreamError || attempt.signal.aborted) throw error;
+    // Headers came and the body broke before its first event: nothing reached the client, so another endpoint may serve.
+    throw new UpstreamError(`${provider} dropped its stream before the first event: ${(error as Error).message}`, 502, true);
+  }
+  return (async function* () {
+    let ended = first.done === true;
+    try {
+      if (first.done) return;
+      yield first.value;
+      for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const idle = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const timeout = new StreamIdleTimeout(provider, idleMs);
+          attempt.abort(timeout);
+          reject(timeout);
+        }, idleMs);
+      });
+      const next = iterator.next();
+      let step: IteratorResult<T>;
+      try {
+        step = await Promise.race([next, idle]);
+      } catch (error) {
+        // The pending read fails too once the attempt is aborted; nobody waits for it.
+        next.catch(() => undefined);
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+      if (step.done) {
+        ended = true;
+        return;
+      }
+      yield step.value;
+      }
+    } finally {
+      // A consumer that stops early lets the provider's body go.
+      if (!ended) iterator.return?.()?.catch(() => undefined);
+    }
+  })();
+}
