@@ -16,7 +16,7 @@
 // when the topology cannot start.
 import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { clearInterval, setInterval } from "node:timers";
 import { fileURLToPath } from "node:url";
@@ -41,6 +41,13 @@ env.SWITCHYARD_DATA_DIR ??= join(root, ".switchyard", "topology");
 env.DRAIN_DELAY_MS ??= "1000";
 env.LOG_LEVEL ??= "info";
 mkdirSync(env.SWITCHYARD_DATA_DIR, { recursive: true });
+// Seals workspaces' provider keys and the access-token signing key in the database: kept beside the data so
+// the next start reads what this one sealed.
+if (!env.SWITCHYARD_ENCRYPTION_KEY) {
+  const keyFile = join(env.SWITCHYARD_DATA_DIR, "encryption-key");
+  if (!existsSync(keyFile)) writeFileSync(keyFile, randomBytes(32).toString("hex"), { mode: 0o600 });
+  env.SWITCHYARD_ENCRYPTION_KEY = readFileSync(keyFile, "utf8").trim();
+}
 
 if (!env.S3_ENDPOINT && env.TOPOLOGY_START_S3 !== "false") {
   const lines = execFileSync("bash", [join(root, "scripts/s3/start-swift.sh")], { encoding: "utf8" });
