@@ -6,6 +6,7 @@ export * from "./http.js";
 export * from "./safe-fetch.js";
 export * from "./sse.js";
 export * from "./holds.js";
+export * from "./hold-leases.js";
 export * from "./remote.js";
 export * from "./remote-memory.js";
 export * from "./process.js";
