@@ -1,7 +1,7 @@
 import type { HoldRequest } from "@switchyard/contracts";
 import { silentLogger } from "@switchyard/runtime";
 import { describe, expect, it } from "vitest";
-import { leasedHolds } from "./hold-leases.js";
+import { defaultReplicaId, leasedHolds } from "./hold-leases.js";
 import type { IdentityHolds } from "./holds.js";
 
 /** Identity's side, recording what it is asked; `failReleases` releases fail before one succeeds. */
@@ -67,5 +67,19 @@ describe("leasedHolds", () => {
     await slow.stop();
     expect(calls.filter((c) => c === "release gen-2")).toHaveLength(2);
     await leased.stop();
+  });
+
+  it("names a replica by service, host and port, and by pid on an ephemeral port", () => {
+    expect(defaultReplicaId("inference", 8082)).toMatch(/^inference@.+:8082$/);
+    expect(defaultReplicaId("standalone", 0)).toBe(defaultReplicaId("standalone", 0));
+    expect(defaultReplicaId("standalone", 0)).toMatch(new RegExp(`:0-pid${process.pid}$`));
+  });
+
+  it("stops within its wait when identity does not answer", async () => {
+    const { identity } = identityStub();
+    const leased = await leasedHolds({ ...identity, detach: () => new Promise(() => {}) }, { owner: "r", leaseMs: 60_000, logger: silentLogger(), stopWaitMs: 50 });
+    const started = Date.now();
+    await leased.stop();
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 });

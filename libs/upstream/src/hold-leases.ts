@@ -1,5 +1,13 @@
 import type { Logger } from "@switchyard/runtime";
+import { hostname } from "node:os";
 import type { IdentityHolds, SpendHolds } from "./holds.js";
+
+/**
+ * The owner of a replica's holds when SWITCHYARD_REPLICA_ID is unset: service, host and port (a pod's name
+ * is its host name), the same when the replica starts again. A process on an ephemeral port (0) adds its
+ * pid, so two on one host never free each other's holds.
+ */
+export const defaultReplicaId = (service: string, port: number): string => `${service}@${hostname()}:${port === 0 ? `0-pid${process.pid}` : port}`;
 
 export interface LeaseOptions {
   /** This replica: the owner of every hold it takes. */
@@ -11,6 +19,8 @@ export interface LeaseOptions {
   releaseRetries?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** How long stopping waits for identity (the last releases and the detach). */
+  stopWaitMs?: number;
 }
 
 export interface LeasedHolds {
@@ -30,6 +40,7 @@ export async function leasedHolds(identity: IdentityHolds, options: LeaseOptions
   const retries = options.releaseRetries ?? 8;
   const baseMs = options.retryBaseMs ?? 1000;
   const maxMs = options.retryMaxMs ?? 30_000;
+  const stopWaitMs = options.stopWaitMs ?? 2000;
   try {
     const released = await identity.releaseOwner(owner);
     if (released > 0) logger.info({ owner, released }, "spend holds of this replica's previous run released");
@@ -77,16 +88,31 @@ export async function leasedHolds(identity: IdentityHolds, options: LeaseOptions
     },
     async stop() {
       clearInterval(heartbeat);
-      await renewing;
       const pending = [...retrying.keys()];
       for (const timer of retrying.values()) clearTimeout(timer);
       retrying.clear();
-      await Promise.all(pending.map((id) => release(id, retries)));
-      try {
+      // Identity may be stopping too: a drain waits a moment for it, never the client's full retry window.
+      const detached = within(stopWaitMs, async () => {
+        await renewing;
+        await Promise.all(pending.map((id) => release(id, retries)));
         await identity.detach(owner);
-      } catch (error) {
-        logger.warn({ err: error, owner }, "could not detach this replica's spend holds; identity frees them when their leases lapse");
-      }
+      });
+      await detached.catch((error: unknown) =>
+        logger.warn({ err: error, owner }, "could not detach this replica's spend holds; identity frees them when their leases lapse"),
+      );
     },
   };
+}
+
+/** Runs `work`, rejecting if it has not finished within `ms`. */
+async function within(ms: number, work: () => Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`identity did not answer within ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([work(), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -17,8 +17,7 @@ import {
 } from "@switchyard/runtime";
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { RequestListener } from "node:http";
-import { hostname } from "node:os";
-import { leasedHolds } from "./hold-leases.js";
+import { defaultReplicaId, leasedHolds } from "./hold-leases.js";
 import type { SpendHolds } from "./holds.js";
 import { remoteHolds, remoteResolve } from "./remote.js";
 import { cachedResolve } from "./remote-memory.js";
@@ -69,7 +68,7 @@ export async function runProviderService(
   // Every request's hold goes to identity, which reads the key's limit where it writes the hold: nothing
   // here remembers that a key has no limit, so a limit set a moment ago binds the next request.
   const holds = await leasedHolds(remoteHolds(createInternalClient(config.IDENTITY_URL, signer)), {
-    owner: config.SWITCHYARD_REPLICA_ID ?? `${name}@${hostname()}:${config.PORT}`,
+    owner: config.SWITCHYARD_REPLICA_ID ?? defaultReplicaId(name, config.PORT),
     leaseMs: config.SPEND_HOLD_LEASE_MS,
     logger,
   });

@@ -5,8 +5,7 @@ import { startInference } from "@switchyard/inference";
 import { startMedia } from "@switchyard/media";
 import { startSandbox } from "@switchyard/sandbox";
 import { startStorage, type RunningStorage } from "@switchyard/storage";
-import { leasedHolds } from "@switchyard/upstream";
-import { hostname } from "node:os";
+import { defaultReplicaId, leasedHolds } from "@switchyard/upstream";
 import {
   createCallerSigner,
   createCallerVerifier,
@@ -89,7 +88,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
         });
   // Inference and media hold spend as one replica: the whole process lives and dies together.
   const holds = await leasedHolds(identity.holds, {
-    owner: config.SWITCHYARD_REPLICA_ID ?? `standalone@${hostname()}:${config.PORT}`,
+    owner: config.SWITCHYARD_REPLICA_ID ?? defaultReplicaId("standalone", config.PORT),
     leaseMs: config.SPEND_HOLD_LEASE_MS,
     logger: logger.child({ service: "inference" }),
   });
