@@ -306,7 +306,7 @@ describe.skipIf(needsBackends)("the many-process topology", () => {
     expect(await holdsOf(hash)).toEqual([]);
   }, 240_000);
 
-  it("ends the streams of an inference replica killed with SIGKILL in-band, expires their holds, and keeps serving", async () => {
+  it("ends the streams of an inference replica killed with SIGKILL in-band, frees their holds, and keeps serving", async () => {
     const { key, hash } = await newKey({ limit: 100 });
     const upstreamStart = upstream.requests.length;
     const victim = pids.get("inference-1")!;
@@ -338,13 +338,12 @@ describe.skipIf(needsBackends)("the many-process topology", () => {
     expect(after.map((a) => a.status)).toEqual(Array(6).fill(200));
 
     // What was served is charged exactly; the killed generations are neither recorded nor charged (the
-    // provider did that work for nothing), and their holds stay until the request deadline plus grace
-    // (REQUEST_TIMEOUT_MS + SPEND_HOLD_GRACE_MS: 9 s here), then stop counting against the limit.
+    // provider did that work for nothing), and their holds are freed, never expired: by the replica when it
+    // starts again (its previous run's holds) or by identity when their lease lapses (SPEND_HOLD_LEASE_MS).
     await chargedExactly(hash, [...finished, ...after.map((a) => a.generationId)]);
     expect(upstreamCallsSince(upstreamStart, ["drip"])).toBe(6);
     expect(upstreamCallsSince(upstreamStart, ["cent"])).toBe(6);
-    expect((await holdsOf(hash)).map((h) => h.generation_id)).toEqual(sorted(killed));
-    await eventually(async () => (await holdsOf(hash)).every((h) => h.expired), 20_000);
+    await eventually(async () => (await holdsOf(hash)).length === 0, 30_000);
     await waitForEvent((e) => e.event === "restarted" && e.name === "inference-1" && e.pid !== victim);
   }, 120_000);
 

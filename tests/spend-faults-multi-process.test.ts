@@ -52,6 +52,25 @@ const usageOf = async (hash: string) => (await h.keyRecord(hash)).usage;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("spend across processes when NATS fails", () => {
+  it("binds a limit set while NATS is down on the next request, whichever replica serves it", async () => {
+    const { key, hash } = await h.newKey();
+    // Both replicas serve the key while it has no limit. (First in this file: no replica has been restarted
+    // yet, so the router's pooled connections reach both.)
+    const warm = await topology.driver.burst(10, () => Promise.all(Array.from({ length: 10 }, () => h.chat(key, "spend/cent"))));
+    expect(warm.map((a) => a.status)).toEqual(Array(10).fill(200));
+    await nats.kill!();
+    try {
+      // Half a cent: no replica learns of it by event, and a cent request must still be refused.
+      expect((await topology.driver.call("PATCH", `/keys/${hash}`, { limit: 0.005 })).status).toBe(200);
+      const before = topology.driver.upstreamCalls("cent");
+      const answers = await topology.driver.burst(10, () => Promise.all(Array.from({ length: 10 }, () => h.chat(key, "spend/cent"))));
+      expect(answers.filter((a) => a.status === 402 || a.status === 403)).toHaveLength(10);
+      expect(topology.driver.upstreamCalls("cent") - before).toBe(0);
+    } finally {
+      await nats.restart!();
+    }
+  }, 60_000);
+
   it("serves 20 completions on both replicas while NATS is down and applies their usage exactly once when it returns", async () => {
     const { key, hash } = await h.newKey({ limit: 1 });
     await nats.kill!();

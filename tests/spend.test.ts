@@ -51,7 +51,8 @@ describe("key limits", () => {
     const open = await h.newKey();
     expect((await h.chat(open.key, "spend/cent")).status).toBe(200);
     expect((await gw.call("PATCH", `/keys/${open.hash}`, { body: { limit: 0.005 } })).status).toBe(200);
-    expect((await h.chat(open.key, "spend/cent")).status).toBe(402);
+    // 402 while the first request's hold waits for its charge, 403 once it is settled: refused either way.
+    expect([402, 403]).toContain((await h.chat(open.key, "spend/cent")).status);
   });
 
   it("releases the hold of a request whose provider failed before its first byte", async () => {

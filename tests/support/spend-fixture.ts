@@ -16,6 +16,8 @@ export function spendCatalog(baseUrl: string) {
       model("spend/tokens", "ok", { prompt: "0.000001", completion: "0.000002" }),
       model("spend/no-usage", "no-usage", { prompt: "0.000001", completion: "0.000002" }),
       model("spend/failing", "fail-500", { request: "0.01" }),
+      // Answers nothing until the caller gives up: a request in flight, for as long as a test needs.
+      model("spend/stalling", "stall", { request: "0.01" }),
     ],
   };
 }

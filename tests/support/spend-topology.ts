@@ -18,6 +18,8 @@ export interface SpendTopologyOptions {
   databaseUrl: string | undefined;
   /** The catalog, served by the fake provider at the given base URL; the spend catalog when not given. */
   catalog?: (baseUrl: string) => object;
+  /** More environment for identity and for each inference replica (by index). */
+  env?: { identity?: Record<string, string>; replicas?: Array<Record<string, string>> };
 }
 
 export interface SpendTopology {
@@ -32,6 +34,8 @@ export interface SpendTopology {
   upstream: FakeProvider;
   /** The two inference replicas, in the order the round robin in front of them knows them. */
   replicas: TestProcess[];
+  /** Their ports, which name them as owners of spend holds. */
+  replicaPorts: number[];
   /**
    * Starts a replica that has exited again, with the same port, environment and data folder; it takes the
    * place of the old one in `replicas`.
@@ -92,7 +96,7 @@ export async function startSpendTopology(options: SpendTopologyOptions): Promise
     };
     const identityUrl = `http://127.0.0.1:${identityPort}`;
     const catalogUrl = `http://127.0.0.1:${catalogPort}`;
-    identity = startProcess("services/identity/dist/main.js", { ...common, PORT: String(identityPort), SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey });
+    identity = startProcess("services/identity/dist/main.js", { ...common, PORT: String(identityPort), SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey, ...options.env?.identity });
     catalog = startProcess("services/catalog/dist/main.js", { ...common, ...catalogFile, PORT: String(catalogPort), IDENTITY_URL: identityUrl });
     for (const [i, port] of inferencePorts.entries()) {
       replicaEnvs.push({
@@ -105,6 +109,7 @@ export async function startSpendTopology(options: SpendTopologyOptions): Promise
         PORT: String(port),
         CATALOG_URL: catalogUrl,
         IDENTITY_URL: identityUrl,
+        ...options.env?.replicas?.[i],
       });
       replicas.push(startProcess(inferenceEntry, replicaEnvs[i]!));
     }
@@ -166,5 +171,5 @@ export async function startSpendTopology(options: SpendTopologyOptions): Promise
     await replicas[index].waitFor(/inference listening/, startupMs);
   }
 
-  return { apiUrl, namespace, bootstrapKey, driver, upstream: fake, replicas, restartReplica, stop };
+  return { apiUrl, namespace, bootstrapKey, driver, upstream: fake, replicas, replicaPorts: inferencePorts, restartReplica, stop };
 }

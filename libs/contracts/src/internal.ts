@@ -115,6 +115,10 @@ export interface ResolveRequest {
   host?: string | undefined;
 }
 
+/** A replica's id: stable across its restarts where the platform allows (a pod's name, a host and port). */
+export const holdOwner = z.string().min(1).max(200);
+export const holdLeaseMs = z.number().int().min(1000).max(600_000);
+
 /**
  * `POST /internal/holds`: reserve the worst case of one attempt before a provider is called. One hold per
  * generation: asking again (the next attempt) replaces its amount. Settled by the generation's completion
@@ -127,16 +131,18 @@ export const holdBody = z.object({
   is_byok: z.boolean(),
   budgets: z.array(spendBudget).max(100),
   ttl_ms: z.number().int().min(1000).max(7 * 86_400_000),
+  /**
+   * The replica that runs the request, which renews the hold's lease while it lives. A hold whose lease
+   * lapsed (its replica died) is released by identity's reaper; one without an owner lives until `ttl_ms`.
+   */
+  owner: holdOwner.optional(),
+  lease_ms: holdLeaseMs.optional(),
 });
 export type HoldRequest = z.infer<typeof holdBody>;
 
 /** Granted, or refused with what is left (after settled spend and other holds) and whose limit it is. */
 export const holdDecision = z.discriminatedUnion("granted", [
-  z.object({
-    granted: z.literal(true),
-    /** The key has no spending limit and the request no budget: nothing was held, and until the key changes nothing need be. */
-    unlimited: z.boolean().optional(),
-  }),
+  z.object({ granted: z.literal(true) }),
   z.object({
     granted: z.literal(false),
     limited_by: z.enum(["key", "guardrail"]),
@@ -152,3 +158,14 @@ export const holdResponse = z.object({ data: holdDecision });
 /** `POST /internal/holds/release`: the generation ended with nothing to charge (failed before any byte). */
 export const releaseHoldBody = z.object({ generation_id: z.string().min(1).max(128) });
 export const releaseHoldResponse = z.object({ released: z.boolean() });
+
+/** `POST /internal/holds/renew`: a live replica's heartbeat, extending the lease of every hold it owns. */
+export const renewHoldsBody = z.object({ owner: holdOwner, lease_ms: holdLeaseMs });
+/**
+ * `POST /internal/holds/release-owner`: a replica starting again frees the leased holds of its previous run.
+ * `POST /internal/holds/detach`: a replica that drained hands its holds over to their deadline, since the
+ * requests ended and their charges are on their way.
+ */
+export const holdOwnerBody = z.object({ owner: holdOwner });
+/** How many holds a lease route touched. */
+export const holdOwnerResponse = z.object({ holds: z.number().int() });

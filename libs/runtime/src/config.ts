@@ -66,6 +66,17 @@ export const commonEnv = {
    * (the router's replica checks, a Kubernetes Service) stop sending before it stops listening.
    */
   DRAIN_DELAY_MS: z.coerce.number().int().min(0).default(0),
+  /**
+   * This process among the replicas of its service: the owner of the spend holds it takes. Unique among
+   * live replicas, and the same after a restart where possible (a pod's name), so a replica that starts
+   * again frees what its previous run held. Unset: the host name and port.
+   */
+  SWITCHYARD_REPLICA_ID: optionalString.pipe(z.string().max(200).optional()),
+  /**
+   * The lease of a spend hold: its replica renews it every third of this while it runs; identity frees the
+   * holds of a replica that stopped renewing (killed) this long after its last renewal. The same everywhere.
+   */
+  SPEND_HOLD_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
 };
 
 /** How long a service that calls providers waits on one, per attempt (the request deadline bounds them all). */

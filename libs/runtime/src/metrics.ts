@@ -76,7 +76,7 @@ export const metrics = {
   }),
   holds: new Counter({
     name: "switchyard_spend_holds_total",
-    help: "Spend holds in identity, by outcome: granted, refused, released (nothing to charge), settled (charged), expired (removed unsettled after their deadline)",
+    help: "Spend holds in identity, by outcome: granted, refused, released (nothing to charge), settled (charged), expired (removed unsettled after their deadline), reaped (freed when the replica that owned them stopped renewing their lease or started again)",
     labelNames: ["outcome"] as const,
     registers: [registry],
   }),

@@ -7,6 +7,13 @@ export interface SpendHolds {
   release(generationId: string): Promise<boolean>;
 }
 
+/** Identity's side of holds, with the leases of the replicas that own them (see `leasedHolds`). */
+export interface IdentityHolds extends SpendHolds {
+  renew(owner: string, leaseMs: number): Promise<number>;
+  releaseOwner(owner: string): Promise<number>;
+  detach(owner: string): Promise<number>;
+}
+
 export interface HoldContext {
   holds: SpendHolds;
   generationId: string;

@@ -9,6 +9,7 @@ export * from "./safe-fetch.js";
 export * from "./sse.js";
 export * from "./holds.js";
 export * from "./charge.js";
+export * from "./hold-leases.js";
 export * from "./remote.js";
 export * from "./remote-memory.js";
 export * from "./process.js";

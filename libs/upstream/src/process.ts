@@ -17,9 +17,10 @@ import {
 } from "@switchyard/runtime";
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { RequestListener } from "node:http";
+import { defaultReplicaId, leasedHolds } from "./hold-leases.js";
 import type { SpendHolds } from "./holds.js";
 import { remoteHolds, remoteResolve } from "./remote.js";
-import { cachedResolve, skippingUnlimitedKeys } from "./remote-memory.js";
+import { cachedResolve } from "./remote-memory.js";
 
 export interface ProviderServiceConfig extends BackendConfig, ListenConfig {
   LOG_LEVEL: string;
@@ -27,6 +28,8 @@ export interface ProviderServiceConfig extends BackendConfig, ListenConfig {
   SWITCHYARD_INTERNAL_SECRETS_ACCEPTED: readonly string[];
   CATALOG_URL: string;
   IDENTITY_URL: string;
+  SWITCHYARD_REPLICA_ID?: string | undefined;
+  SPEND_HOLD_LEASE_MS: number;
 }
 
 /** What a service that calls providers needs from the deployment. */
@@ -61,9 +64,14 @@ export async function runProviderService(
   const signer = createServiceSigner(secret, name);
   const health = { draining: false };
   // Answers that change only with an operator's change are remembered until its event, up to 30 s.
-  const memory = { ttlMs: 30_000, maxEntries: 100_000 };
-  const resolver = await cachedResolve(remoteResolve(createInternalClient(config.CATALOG_URL, signer)), bus, memory);
-  const holds = await skippingUnlimitedKeys(remoteHolds(createInternalClient(config.IDENTITY_URL, signer)), bus, memory);
+  const resolver = await cachedResolve(remoteResolve(createInternalClient(config.CATALOG_URL, signer)), bus, { ttlMs: 30_000, maxEntries: 100_000 });
+  // Every request's hold goes to identity, which reads the key's limit where it writes the hold: nothing
+  // here remembers that a key has no limit, so a limit set a moment ago binds the next request.
+  const holds = await leasedHolds(remoteHolds(createInternalClient(config.IDENTITY_URL, signer)), {
+    owner: config.SWITCHYARD_REPLICA_ID ?? defaultReplicaId(name, config.PORT),
+    leaseMs: config.SPEND_HOLD_LEASE_MS,
+    logger,
+  });
   const service = await start({
     db,
     bus,

@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { EventData, EventSubject, HoldRequest, ResolvedModel, ResolveRequest } from "@switchyard/contracts";
+import type { EventData, EventSubject, ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import { createMemoryBus, silentLogger } from "@switchyard/runtime";
 import { describe, expect, it } from "vitest";
-import { cachedResolve, skippingUnlimitedKeys } from "./remote-memory.js";
-import type { SpendHolds } from "./holds.js";
+import { cachedResolve } from "./remote-memory.js";
 
 const org = "3f2c8a0e-3c5a-4a4e-9a7b-7d1f1e2a9b01";
 const ws = "3f2c8a0e-3c5a-4a4e-9a7b-7d1f1e2a9b02";
@@ -58,37 +57,5 @@ describe("cachedResolve", () => {
     await cache.resolve(request);
     expect(calls).toBe(4);
     await cache.stop();
-  });
-});
-
-describe("skippingUnlimitedKeys", () => {
-  const hold = (keyHash: string, budgets: HoldRequest["budgets"] = []): HoldRequest => ({
-    generation_id: randomUUID(),
-    key_hash: keyHash,
-    amount_usd: "0.01",
-    is_byok: false,
-    budgets,
-    ttl_ms: 60_000,
-  });
-
-  it("stops asking identity about a key it said has no limit, until that key changes", async () => {
-    const bus = createMemoryBus({ logger: silentLogger() });
-    const asked: string[] = [];
-    const identity: SpendHolds = {
-      hold: async (r) => (asked.push(r.key_hash), r.key_hash === "free" ? { granted: true, unlimited: true } : { granted: true }),
-      release: async () => true,
-    };
-    const { holds, stop } = await skippingUnlimitedKeys(identity, bus, { ttlMs: 60_000, maxEntries: 10 });
-    for (let i = 0; i < 3; i++) expect(await holds.hold(hold("free"))).toMatchObject({ granted: true });
-    // A key with a limit, or a request with a guardrail budget, is always held by identity.
-    await holds.hold(hold("limited"));
-    await holds.hold(hold("limited"));
-    await holds.hold(hold("free", [{ guardrail_id: randomUUID(), limit_usd: "1", reset_interval: null, include_byok: false }]));
-    expect(asked).toEqual(["free", "limited", "limited", "free"]);
-    await publish(bus, "identity.api_key.updated.v1", { hash: "free", organization_id: org, workspace_id: ws });
-    await settle();
-    await holds.hold(hold("free"));
-    expect(asked).toHaveLength(5);
-    await stop();
   });
 });

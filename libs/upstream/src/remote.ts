@@ -1,6 +1,6 @@
-import { holdResponse, releaseHoldResponse, resolveModelResponse, type ResolvedModel, type ResolveRequest } from "@switchyard/contracts";
+import { holdOwnerResponse, holdResponse, releaseHoldResponse, resolveModelResponse, type ResolvedModel, type ResolveRequest } from "@switchyard/contracts";
 import { notFound, type InternalClient } from "@switchyard/runtime";
-import type { SpendHolds } from "./holds.js";
+import type { IdentityHolds } from "./holds.js";
 
 /** Catalog's model resolution over HTTP, for a service that runs as its own process. */
 export const remoteResolve =
@@ -13,7 +13,7 @@ export const remoteResolve =
   };
 
 /** Identity's spend holds over HTTP. */
-export const remoteHolds = (identity: InternalClient): SpendHolds => ({
+export const remoteHolds = (identity: InternalClient): IdentityHolds => ({
   async hold(request) {
     const answer = await identity.post("/internal/holds", request, holdResponse);
     if (!answer) throw new Error("identity has no /internal/holds route");
@@ -22,4 +22,13 @@ export const remoteHolds = (identity: InternalClient): SpendHolds => ({
   async release(generationId) {
     return (await identity.post("/internal/holds/release", { generation_id: generationId }, releaseHoldResponse))?.released ?? false;
   },
+  renew: (owner, leaseMs) => ownerCall(identity, "/internal/holds/renew", { owner, lease_ms: leaseMs }),
+  releaseOwner: (owner) => ownerCall(identity, "/internal/holds/release-owner", { owner }),
+  detach: (owner) => ownerCall(identity, "/internal/holds/detach", { owner }),
 });
+
+async function ownerCall(identity: InternalClient, path: string, body: Record<string, unknown>): Promise<number> {
+  const answer = await identity.post(path, body, holdOwnerResponse);
+  if (!answer) throw new Error(`identity has no ${path} route`);
+  return answer.holds;
+}

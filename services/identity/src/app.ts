@@ -22,13 +22,12 @@ import {
   updatePolicyRoute,
 } from "./routes/federation-policies.js";
 import { formBody, oauthTokenErrors, oauthTokenOtherMethods, oauthTokenRoute } from "./routes/oauth-token.js";
-import type { LimitCache } from "./spend/limit-cache.js";
 import type { Sealer } from "./provider-keys/sealed.js";
 import { deleteProviderKeyRoute, listProviderKeysRoute, openProviderKeyRoute, putProviderKeyRoute } from "./routes/provider-keys.js";
 import { createAuthCodeRoute, exchangeAuthCodeRoute } from "./routes/auth-keys.js";
 import { authenticateRoute } from "./routes/authenticate.js";
 import { currentKeyRoute } from "./routes/current-key.js";
-import { describeKeysRoute, holdRoute, releaseHoldRoute, workspacePolicyRoute } from "./routes/internal.js";
+import { describeKeysRoute, detachOwnerRoute, holdRoute, releaseHoldRoute, releaseOwnerRoute, renewHoldsRoute, workspacePolicyRoute } from "./routes/internal.js";
 import { createKeyRoute, deleteKeyRoute, getKeyRoute, listKeysRoute, updateKeyRoute } from "./routes/keys.js";
 import {
   createWorkspaceRoute,
@@ -40,7 +39,6 @@ import {
 
 export interface IdentityAppDeps extends KeyDeps {
   sealer: Sealer | undefined;
-  limits: LimitCache;
   accessTokens: AccessTokens;
   subjectTokens: ReturnType<typeof createSubjectTokenVerifier>;
   federation: { allowInsecureIssuers: boolean; exchangesPerPolicyPerMinute: number };
@@ -64,8 +62,11 @@ export function createApp(deps: IdentityAppDeps): Express {
   app.post("/internal/keys/authenticate", service, authenticateRoute(deps.db));
   app.post("/internal/keys/describe", service, describeKeysRoute(deps.db));
   app.post("/internal/workspaces/policy", service, workspacePolicyRoute(deps.db));
-  app.post("/internal/holds", service, holdRoute(deps.db, deps.limits));
+  app.post("/internal/holds", service, holdRoute(deps.db));
   app.post("/internal/holds/release", service, releaseHoldRoute(deps.db));
+  app.post("/internal/holds/renew", service, renewHoldsRoute(deps.db));
+  app.post("/internal/holds/release-owner", service, releaseOwnerRoute(deps.db));
+  app.post("/internal/holds/detach", service, detachOwnerRoute(deps.db));
   app.post("/internal/provider-keys/open", service, openProviderKeyRoute(deps));
 
   // The token exchange proves itself with the subject token; the key set is public.

@@ -29,6 +29,8 @@ export const identityEnv = z.object({
   FEDERATION_KEYS_REFRESH_MS: z.coerce.number().int().min(100).default(60_000),
   /** Token exchanges per federation policy per minute, in each identity process; more get 429. */
   FEDERATION_EXCHANGES_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  /** How often identity frees the spend holds whose lease lapsed. */
+  SPEND_HOLD_REAP_MS: z.coerce.number().int().min(100).default(5_000),
 });
 export type IdentityConfig = z.infer<typeof identityEnv>;
 

@@ -204,4 +204,13 @@ ALTER TABLE identity.signing_keys ADD CONSTRAINT signing_keys_one_private_key
   CHECK ((private_jwk IS NULL) <> (sealed_private_jwk IS NULL));
 `,
   },
+  {
+    id: "007_hold_leases",
+    sql: `
+-- The replica that took a hold renews its lease while it lives; a lapsed lease frees the hold.
+ALTER TABLE identity.holds ADD COLUMN owner text, ADD COLUMN lease_until timestamptz;
+CREATE INDEX holds_by_owner ON identity.holds (owner) WHERE owner IS NOT NULL;
+CREATE INDEX holds_by_lease ON identity.holds (lease_until) WHERE lease_until IS NOT NULL;
+`,
+  },
 ];

@@ -24,7 +24,7 @@ import { startAccessTokens } from "./federation/access-tokens.js";
 import { forgetExpiredTokenIds } from "./federation/exchange.js";
 import { createSubjectTokenVerifier } from "./federation/subject-token.js";
 import { startLedger } from "./spend/ledger.js";
-import { createLimitCache } from "./spend/limit-cache.js";
+import { detachOwnerHolds, releaseOwnerHolds, renewHolds, startHoldReaper } from "./spend/leases.js";
 import { openProviderKey } from "./provider-keys/records.js";
 import { createSealer } from "./provider-keys/sealed.js";
 import { encryptionSecret } from "./provider-keys/secret.js";
@@ -35,7 +35,7 @@ export interface IdentityDeps {
   logger: Logger;
   config: Pick<
     IdentityConfig,
-    "SWITCHYARD_BOOTSTRAP_KEY" | "SWITCHYARD_ENCRYPTION_KEY" | "DATABASE_URL" | "SWITCHYARD_DATA_DIR" | "RATE_LIMIT_PER_MINUTE" | "MAX_BODY_BYTES" | "FEDERATION_ALLOW_INSECURE_ISSUERS" | "FEDERATION_EXCHANGES_PER_MINUTE" | "FEDERATION_KEYS_REFRESH_MS"
+    "SWITCHYARD_BOOTSTRAP_KEY" | "SWITCHYARD_ENCRYPTION_KEY" | "SPEND_HOLD_LEASE_MS" | "SPEND_HOLD_REAP_MS" | "DATABASE_URL" | "SWITCHYARD_DATA_DIR" | "RATE_LIMIT_PER_MINUTE" | "MAX_BODY_BYTES" | "FEDERATION_ALLOW_INSECURE_ISSUERS" | "FEDERATION_EXCHANGES_PER_MINUTE" | "FEDERATION_KEYS_REFRESH_MS"
   >;
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
@@ -58,9 +58,14 @@ export interface RunningIdentity {
   /** Workspace policies and key names for catalog, without an HTTP hop. */
   workspacePolicy(workspaceId: string): Promise<WorkspacePolicy | undefined>;
   describeKeys(organizationId: string, hashes: readonly string[]): Promise<KeyDescription[]>;
-  /** Spend holds for inference, without an HTTP hop. */
-  hold(request: HoldRequest): Promise<HoldDecision>;
-  release(generationId: string): Promise<boolean>;
+  /** Spend holds for inference and media, and their owners' leases, without an HTTP hop. */
+  holds: {
+    hold(request: HoldRequest): Promise<HoldDecision>;
+    release(generationId: string): Promise<boolean>;
+    renew(owner: string, leaseMs: number): Promise<number>;
+    releaseOwner(owner: string): Promise<number>;
+    detach(owner: string): Promise<number>;
+  };
   /** Public keys of the access tokens identity signs, for the router without an HTTP hop. */
   accessTokenKeys(): Promise<{ keys: JWK[] }>;
   /** A workspace's own key for a provider (BYOK), for storage without an HTTP hop. */
@@ -81,11 +86,7 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
   const applied = await migrate(db, schema, migrations);
   if (applied.length) logger.info({ applied }, "identity migrations applied");
   const ledger = await startLedger({ db, bus, logger });
-  const limits = createLimitCache();
-  // Changes made by other identity replicas arrive as events; this process's own drop entries at commit.
-  const keyEvents = await bus.listen(["identity.api_key.updated.v1", "identity.api_key.deleted.v1"], async (event) => {
-    limits.forget((event.data as { hash: string }).hash);
-  });
+  const reaper = startHoldReaper({ db, logger, everyMs: deps.config.SPEND_HOLD_REAP_MS, leaseMs: deps.config.SPEND_HOLD_LEASE_MS });
   const sweep = setInterval(() => {
     Promise.all([deleteExpiredHolds(db), forgetExpiredTokenIds(db)]).then(
       ([holds, tokenIds]) => (holds > 0 || tokenIds > 0) && logger.info({ holds, tokenIds }, "expired spend holds and subject-token ids removed"),
@@ -112,11 +113,7 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     db,
     sealer,
     events,
-    limits,
-    keyChanged: (hash) => {
-      limits.forget(hash);
-      deps.keyChanged?.(hash);
-    },
+    keyChanged: (hash) => deps.keyChanged?.(hash),
     accessTokens,
     subjectTokens: createSubjectTokenVerifier({ allowInsecureIssuers, minRefreshIntervalMs: deps.config.FEDERATION_KEYS_REFRESH_MS }),
     federation: { allowInsecureIssuers, exchangesPerPolicyPerMinute: deps.config.FEDERATION_EXCHANGES_PER_MINUTE },
@@ -135,13 +132,18 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     workspacePolicy: (id) => workspacePolicy(db, id),
     describeKeys: (organizationId, hashes) => describeKeys(db, organizationId, hashes),
     createOrganization: (name) => createOrganization({ db, events }, name),
-    hold: (request) => placeHold(db, limits, request),
-    release: (generationId) => releaseHold(db, generationId),
+    holds: {
+      hold: (request) => placeHold(db, request),
+      release: (generationId) => releaseHold(db, generationId),
+      renew: (owner, leaseMs) => renewHolds(db, owner, leaseMs),
+      releaseOwner: (owner) => releaseOwnerHolds(db, owner),
+      detach: (owner) => detachOwnerHolds(db, owner),
+    },
     accessTokenKeys: () => accessTokens.jwks(),
     providerKey: async (workspaceId, provider) => (sealer ? openProviderKey(db, sealer, workspaceId, provider) : undefined),
     async stop() {
       clearInterval(sweep);
-      await keyEvents.stop();
+      reaper.stop();
       await ledger.stop();
       await relay.stop();
     },

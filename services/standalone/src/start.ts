@@ -5,6 +5,7 @@ import { startInference } from "@switchyard/inference";
 import { startMedia } from "@switchyard/media";
 import { startSandbox } from "@switchyard/sandbox";
 import { startStorage, type RunningStorage } from "@switchyard/storage";
+import { defaultReplicaId, leasedHolds } from "@switchyard/upstream";
 import {
   createCallerSigner,
   createCallerVerifier,
@@ -85,12 +86,18 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
           health,
           requestLogs: false,
         });
+  // Inference and media hold spend as one replica: the whole process lives and dies together.
+  const holds = await leasedHolds(identity.holds, {
+    owner: config.SWITCHYARD_REPLICA_ID ?? defaultReplicaId("standalone", config.PORT),
+    leaseMs: config.SPEND_HOLD_LEASE_MS,
+    logger: logger.child({ service: "inference" }),
+  });
   const inference = await startInference({
     db,
     bus,
     logger: logger.child({ service: "inference" }),
     resolve: (request) => catalog.resolveModel(request),
-    holds: { hold: identity.hold, release: identity.release },
+    holds: holds.holds,
     config,
     verifyCaller: createCallerVerifier(secret),
     health,
@@ -102,7 +109,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     bus,
     logger: logger.child({ service: "media" }),
     resolve: (request) => catalog.resolveModel(request),
-    holds: { hold: identity.hold, release: identity.release },
+    holds: holds.holds,
     config,
     verifyCaller: createCallerVerifier(secret),
     health,
@@ -136,6 +143,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
       await router.stop();
       await inference.stop();
       await media.stop();
+      await holds.stop();
       await sandbox?.stop();
       await storage.stop();
       await catalog.stop();

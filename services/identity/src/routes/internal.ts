@@ -1,9 +1,9 @@
-import { describeKeysBody, holdBody, releaseHoldBody, workspacePolicyBody } from "@switchyard/contracts";
+import { describeKeysBody, holdBody, releaseHoldBody, holdOwnerBody, renewHoldsBody, workspacePolicyBody } from "@switchyard/contracts";
 import { notFound, parseInput, type Db, type Queryable } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import { describeKeys, workspacePolicy } from "../internal.js";
 import { placeHold, releaseHold } from "../spend/holds.js";
-import type { LimitCache } from "../spend/limit-cache.js";
+import { detachOwnerHolds, releaseOwnerHolds, renewHolds } from "../spend/leases.js";
 
 /** `POST /internal/workspaces/policy` */
 export const workspacePolicyRoute =
@@ -25,9 +25,9 @@ export const describeKeysRoute =
 
 /** `POST /internal/holds`: inference reserves an attempt's worst case before calling a provider. */
 export const holdRoute =
-  (db: Db, cache: LimitCache): RequestHandler =>
+  (db: Db): RequestHandler =>
   async (req, res) => {
-    res.json({ data: await placeHold(db, cache, parseInput(holdBody, req.body, "body")) });
+    res.json({ data: await placeHold(db, parseInput(holdBody, req.body, "body")) });
   };
 
 /** `POST /internal/holds/release` */
@@ -35,4 +35,26 @@ export const releaseHoldRoute =
   (db: Queryable): RequestHandler =>
   async (req, res) => {
     res.json({ released: await releaseHold(db, parseInput(releaseHoldBody, req.body, "body").generation_id) });
+  };
+
+/** `POST /internal/holds/renew`: a replica's heartbeat for the leases of its holds. */
+export const renewHoldsRoute =
+  (db: Queryable): RequestHandler =>
+  async (req, res) => {
+    const body = parseInput(renewHoldsBody, req.body, "body");
+    res.json({ holds: await renewHolds(db, body.owner, body.lease_ms) });
+  };
+
+/** `POST /internal/holds/release-owner` */
+export const releaseOwnerRoute =
+  (db: Queryable): RequestHandler =>
+  async (req, res) => {
+    res.json({ holds: await releaseOwnerHolds(db, parseInput(holdOwnerBody, req.body, "body").owner) });
+  };
+
+/** `POST /internal/holds/detach` */
+export const detachOwnerRoute =
+  (db: Queryable): RequestHandler =>
+  async (req, res) => {
+    res.json({ holds: await detachOwnerHolds(db, parseInput(holdOwnerBody, req.body, "body").owner) });
   };

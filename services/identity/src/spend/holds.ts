@@ -1,10 +1,8 @@
 import type { HoldDecision, HoldRequest, SpendBudget } from "@switchyard/contracts";
 import { metrics, picoToDecimal, toPico, type Db, type HoldFigures, type Queryable } from "@switchyard/runtime";
-import type { LimitCache } from "./limit-cache.js";
 import { windowStart, windowStarts, type WindowStarts } from "./windows.js";
 
 const granted: HoldDecision = { granted: true };
-const unlimited: HoldDecision = { granted: true, unlimited: true };
 
 interface Standing {
   limitedBy: "key" | "guardrail";
@@ -51,28 +49,61 @@ async function budgetStanding(tx: Queryable, request: HoldRequest, budget: Spend
   return { limitedBy: "guardrail", guardrailId: budget.guardrail_id, limit: toPico(budget.limit_usd), spent: toPico(sums!.spent), held: toPico(sums!.held) };
 }
 
+/** Writes the hold; asking again for the same generation (its next attempt) replaces its amount and lease. */
+const insertHold = `
+  INSERT INTO identity.holds (generation_id, key_hash, guardrail_ids, amount, is_byok, expires_at, owner, lease_until)
+  SELECT $1, $2, $3::text[], $4::numeric, $5, now() + make_interval(secs => $6::double precision / 1000), $7,
+    now() + make_interval(secs => $8::double precision / 1000)`;
+const replaceHold = `
+  ON CONFLICT (generation_id) DO UPDATE SET amount = excluded.amount, guardrail_ids = excluded.guardrail_ids,
+    expires_at = excluded.expires_at, owner = excluded.owner, lease_until = excluded.lease_until`;
+
+const holdParams = (request: HoldRequest, guardrailIds: string[]) => [
+  request.generation_id,
+  request.key_hash,
+  guardrailIds,
+  request.amount_usd,
+  request.is_byok,
+  request.ttl_ms,
+  request.owner ?? null,
+  // Without an owner nothing renews a lease: the hold lives until it expires (a NULL interval gives a NULL lease).
+  request.owner === undefined ? null : (request.lease_ms ?? null),
+];
+
 /**
  * Reserves the worst case of one attempt, atomically against the key's limit and every guardrail budget:
  * concurrent requests of one key (or one guardrail) are serialized here, so their holds can never add up
- * to more than what is left. Asking again for the same generation replaces its amount.
+ * to more than what is left. Every request gets a hold, limited or not, so none reaches a provider without
+ * a durable record here, and the limit is read in the statement that writes it: a limit set a moment ago
+ * binds the next request, on every replica, with or without the bus.
  */
-export async function placeHold(db: Db, cache: LimitCache, request: HoldRequest, now = new Date()): Promise<HoldDecision> {
-  const decision = await decideHold(db, cache, request, now);
+export async function placeHold(db: Db, request: HoldRequest, now = new Date()): Promise<HoldDecision> {
+  const decision = await decideHold(db, request, now);
   metrics.holds.inc({ outcome: decision.granted ? "granted" : "refused" });
   return decision;
 }
 
-async function decideHold(db: Db, cache: LimitCache, request: HoldRequest, now: Date): Promise<HoldDecision> {
+/**
+ * Most requests: no guardrail budget and a key without a limit. One statement (one round trip) writes the
+ * hold unless the key has a limit, under a share lock on the key's row, so a limit being set waits for it
+ * and then finds it among the holds. Returns false when the key has a limit that applies.
+ */
+async function holdIfUnlimited(db: Queryable, request: HoldRequest): Promise<boolean> {
+  const rows = await db.query(
+    `WITH key AS (
+       SELECT spend_limit IS NOT NULL AND (NOT $5 OR include_byok_in_limit) AS limited FROM identity.api_keys WHERE hash = $2 FOR SHARE
+     )
+     ${insertHold} WHERE NOT EXISTS (SELECT 1 FROM key WHERE limited)
+     ${replaceHold}
+     RETURNING 1`,
+    holdParams(request, []),
+  );
+  return rows.length > 0;
+}
+
+async function decideHold(db: Db, request: HoldRequest, now: Date): Promise<HoldDecision> {
   const budgets = request.budgets.filter((b) => !request.is_byok || b.include_byok).sort((a, b) => (a.guardrail_id < b.guardrail_id ? -1 : 1));
-  if (budgets.length === 0) {
-    // Most keys have no limit and no budget: nothing to reserve, and usually not even a query.
-    if (cache.unlimited(request.key_hash)) return unlimited;
-    const limited = await cache.limited(request.key_hash, async () => {
-      const [row] = await db.query<{ limited: boolean }>(`SELECT spend_limit IS NOT NULL AS limited FROM identity.api_keys WHERE hash = $1`, [request.key_hash]);
-      return row?.limited ?? false;
-    });
-    if (!limited) return unlimited;
-  }
+  if (budgets.length === 0 && (await holdIfUnlimited(db, request))) return granted;
   const amount = toPico(request.amount_usd);
   const starts = windowStarts(now);
   return db.transaction(async (tx) => {
@@ -86,13 +117,7 @@ async function decideHold(db: Db, cache: LimitCache, request: HoldRequest, now: 
       const left = remaining > 0n ? remaining : 0n;
       return { granted: false, limited_by: s.limitedBy, guardrail_id: s.guardrailId, exhausted: s.spent >= s.limit, remaining_usd: picoToDecimal(left) };
     }
-    if (standings.length === 0) return granted;
-    await tx.query(
-      `INSERT INTO identity.holds (generation_id, key_hash, guardrail_ids, amount, is_byok, expires_at)
-       VALUES ($1, $2, $3::text[], $4::numeric, $5, now() + make_interval(secs => $6::double precision / 1000))
-       ON CONFLICT (generation_id) DO UPDATE SET amount = excluded.amount, guardrail_ids = excluded.guardrail_ids, expires_at = excluded.expires_at`,
-      [request.generation_id, request.key_hash, budgets.map((b) => b.guardrail_id), request.amount_usd, request.is_byok, request.ttl_ms],
-    );
+    await tx.query(`${insertHold} ${replaceHold}`, holdParams(request, budgets.map((b) => b.guardrail_id)));
     return granted;
   });
 }

@@ -1,0 +1,82 @@
+import { metrics, type Logger, type Queryable } from "@switchyard/runtime";
+
+/**
+ * A hold taken by a replica carries that replica as its owner and a lease the replica renews while it
+ * lives. A replica that dies (SIGKILL, out of memory, a node lost) stops renewing: its holds are freed
+ * when the lease lapses instead of blocking the key until they expire.
+ */
+
+/** A live replica extends the lease of every hold it owns; returns how many. */
+export async function renewHolds(db: Queryable, owner: string, leaseMs: number): Promise<number> {
+  const rows = await db.query(
+    `UPDATE identity.holds SET lease_until = now() + make_interval(secs => $2::double precision / 1000)
+     WHERE owner = $1 AND lease_until IS NOT NULL RETURNING 1`,
+    [owner, leaseMs],
+  );
+  return rows.length;
+}
+
+/**
+ * A replica starting again frees what its previous run held under a lease: those requests died with it.
+ * Holds it detached when it drained wait for their charges.
+ */
+export async function releaseOwnerHolds(db: Queryable, owner: string): Promise<number> {
+  const rows = await db.query(`DELETE FROM identity.holds WHERE owner = $1 AND lease_until IS NOT NULL RETURNING 1`, [owner]);
+  if (rows.length > 0) metrics.holds.inc({ outcome: "reaped" }, rows.length);
+  return rows.length;
+}
+
+/**
+ * A replica that drained has no request left: its holds are charges on their way (in its outbox while the
+ * bus is down) or releases that failed. They keep counting, without a lease, until settled or expired.
+ */
+export async function detachOwnerHolds(db: Queryable, owner: string): Promise<number> {
+  const rows = await db.query(`UPDATE identity.holds SET lease_until = NULL WHERE owner = $1 AND lease_until IS NOT NULL RETURNING 1`, [owner]);
+  return rows.length;
+}
+
+/** Frees the holds whose owner stopped renewing them. */
+export async function reapLapsedHolds(db: Queryable): Promise<number> {
+  const rows = await db.query(`DELETE FROM identity.holds WHERE lease_until < now() RETURNING 1`);
+  if (rows.length > 0) metrics.holds.inc({ outcome: "reaped" }, rows.length);
+  return rows.length;
+}
+
+export interface ReaperOptions {
+  db: Queryable;
+  logger: Logger;
+  everyMs: number;
+  /** The longest lease replicas take: after the database was unreachable, that long passes before reaping. */
+  leaseMs: number;
+  now?: () => number;
+}
+
+/**
+ * Reaps lapsed holds every `everyMs`. While identity's database was unreachable no replica could renew
+ * anything, so every lease may have lapsed through no fault of its owner: after an outage the reaper waits
+ * one lease, which gives live replicas a renewal, before it frees anything.
+ */
+export function startHoldReaper(options: ReaperOptions): { stop(): void; sweep(): Promise<void> } {
+  const now = options.now ?? Date.now;
+  let healthySince: number | undefined;
+  let running = false;
+  async function sweep(): Promise<void> {
+    if (running) return;
+    running = true;
+    try {
+      await options.db.query("SELECT 1");
+      healthySince ??= now();
+      if (now() - healthySince < options.leaseMs) return;
+      const reaped = await reapLapsedHolds(options.db);
+      if (reaped > 0) options.logger.info({ reaped }, "spend holds of replicas that stopped renewing them released");
+    } catch (error) {
+      healthySince = undefined;
+      options.logger.warn({ err: error }, "could not reap lapsed spend holds");
+    } finally {
+      running = false;
+    }
+  }
+  const timer = setInterval(() => void sweep(), options.everyMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer), sweep };
+}
