@@ -7,3 +7,4 @@ export * from "./serve.js";
 export * from "./internal-client.js";
 export * from "./multipart.js";
 export * from "./request-basics.js";
+export * from "./input-guard.js";
