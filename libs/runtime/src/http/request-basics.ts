@@ -104,8 +104,8 @@ const isBodyParserError = (error: unknown): error is BodyParserError =>
 function describeError(error: unknown, logger: Logger, reqId: unknown, res: ServerResponse) {
   if (error instanceof HttpError) {
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
-    // A 5xx that says why (its cause) is logged with it: the client hears only the envelope.
-    if (error.status >= 500 && error.cause) logger.warn({ err: error.cause, reqId }, error.message);
+    // A 5xx that says why (its cause) is logged with it: the client hears only the envelope. A 500 is a bug.
+    if (error.status >= 500 && error.cause) logger[error.status === 500 ? "error" : "warn"]({ err: error.cause, reqId }, error.message);
     return { status: error.status, message: error.message, metadata: error.metadata };
   }
   if (error instanceof ServiceUnavailableError) {
