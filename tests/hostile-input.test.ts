@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
@@ -62,6 +63,32 @@ describe("validation errors are bounded", () => {
     expect(res.size).toBeLessThan(4096);
     expect(res.body.error?.message).toMatch(new RegExp(`^Invalid body: ${field}(\\.0)?: `));
   }, 60_000);
+});
+
+describe("bodies whose Content-Encoding cannot be decoded", () => {
+  const good = { name: "compressed" };
+  it.each([
+    ["gzip", gzipSync],
+    ["deflate", deflateSync],
+    ["br", brotliCompressSync],
+  ] as const)("answers corrupt %s with 400 in the envelope", async (encoding, compress) => {
+    // A real header and a broken rest: what a client whose compressor failed halfway sends.
+    const corrupt = Buffer.concat([compress(Buffer.from(JSON.stringify(good))).subarray(0, 4), Buffer.from("not compressed at all")]);
+    for (const [path, as] of [
+      ["/keys", bootstrapKey],
+      ["/chat/completions", key],
+    ] as const) {
+      const res = await post(path, corrupt, { "content-encoding": encoding }, as);
+      expect({ path, status: res.status, error: res.body.error }).toEqual({
+        path,
+        status: 400,
+        error: { code: 400, message: "Invalid request body: it could not be decoded as its Content-Encoding says" },
+      });
+    }
+    // The same body compressed whole is read as ever.
+    const fine = await post("/keys", compress(Buffer.from(JSON.stringify(good))), { "content-encoding": encoding }, bootstrapKey);
+    expect(fine.status).toBe(201);
+  });
 });
 
 describe("NUL characters in text", () => {

@@ -92,13 +92,21 @@ export function servePlain(req: IncomingMessage, res: ServerResponse, options: P
   });
 }
 
+/** body-parser's errors: `http-errors` with a `type`, or a 4xx wrapped around what failed (`expose` set). */
 interface BodyParserError {
-  type: string;
+  type?: string;
   status?: number;
+  expose?: boolean;
+  code?: unknown;
 }
 
 const isBodyParserError = (error: unknown): error is BodyParserError =>
-  typeof error === "object" && error !== null && typeof (error as { type?: unknown }).type === "string";
+  typeof error === "object" &&
+  error !== null &&
+  (typeof (error as BodyParserError).type === "string" || ((error as BodyParserError).expose === true && typeof (error as BodyParserError).status === "number"));
+
+/** zlib's and brotli's decoding errors (`Z_DATA_ERROR`, `Z_BUF_ERROR`, `ERR__ERROR_FORMAT_PADDING_1`...). */
+const isDecodingError = (error: BodyParserError) => typeof error.code === "string" && /^(Z_|ERR__ERROR|ERR_BROTLI)/.test(error.code);
 
 /** The status, message and metadata an error is answered with; what the client must not see is logged. */
 function describeError(error: unknown, logger: Logger, reqId: unknown, res: ServerResponse) {
@@ -115,6 +123,9 @@ function describeError(error: unknown, logger: Logger, reqId: unknown, res: Serv
   }
   if (isBodyParserError(error) && error.type === "entity.too.large") return { status: 413, message: "Request payload too large" };
   if (isBodyParserError(error) && error.type === "entity.parse.failed") return { status: 400, message: "Invalid JSON body" };
+  if (isBodyParserError(error) && isDecodingError(error)) {
+    return { status: 400, message: "Invalid request body: it could not be decoded as its Content-Encoding says" };
+  }
   if (isBodyParserError(error) && error.status && error.status < 500) return { status: error.status, message: "Invalid request body" };
   logger.error({ err: error, reqId }, "unhandled error");
   return { status: 500, message: "Internal server error" };
