@@ -3,12 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
+import { chunk, rawConnection } from "./support/raw-socket.js";
 
 /** Requests no well-behaved client sends, through the router: each is refused in the envelope, cheaply. */
 
 let gw: TestGateway;
 let alpha: FakeProvider;
 let key: string;
+let port: number;
 const maxBodyBytes = 4 * 1024 * 1024;
 
 beforeAll(async () => {
@@ -25,6 +27,7 @@ beforeAll(async () => {
     ],
   };
   gw = await startTestGateway({ ...(await catalogEnv(catalog)), MAX_BODY_BYTES: String(maxBodyBytes) });
+  port = gw.standalone.port;
   key = String((await gw.call("POST", "/keys", { body: { name: "hostile" } })).body.key);
 }, 240_000);
 afterAll(async () => {
@@ -62,6 +65,28 @@ describe("validation errors are bounded", () => {
     expect(res.status).toBe(400);
     expect(res.size).toBeLessThan(4096);
     expect(res.body.error?.message).toMatch(new RegExp(`^Invalid body: ${field}(\\.0)?: `));
+  }, 60_000);
+});
+
+describe("a chunked body over the size limit", () => {
+  it("gets a 413 that closes the connection, so nothing waits on it", async () => {
+    const connection = await rawConnection(port);
+    await connection.write(
+      `POST /api/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
+    const piece = chunk(`[${"0,".repeat(32_767)}0]`);
+    // Send until the answer comes (or well past the limit), as a client streaming a body would.
+    for (let sent = 0; sent < 2 * maxBodyBytes && !connection.received().includes("\r\n\r\n"); sent += piece.length) {
+      if (!(await connection.write(piece))) break;
+    }
+    const answer = await connection.until((text) => text.includes("\r\n\r\n"), 20_000);
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer.toLowerCase()).toContain("connection: close");
+    // A second request on the same connection is not left waiting: the connection ends instead.
+    await connection.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    const ended = await Promise.race([connection.closed.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 15_000))]);
+    expect(ended).toBe(true);
+    expect(connection.received().match(/HTTP\/1\.1 /g)).toHaveLength(1);
   }, 60_000);
 });
 

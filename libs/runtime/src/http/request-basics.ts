@@ -131,13 +131,19 @@ function describeError(error: unknown, logger: Logger, reqId: unknown, res: Serv
   return { status: 500, message: "Internal server error" };
 }
 
-/** Answers with `{ error: { code, message, metadata? } }`, `code` = status; a response already started just ends. */
+/**
+ * Answers with `{ error: { code, message, metadata? } }`, `code` = status; a response already started just ends.
+ * An answer given before the request's body was read whole (too large, a bad key) closes the connection:
+ * the rest of the body would otherwise be read as the next request, or left unread so that the next request
+ * on the connection waits forever.
+ */
 export function sendError(res: ServerResponse, error: unknown, logger: Logger, reqId: unknown): void {
   const { status, message, metadata } = describeError(error, logger, reqId, res);
   if (res.headersSent) {
     res.end();
     return;
   }
+  if (!res.req.complete) res.setHeader("Connection", "close");
   sendJson(res, status, { error: { code: status, message, ...(metadata ? { metadata } : {}) } });
 }
 
