@@ -147,3 +147,15 @@ describe("a tool schema nested thousands of levels deep", () => {
     expect(res.body.error?.message).toMatch(/^Invalid body: tools\.0\.function\.parameters[.a-z]*…: nested deeper than 64 levels$/);
   });
 });
+
+describe("headers timeout", () => {
+  it("closes a connection whose request stops halfway through its headers within 10–15 s", async () => {
+    const connection = await rawConnection(port);
+    const started = performance.now();
+    await connection.write("POST /api/v1/keys HTTP/1.1\r\nHost: x\r\n");
+    const ended = await Promise.race([connection.closed.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 25_000))]);
+    expect(ended).toBe(true);
+    expect(performance.now() - started).toBeGreaterThan(9_000);
+    expect(connection.received()).toMatch(/^(HTTP\/1\.1 408 |$)/);
+  }, 40_000);
+});

@@ -59,4 +59,9 @@ export const commonEnv = {
    * (the router's replica checks, a Kubernetes Service) stop sending before it stops listening.
    */
   DRAIN_DELAY_MS: z.coerce.number().int().min(0).default(0),
+  /**
+   * How long a client may take to send a request's headers; a connection still sending them after this is
+   * closed with 408, so half-sent requests cannot hold sockets.
+   */
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(10_000),
 };
