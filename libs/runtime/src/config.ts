@@ -77,6 +77,11 @@ export const commonEnv = {
    * holds of a replica that stopped renewing (killed) this long after its last renewal. The same everywhere.
    */
   SPEND_HOLD_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
+  /**
+   * How long a client may take to send a request's headers; a connection still sending them after this is
+   * closed with 408, so half-sent requests cannot hold sockets.
+   */
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(10_000),
 };
 
 /** How long a service that calls providers waits on one, per attempt (the request deadline bounds them all). */

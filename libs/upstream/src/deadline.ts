@@ -14,7 +14,8 @@ export function requestDeadline(res: ServerResponse, ms: number): { signal: Abor
   }, ms);
   res.on("close", () => {
     clearTimeout(deadline);
-    if (!res.writableFinished) abort.abort(new Error("client disconnected"));
+    // An AbortError, as fetch names one: what reads it knows nobody is waiting for the answer.
+    if (!res.writableFinished) abort.abort(new DOMException("client disconnected", "AbortError"));
   });
   return { signal: abort.signal, timedOut: () => timedOut };
 }

@@ -139,6 +139,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     logger,
     health,
     drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
+    headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
     onClosed: async () => {
       await router.stop();
       await inference.stop();

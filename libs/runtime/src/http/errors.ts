@@ -1,5 +1,6 @@
 import { errorStatus, type ErrorKind } from "@switchyard/contracts";
 import type { z } from "zod";
+import { inputProblem, shortPath } from "./input-guard.js";
 
 /** An error that becomes the spec's error envelope with the status of its kind. */
 export class HttpError extends Error {
@@ -37,22 +38,44 @@ export const conflict = (message: string) => new HttpError("conflict", message);
 
 export const managementOnly = () => forbidden("Only management keys can perform this operation");
 
-/** Formats a zod error as one line that names every offending field. */
+/** At most this many problems are listed in one answer; the rest are counted. */
+export const maxListedIssues = 5;
+/** Longest reason told for one problem, in characters: zod's may echo a long list of options. */
+const maxReasonLength = 200;
+
+const shorten = (text: string) => (text.length > maxReasonLength ? `${text.slice(0, maxReasonLength - 1)}…` : text);
+
+/**
+ * Formats a zod error as one line that names the offending fields: the first few, each path and reason
+ * short, so a body of a million bad items is answered in well under a kilobyte.
+ */
 export function describeZodError(error: z.ZodError, where: string): string {
-  const parts = error.issues.map((issue) => {
-    const path = issue.path.map(String).join(".");
+  const parts = error.issues.slice(0, maxListedIssues).map((issue) => {
+    const path = shortPath(issue.path.map(String).join("."));
     if (issue.code === "unrecognized_keys") {
       const keys = issue.keys.join(", ");
-      return `${path ? `${path}: ` : ""}unknown field${issue.keys.length > 1 ? "s" : ""} ${keys}`;
+      return `${path ? `${path}: ` : ""}${shorten(`unknown field${issue.keys.length > 1 ? "s" : ""} ${keys}`)}`;
     }
-    return `${path || where}: ${issue.message}`;
+    return `${path || where}: ${shorten(issue.message)}`;
   });
-  return `Invalid ${where}: ${parts.join("; ")}`;
+  const more = error.issues.length - parts.length;
+  return `Invalid ${where}: ${parts.join("; ")}${more > 0 ? ` (and ${more} more)` : ""}`;
 }
 
-/** Parses untrusted input; a violation is a 400 whose message names the field. */
+/**
+ * Stops each array and object at its first bad member: without it, a million bad items build a million
+ * issues (about 1 GB) before the first is reported. zod's own `validate` parses this way.
+ */
+const stopAtFirstIssue: z.core.ParseContextInternal<z.core.$ZodIssue> = { abortEarly: true };
+
+/**
+ * Parses untrusted input; a violation is a 400 whose message names the field. Input nested too deep or
+ * carrying NUL characters is refused first (see `inputProblem`).
+ */
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
-  const result = schema.safeParse(value);
+  const problem = inputProblem(value, where);
+  if (problem) throw badRequest(`Invalid ${where}: ${problem}`);
+  const result = schema.safeParse(value, stopAtFirstIssue);
   if (!result.success) throw badRequest(describeZodError(result.error, where));
   return result.data;
 }

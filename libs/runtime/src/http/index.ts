@@ -8,3 +8,4 @@ export * from "./internal-client.js";
 export * from "./multipart.js";
 export * from "./request-basics.js";
 export * from "./oauth-errors.js";
+export * from "./input-guard.js";

@@ -92,20 +92,28 @@ export function servePlain(req: IncomingMessage, res: ServerResponse, options: P
   });
 }
 
+/** body-parser's errors: `http-errors` with a `type`, or a 4xx wrapped around what failed (`expose` set). */
 interface BodyParserError {
-  type: string;
+  type?: string;
   status?: number;
+  expose?: boolean;
+  code?: unknown;
 }
 
 const isBodyParserError = (error: unknown): error is BodyParserError =>
-  typeof error === "object" && error !== null && typeof (error as { type?: unknown }).type === "string";
+  typeof error === "object" &&
+  error !== null &&
+  (typeof (error as BodyParserError).type === "string" || ((error as BodyParserError).expose === true && typeof (error as BodyParserError).status === "number"));
+
+/** zlib's and brotli's decoding errors (`Z_DATA_ERROR`, `Z_BUF_ERROR`, `ERR__ERROR_FORMAT_PADDING_1`...). */
+const isDecodingError = (error: BodyParserError) => typeof error.code === "string" && /^(Z_|ERR__ERROR|ERR_BROTLI)/.test(error.code);
 
 /** The status, message and metadata an error is answered with; what the client must not see is logged. */
 export function describeError(error: unknown, logger: Logger, reqId: unknown, res: ServerResponse) {
   if (error instanceof HttpError) {
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
-    // A 5xx that says why (its cause) is logged with it: the client hears only the envelope.
-    if (error.status >= 500 && error.cause) logger.warn({ err: error.cause, reqId }, error.message);
+    // A 5xx that says why (its cause) is logged with it: the client hears only the envelope. A 500 is a bug.
+    if (error.status >= 500 && error.cause) logger[error.status === 500 ? "error" : "warn"]({ err: error.cause, reqId }, error.message);
     return { status: error.status, message: error.message, metadata: error.metadata };
   }
   if (error instanceof ServiceUnavailableError) {
@@ -115,12 +123,20 @@ export function describeError(error: unknown, logger: Logger, reqId: unknown, re
   }
   if (isBodyParserError(error) && error.type === "entity.too.large") return { status: 413, message: "Request payload too large" };
   if (isBodyParserError(error) && error.type === "entity.parse.failed") return { status: 400, message: "Invalid JSON body" };
+  if (isBodyParserError(error) && isDecodingError(error)) {
+    return { status: 400, message: "Invalid request body: it could not be decoded as its Content-Encoding says" };
+  }
   if (isBodyParserError(error) && error.status && error.status < 500) return { status: error.status, message: "Invalid request body" };
   logger.error({ err: error, reqId }, "unhandled error");
   return { status: 500, message: "Internal server error" };
 }
 
-/** Answers with `{ error: { code, message, metadata? } }`, `code` = status; a response already started just ends. */
+/**
+ * Answers with `{ error: { code, message, metadata? } }`, `code` = status; a response already started just ends.
+ * An answer given before the request's body was read whole (too large, a bad key) closes the connection:
+ * the rest of the body would otherwise be read as the next request, or left unread so that the next request
+ * on the connection waits forever.
+ */
 export function sendError(res: ServerResponse, error: unknown, logger: Logger, reqId: unknown): void {
   const { status, message, metadata } = describeError(error, logger, reqId, res);
   if (res.headersSent) {
@@ -128,6 +144,7 @@ export function sendError(res: ServerResponse, error: unknown, logger: Logger, r
     return;
   }
   if (carriesRetryAfter(status) && !res.hasHeader("retry-after")) res.setHeader("Retry-After", String(defaultRetryAfterSeconds));
+  if (!res.req.complete) res.setHeader("Connection", "close");
   sendJson(res, status, { error: { code: status, message, ...(metadata ? { metadata } : {}) } });
 }
 

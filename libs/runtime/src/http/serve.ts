@@ -10,6 +10,8 @@ export interface ServeOptions {
   logger: Logger;
   health: HealthState;
   drainTimeoutMs: number;
+  /** How long a client may take to send a request's headers before its connection is closed (408). */
+  headersTimeoutMs?: number;
   /** How long readiness fails before the listener closes. */
   drainDelayMs?: number;
   /** Closes what the process opened (bus, database) after the last request has finished. */
@@ -23,12 +25,15 @@ export interface RunningServer {
   drain(): Promise<void>;
 }
 
+/** How long a request's headers may take unless configured (`HEADERS_TIMEOUT_MS`). */
+export const defaultHeadersTimeoutMs = 10_000;
+
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const { logger, health } = options;
   const graceMs = options.drainDelayMs ?? 0;
   // With a drain delay: each connection's requests in progress, and since when it has had none (for `drain`).
   const connections = new Map<Socket, { inFlight: number; idleSince: number }>();
-  const server = createServer((req, res) => {
+  const onRequest: RequestListener = (req, res) => {
     const connection = graceMs ? connections.get(req.socket) : undefined;
     if (connection) {
       connection.inFlight += 1;
@@ -39,16 +44,21 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     // Tell keep-alive clients to reconnect elsewhere once draining has begun.
     if (health.draining) res.setHeader("Connection", "close");
     options.handler(req, res);
-  });
+  };
+  // A connection that sends half a request and waits holds a socket and a parser: it is closed (408) once its
+  // headers are this late. Node looks for late ones every `connectionsCheckingInterval` (30 s unless set),
+  // which is why the old 66 s limit closed them after about 90 s.
+  const headersTimeout = options.headersTimeoutMs ?? defaultHeadersTimeoutMs;
+  const server = createServer({ headersTimeout, connectionsCheckingInterval: 1_000 }, onRequest);
   if (graceMs) {
     server.on("connection", (socket: Socket) => {
       connections.set(socket, { inFlight: 0, idleSince: Date.now() });
       socket.once("close", () => connections.delete(socket));
     });
   }
-  // Longer than common load balancer idle timeouts, so the balancer closes idle sockets first.
+  // Longer than common load balancer idle timeouts, so the balancer closes idle sockets first. (An idle
+  // keep-alive connection is not waiting for headers: the headers timeout starts with a request's first byte.)
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => resolve());
@@ -99,6 +109,7 @@ export interface ListenConfig {
   HOST: string;
   DRAIN_TIMEOUT_MS: number;
   DRAIN_DELAY_MS?: number;
+  HEADERS_TIMEOUT_MS?: number;
 }
 
 /** A process entry point's server: listens as configured and drains on SIGTERM or SIGINT, then exits. */
@@ -107,7 +118,7 @@ export async function serveProcess(
   config: ListenConfig,
   options: Pick<ServeOptions, "handler" | "logger" | "health" | "onClosed">,
 ): Promise<RunningServer> {
-  const running = await serve({ ...options, port: config.PORT, host: config.HOST, drainTimeoutMs: config.DRAIN_TIMEOUT_MS, drainDelayMs: config.DRAIN_DELAY_MS ?? 0 });
+  const running = await serve({ ...options, port: config.PORT, host: config.HOST, drainTimeoutMs: config.DRAIN_TIMEOUT_MS, drainDelayMs: config.DRAIN_DELAY_MS ?? 0, headersTimeoutMs: config.HEADERS_TIMEOUT_MS });
   options.logger.info({ port: running.port, url: `http://${config.HOST}:${running.port}` }, `${name} listening`);
   exitOnSignals(running, options.logger);
   return running;

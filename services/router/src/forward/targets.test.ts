@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { connect, type AddressInfo, type Socket } from "node:net";
 import { silentLogger } from "@switchyard/runtime";
 import { afterEach, describe, expect, it } from "vitest";
 import { forwardTo, type Target } from "./targets.js";
@@ -187,5 +187,35 @@ describe("forwarding to a service's replicas", () => {
     expect(res.text).toMatch(/^data: \{"choices":\[\]\}\n\ndata: \{.*"finish_reason":"error".*\}\n\n$/s);
     expect(res.text).toContain("gen-1");
     expect(svc.seen).toHaveLength(1);
+  });
+
+  it("closes the client's connection when the service answers before the client's body has all arrived", async () => {
+    // A service that refuses a chunked body without reading it, as one over its size limit is refused.
+    const svc = http.createServer((_req, res) => {
+      res.writeHead(413, { "content-type": "application/json", connection: "close" });
+      res.end('{"error":{"code":413,"message":"Request payload too large"}}');
+    });
+    await new Promise<void>((resolve) => svc.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => (svc.closeAllConnections(), svc.close(() => resolve()))));
+    const router = http.createServer(forwardTo("svc", { kind: "url", urls: [`http://127.0.0.1:${(svc.address() as AddressInfo).port}`] }, silentLogger()));
+    await new Promise<void>((resolve) => router.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => (router.closeAllConnections(), router.close(() => resolve()))));
+
+    const client = connect((router.address() as AddressInfo).port, "127.0.0.1");
+    client.on("error", () => undefined);
+    let received = "";
+    client.on("data", (chunk: Buffer) => (received += chunk.toString("latin1")));
+    const closed = new Promise<boolean>((resolve) => {
+      client.once("close", () => resolve(true));
+      setTimeout(() => resolve(false), 15_000);
+    });
+    client.write("POST /api/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n[0,0,\r\n");
+    while (!received.includes("\r\n\r\n") && !client.destroyed) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(received).toMatch(/^HTTP\/1\.1 413 /);
+    expect(received.toLowerCase()).toContain("connection: close");
+    // Whatever the client sends next is not taken for a request, nor left waiting: the connection ends.
+    client.write("5\r\n0,0]\r\n0\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\n\r\n");
+    expect(await closed).toBe(true);
+    expect(received.match(/HTTP\/1\.1 /g)).toHaveLength(1);
   });
 });

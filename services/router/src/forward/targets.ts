@@ -86,6 +86,9 @@ export function forwardTo(name: string, target: Target, logger: Logger): Forward
     if (listedIn(upstream.headers.connection).has("close")) pool.closing(origin);
     // Failures mid-answer are handled on close.
     upstream.on("error", () => undefined);
+    // The service answered before the client finished sending (a 413 for a chunked body over the limit):
+    // the rest of that body cannot be told from a next request, so the client's connection ends here.
+    if (!res.req.complete) res.setHeader("connection", "close");
     res.writeHead(upstream.statusCode ?? 502, endToEnd(upstream.headers));
     const streamed = String(upstream.headers["content-type"] ?? "").startsWith("text/event-stream");
     upstream.once("close", () => {

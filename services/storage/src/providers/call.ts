@@ -25,7 +25,7 @@ export async function providerCall<T>(
   }
   const abort = new AbortController();
   res.on("close", () => {
-    if (!res.writableFinished) abort.abort(new Error("client disconnected"));
+    if (!res.writableFinished) abort.abort(new DOMException("client disconnected", "AbortError"));
   });
   try {
     return await call(deps.providers[provider], account, abort.signal);
