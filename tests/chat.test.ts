@@ -82,12 +82,13 @@ describe("POST /chat/completions, buffered", () => {
   it("passes the @openrouter/sdk's response validation, with routing metadata when asked", async () => {
     const client = new OpenRouter({ apiKey: key, serverURL: gw.apiUrl });
     const alphaFirst = { order: ["alpha", "beta"] };
-    const result = await client.chat.send({ chatRequest: { model: "chat/fallback", messages, provider: alphaFirst } }, { headers: { "X-OpenRouter-Metadata": "enabled" } });
-    if (Symbol.asyncIterator in result) throw new Error("expected a buffered completion");
-    expect(result.choices[0]?.message.content).toBe("Hello from beta");
+    // The first answer comes after alpha's 500, which rests alpha: the second goes to beta at once.
     const raw = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/fallback", messages, provider: alphaFirst }, headers: { "x-openrouter-metadata": "enabled" } });
     expect(raw.body.openrouter_metadata).toMatchObject({ attempt: 2, strategy: "fallback", requested: "chat/fallback", endpoints: { total: 2 } });
     expect(raw.body.system_fingerprint).toBe("fp_fake");
+    const result = await client.chat.send({ chatRequest: { model: "chat/fallback", messages, provider: alphaFirst } }, { headers: { "X-OpenRouter-Metadata": "enabled" } });
+    if (Symbol.asyncIterator in result) throw new Error("expected a buffered completion");
+    expect(result.choices[0]?.message.content).toBe("Hello from beta");
   });
 
   it("retries on another endpoint when the connection drops before an answer", async () => {
