@@ -20,12 +20,18 @@ export interface AuthenticatedKey {
   rateLimitPerMinute: number | null;
 }
 
-/** Identity could not be asked: the caller should retry, not think its credential is bad. */
+/**
+ * Identity could not be asked: the caller should retry, not think its credential is bad. Over HTTP that is
+ * an unreachable identity; in one process (standalone) it is identity's own failure, such as its database
+ * being out of reach, which reaches here as a plain error.
+ */
 async function unavailableOnOutage<T>(ask: () => Promise<T>): Promise<T> {
   try {
     return await ask();
   } catch (error) {
-    if (error instanceof ServiceUnavailableError) throw new HttpError("unavailable", "Authentication is temporarily unavailable");
+    if (error instanceof ServiceUnavailableError || !(error instanceof HttpError)) {
+      throw Object.assign(new HttpError("unavailable", "Authentication is temporarily unavailable"), { cause: error });
+    }
     throw error;
   }
 }
