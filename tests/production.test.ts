@@ -151,7 +151,7 @@ const call = async (base: string, method: string, path: string, body?: unknown, 
 };
 
 /**
- * The clients' connections: like a balancer in front of the routers (the README's draining rule), they drop
+ * The clients' connections: like a balancer in front of the routers (the draining rule of docs/operations.md), they drop
  * an idle keep-alive connection sooner than DRAIN_DELAY_MS, so none is reused as a draining router closes it.
  */
 const clientPool = new Agent({ keepAliveTimeout: 500, keepAliveMaxTimeout: 500 });

@@ -1,6 +1,6 @@
 import { UpstreamError } from "./errors.js";
 
-/** How long one attempt may wait on a provider; see `UPSTREAM_*_TIMEOUT_MS` in the README. */
+/** How long one attempt may wait on a provider; see `UPSTREAM_*_TIMEOUT_MS` in docs/configuration.md. */
 export interface UpstreamTimeouts {
   /** From sending a request to the provider's first byte of answer: a stream's first event, a buffered answer whole. */
   firstByteMs: number;

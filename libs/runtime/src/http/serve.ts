@@ -74,7 +74,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       }
       logger.info("draining: no new connections, finishing in-flight requests");
       // Without a drain delay, keep-alive connections close as soon as they are idle. With one, only once
-      // they have been idle that long: clients drop idle connections sooner (the README's draining rule),
+      // they have been idle that long: clients drop idle connections sooner (the draining rule of docs/operations.md),
       // and an answer begun before the drain (so without `Connection: close`) may end during it, after which
       // its client can still send one more request on that connection, answered with `Connection: close`.
       // Closing it under that request would fail it. (`http.Server.close` closes every idle connection at
