@@ -1,17 +1,12 @@
 import type { ServerResponse } from "node:http";
 import type { OAuthError } from "@switchyard/contracts";
 import type { Logger } from "../log.js";
-import { describeError, sendJson } from "./request-basics.js";
-
-/**
- * How long a client is told to wait after a 429 or 503 that did not say itself: about what a restarting
- * service or a retried upstream fetch takes, and short enough that a workload's deploy step still succeeds.
- */
-const defaultRetryAfterSeconds = 5;
+import { carriesRetryAfter } from "./errors.js";
+import { describeError, sendJson, setErrorHeaders } from "./request-basics.js";
 
 /** RFC 6749 §5.2 has no code per HTTP status: a request the server could not take is `invalid_request`. */
 export function oauthErrorCodeFor(status: number): OAuthError["error"] {
-  if (status === 429 || status === 503) return "temporarily_unavailable";
+  if (carriesRetryAfter(status)) return "temporarily_unavailable";
   if (status >= 500) return "server_error";
   return "invalid_request";
 }
@@ -31,6 +26,6 @@ export function sendOAuthError(res: ServerResponse, error: unknown, logger: Logg
     return;
   }
   for (const [name, value] of Object.entries(oauthNoStore)) res.setHeader(name, value);
-  if ((status === 429 || status === 503) && !res.hasHeader("Retry-After")) res.setHeader("Retry-After", String(defaultRetryAfterSeconds));
+  setErrorHeaders(res, status);
   sendJson(res, status, { error: oauthErrorCodeFor(status), error_description: message } satisfies OAuthError);
 }

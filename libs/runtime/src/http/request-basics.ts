@@ -143,9 +143,14 @@ export function sendError(res: ServerResponse, error: unknown, logger: Logger, r
     res.end();
     return;
   }
+  setErrorHeaders(res, status);
+  sendJson(res, status, { error: { code: status, message, ...(metadata ? { metadata } : {}) } });
+}
+
+/** What every error answer carries, whatever its body's shape: when to retry, and no unread body left behind. */
+export function setErrorHeaders(res: ServerResponse, status: number): void {
   if (carriesRetryAfter(status) && !res.hasHeader("retry-after")) res.setHeader("Retry-After", String(defaultRetryAfterSeconds));
   if (!res.req.complete) res.setHeader("Connection", "close");
-  sendJson(res, status, { error: { code: status, message, ...(metadata ? { metadata } : {}) } });
 }
 
 /** A JSON answer with its length, as express's `res.json` sends it. */

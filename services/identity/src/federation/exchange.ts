@@ -73,7 +73,7 @@ export async function exchangeToken(deps: ExchangeDeps, body: TokenExchangeBody)
         503,
         { error: "temporarily_unavailable", error_description: "The issuer's keys could not be fetched; retry later" },
         error.message,
-        { "Retry-After": String(error.retryAfterSeconds) },
+        { "Retry-After": error.retryAfter },
       );
     }
     if (error instanceof SubjectTokenRejected) throw notAccepted(error.message);

@@ -1,5 +1,6 @@
 import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from "jose";
 import { z } from "zod";
+import { retryAfterSeconds } from "@switchyard/runtime";
 import { FetchRefused, fetchJson, type SafeFetchOptions } from "@switchyard/upstream";
 
 /** What a token exchange policy says about acceptable subject tokens. */
@@ -19,8 +20,8 @@ export class SubjectTokenRejected extends Error {}
 export class IssuerUnavailable extends Error {
   constructor(
     message: string,
-    /** When the issuer will next be tried: a client retrying sooner gets this same answer. */
-    readonly retryAfterSeconds = 1,
+    /** When the issuer will next be tried, as a `Retry-After` value: a client retrying sooner gets this same answer. */
+    readonly retryAfter = "1",
   ) {
     super(message);
   }
@@ -215,9 +216,7 @@ export function createSubjectTokenVerifier(options: SubjectTokenVerifierOptions)
   }
 
   /** A failed fetch is not repeated for `minRefreshIntervalMs`: until then every exchange fails the same way. */
-  function secondsUntilNextAttempt(state: IssuerState): number {
-    return Math.max(1, Math.ceil((state.attemptedAt + minRefreshIntervalMs - now()) / 1000));
-  }
+  const untilNextAttempt = (state: IssuerState): string => retryAfterSeconds(state.attemptedAt + minRefreshIntervalMs - now());
 
   async function keyFor(issuer: string, alg: string, kid: string | undefined): Promise<VerifyKey> {
     const state = stateOf(issuer);
@@ -249,7 +248,7 @@ export function createSubjectTokenVerifier(options: SubjectTokenVerifierOptions)
     if (policy.audiences.length === 0) throw new SubjectTokenRejected(`policy for ${policy.issuer} lists no audiences`);
     const key = await keyFor(policy.issuer, alg, kid).catch((error: unknown) => {
       if (!(error instanceof IssuerUnavailable)) throw error;
-      throw new IssuerUnavailable(error.message, secondsUntilNextAttempt(stateOf(policy.issuer)));
+      throw new IssuerUnavailable(error.message, untilNextAttempt(stateOf(policy.issuer)));
     });
     const lifetimeLimited = policy.maxTokenLifetimeSeconds !== null;
     let payload: JWTPayload;
