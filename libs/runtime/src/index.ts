@@ -8,3 +8,4 @@ export * from "./api-key-format.js";
 export * from "./money.js";
 export * from "./objects/index.js";
 export * from "./metrics.js";
+export * from "./within.js";

@@ -1,4 +1,4 @@
-import type { Logger } from "@switchyard/runtime";
+import { within, type Logger } from "@switchyard/runtime";
 import { hostname } from "node:os";
 import type { IdentityHolds, SpendHolds } from "./holds.js";
 
@@ -92,11 +92,12 @@ export async function leasedHolds(identity: IdentityHolds, options: LeaseOptions
       for (const timer of retrying.values()) clearTimeout(timer);
       retrying.clear();
       // Identity may be stopping too: a drain waits a moment for it, never the client's full retry window.
-      const detached = within(stopWaitMs, async () => {
+      const detach = async () => {
         await renewing;
         await Promise.all(pending.map((id) => release(id, retries)));
         await identity.detach(owner);
-      });
+      };
+      const detached = within(detach(), stopWaitMs, `identity did not answer within ${stopWaitMs} ms`);
       await detached.catch((error: unknown) =>
         logger.warn({ err: error, owner }, "could not detach this replica's spend holds; identity frees them when their leases lapse"),
       );
@@ -104,15 +105,3 @@ export async function leasedHolds(identity: IdentityHolds, options: LeaseOptions
   };
 }
 
-/** Runs `work`, rejecting if it has not finished within `ms`. */
-async function within(ms: number, work: () => Promise<void>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`identity did not answer within ${ms} ms`)), ms);
-  });
-  try {
-    await Promise.race([work(), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

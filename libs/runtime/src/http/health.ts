@@ -1,6 +1,7 @@
 import type { Express } from "express";
 import type { Bus } from "../bus/types.js";
 import { registry } from "../metrics.js";
+import { within } from "../within.js";
 import { defaultRetryAfterSeconds } from "./errors.js";
 
 /** A dependency that is away while the process still serves without it: reported, not failing readiness. */
@@ -47,7 +48,7 @@ export function mountHealth(app: Express, checks: Record<string, ReadinessCheck>
     let degraded = false;
     for (const [name, check] of Object.entries(checks)) {
       try {
-        const outcome = await withTimeout(Promise.resolve(check()), 2000);
+        const outcome = await within(Promise.resolve(check()), 2000);
         results[name] = outcome ? `degraded: ${outcome.degraded}` : "ok";
         degraded ||= outcome !== undefined;
       } catch (error) {
@@ -60,18 +61,3 @@ export function mountHealth(app: Express, checks: Record<string, ReadinessCheck>
   });
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
-}

@@ -1,4 +1,4 @@
-import type { Db, Logger } from "@switchyard/runtime";
+import { within, type Db, type Logger } from "@switchyard/runtime";
 import { giveBack, leaseSlice, sweepWindows, type LeaseAnswer } from "./rate-leases.js";
 import { decide, RateLimitUnavailableError, type RateDecision, type RateLimiter } from "./rate-limiter.js";
 
@@ -105,14 +105,9 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
       }
     };
     const answered = leaseSlice(db, key, s.window, s.perMinute, fade, Math.min(s.waiting, s.perMinute)).then(apply);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`rate limit lease not answered in ${leaseTimeoutMs} ms`)), leaseTimeoutMs);
-    });
-    const attempt = Promise.race([answered, timedOut]).then(
-      () => clearTimeout(timer),
+    const attempt = within(answered, leaseTimeoutMs, `rate limit lease not answered in ${leaseTimeoutMs} ms`).then(
+      () => undefined,
       (error: unknown) => {
-        clearTimeout(timer);
         noteOutcome(error);
         throw new RateLimitUnavailableError(unavailableRetrySeconds, { cause: error });
       },
