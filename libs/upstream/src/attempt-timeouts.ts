@@ -69,36 +69,43 @@ export async function firstEventThenIdle<T>(source: AsyncIterable<T>, attempt: A
   }
   return (async function* () {
     let ended = first.done === true;
+    // One timer for the whole stream, re-armed at each read: it counts only while a read waits, so a slow
+    // consumer holding an event is not the provider's silence.
+    let reading = false;
+    let rejectIdle: (error: StreamIdleTimeout) => void = () => undefined;
+    const idle = new Promise<never>((_, reject) => (rejectIdle = reject));
+    idle.catch(() => undefined);
+    const timer = setTimeout(() => {
+      if (!reading) return;
+      const timeout = new StreamIdleTimeout(provider, idleMs);
+      attempt.abort(timeout);
+      rejectIdle(timeout);
+    }, idleMs);
     try {
       if (first.done) return;
       yield first.value;
       for (;;) {
-      let timer: NodeJS.Timeout | undefined;
-      const idle = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const timeout = new StreamIdleTimeout(provider, idleMs);
-          attempt.abort(timeout);
-          reject(timeout);
-        }, idleMs);
-      });
-      const next = iterator.next();
-      let step: IteratorResult<T>;
-      try {
-        step = await Promise.race([next, idle]);
-      } catch (error) {
-        // The pending read fails too once the attempt is aborted; nobody waits for it.
-        next.catch(() => undefined);
-        throw error;
-      } finally {
-        clearTimeout(timer);
-      }
-      if (step.done) {
-        ended = true;
-        return;
-      }
-      yield step.value;
+        reading = true;
+        timer.refresh();
+        const next = iterator.next();
+        let step: IteratorResult<T>;
+        try {
+          step = await Promise.race([next, idle]);
+        } catch (error) {
+          // The pending read fails too once the attempt is aborted; nobody waits for it.
+          next.catch(() => undefined);
+          throw error;
+        } finally {
+          reading = false;
+        }
+        if (step.done) {
+          ended = true;
+          return;
+        }
+        yield step.value;
       }
     } finally {
+      clearTimeout(timer);
       // A consumer that stops early lets the provider's body go.
       if (!ended) iterator.return?.()?.catch(() => undefined);
     }
