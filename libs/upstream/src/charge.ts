@@ -21,8 +21,8 @@ export interface ChargeInput {
   reported: bigint;
   /** The operator's `SPEND_CHARGE_BEYOND_HOLD`: charge the reported cost even past the hold. */
   beyondHold: boolean;
-  /** The reported usage (tokens, seconds, images), for the warning. */
-  usage: Record<string, number | undefined>;
+  /** The reported usage (tokens, seconds, images), only read for the warning. */
+  usage: object;
 }
 
 /**

@@ -154,6 +154,6 @@ export function chargeFor(run: MediaRun<unknown>, served: Served, usage: MediaUs
     held: served.held,
     reported: mediaCost(served.candidate.endpoint.pricing, usage),
     beyondHold: run.deps.chargeBeyondHold,
-    usage: { ...usage },
+    usage,
   });
 }

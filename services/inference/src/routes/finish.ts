@@ -23,7 +23,6 @@ export interface Outcome {
 export function finish(context: ChatContext, outcome: Outcome): Accounted {
   const { candidate } = outcome;
   const priced = account(candidate, outcome.usage, () => JSON.stringify(context.body.messages), outcome.completionText);
-  const { usage } = priced;
   const charge = capCharge({
     logger: context.deps.logger,
     generationId: context.generationId,
@@ -32,7 +31,7 @@ export function finish(context: ChatContext, outcome: Outcome): Accounted {
     held: context.held.get(candidate),
     reported: priced.cost.total,
     beyondHold: context.deps.chargeBeyondHold,
-    usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, reasoningTokens: usage.reasoningTokens, cachedTokens: usage.cachedTokens },
+    usage: priced.usage,
   });
   const accounted = { ...priced, charge };
   context.deps.recorder.record({
