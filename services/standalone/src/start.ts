@@ -12,6 +12,7 @@ import {
   createServiceVerifier,
   openBackends,
   serve,
+  ServiceUnavailableError,
   type Logger,
   type RunningServer,
 } from "@switchyard/runtime";
@@ -119,7 +120,15 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     logger: logger.child({ service: "router" }),
     bus,
     db,
-    identity: { authenticate: identity.authenticate, accessTokenKeys: identity.accessTokenKeys },
+    identity: {
+      // As over HTTP, where identity's failure answers 5xx: a lookup that failed (its database out of reach)
+      // is identity being unavailable, which the router answers 503, not its own bug.
+      authenticate: (hash) =>
+        identity.authenticate(hash).catch((error: unknown) => {
+          throw new ServiceUnavailableError(`identity could not look the key up: ${(error as Error).message}`, { cause: error });
+        }),
+      accessTokenKeys: identity.accessTokenKeys,
+    },
     signCaller: createCallerSigner(secret),
     targets: {
       identity: { kind: "handler", handler: identity.app },

@@ -20,18 +20,12 @@ export interface AuthenticatedKey {
   rateLimitPerMinute: number | null;
 }
 
-/**
- * Identity could not be asked: the caller should retry, not think its credential is bad. Over HTTP that is
- * an unreachable identity; in one process (standalone) it is identity's own failure, such as its database
- * being out of reach, which reaches here as a plain error.
- */
+/** Identity could not be asked: the caller should retry, not think its credential is bad. */
 async function unavailableOnOutage<T>(ask: () => Promise<T>): Promise<T> {
   try {
     return await ask();
   } catch (error) {
-    if (error instanceof ServiceUnavailableError || !(error instanceof HttpError)) {
-      throw Object.assign(new HttpError("unavailable", "Authentication is temporarily unavailable"), { cause: error });
-    }
+    if (error instanceof ServiceUnavailableError) throw Object.assign(new HttpError("unavailable", "Authentication is temporarily unavailable"), { cause: error });
     throw error;
   }
 }
