@@ -71,6 +71,36 @@ describe("spend across processes when NATS fails", () => {
     }
   }, 60_000);
 
+  it("binds a guardrail budget set while NATS is down, and charges it with what replicas that resolved the key before spent", async () => {
+    const { key, hash } = await h.newKey();
+    // Both replicas resolve the key while no guardrail applies to it, and keep that resolution.
+    const warm = await topology.driver.burst(10, () => Promise.all(Array.from({ length: 10 }, () => h.chat(key, "spend/cent"))));
+    expect(warm.map((a) => a.status)).toEqual(Array(10).fill(200));
+    await h.usageReaches(hash, 0.1);
+    await nats.kill!();
+    let id: string;
+    try {
+      const created = await topology.driver.call("POST", "/guardrails", { name: "two and a half cents", limit_usd: 0.025, reset_interval: "daily" });
+      expect(created.status).toBe(201);
+      id = String(h.data(created).id);
+      expect((await topology.driver.call("POST", `/guardrails/${id}/assignments/keys`, { key_hashes: [hash] })).status).toBe(200);
+      const before = topology.driver.upstreamCalls("cent");
+      const answers = await topology.driver.burst(10, () => Promise.all(Array.from({ length: 10 }, () => h.chat(key, "spend/cent"))));
+      expect(answers.filter((a) => a.status === 200)).toHaveLength(2);
+      expect(answers.filter((a) => a.status === 402)).toHaveLength(8);
+      expect(answers.find((a) => a.status === 402)?.body.error?.message).toContain(`guardrail ${id}`);
+      expect(topology.driver.upstreamCalls("cent") - before).toBe(2);
+    } finally {
+      await nats.restart!();
+    }
+    // The two charges name no guardrail (their replicas had resolved the key before it had one); their holds
+    // did, so once settled they count against the budget: half a cent is left, too little for a cent.
+    await eventually(async () => ((await usageOf(hash)) ?? 0) >= 0.12, 45_000);
+    const after = await h.chat(key, "spend/cent");
+    expect(after.status).toBe(402);
+    expect(after.body.error?.message).toContain(`guardrail ${id}`);
+  }, 90_000);
+
   it("serves 20 completions on both replicas while NATS is down and applies their usage exactly once when it returns", async () => {
     const { key, hash } = await h.newKey({ limit: 1 });
     await nats.kill!();

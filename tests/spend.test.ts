@@ -1,8 +1,15 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { silentLogger } from "@switchyard/runtime";
+import { loadStandaloneConfig, startStandalone } from "@switchyard/standalone";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
-import { startTestGateway, type TestGateway } from "./support/gateway.js";
+import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
+import { testObjectStoreEnv } from "./support/object-store.js";
 import { spendCatalog } from "./support/spend-fixture.js";
 import { gatewayDriver, guardrailBudgetUnderConcurrency, keyLimitUnderConcurrency, spendHelpers, type SpendDriver } from "./support/spend-scenarios.js";
 
@@ -11,10 +18,12 @@ let gw: TestGateway;
 let alpha: FakeProvider;
 let driver: SpendDriver;
 let h: ReturnType<typeof spendHelpers>;
+let env: Record<string, string>;
 
 beforeAll(async () => {
   alpha = await startFakeProvider("alpha");
-  gw = await startTestGateway(await catalogEnv(spendCatalog(alpha.baseUrl)));
+  env = await catalogEnv(spendCatalog(alpha.baseUrl));
+  gw = await startTestGateway(env);
   driver = gatewayDriver(gw, alpha);
   h = spendHelpers(driver);
 });
@@ -65,8 +74,65 @@ describe("key limits", () => {
   });
 });
 
+/** Runs SQL on the gateway's own database: the faults below are made there. */
+async function sql(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: gw.databaseUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
 describe("guardrail budgets", () => {
   it("shares one budget between two keys under 50 concurrent requests", () => guardrailBudgetUnderConcurrency(driver));
+
+  it.skipIf(!process.env.DATABASE_URL)("refuses a guardrail change that identity could not record, and leaves the guardrail as it was", async () => {
+    const created = await gw.call("POST", "/guardrails", { body: { name: "a dollar", limit_usd: 1, reset_interval: "daily" } });
+    expect(created.status).toBe(201);
+    const id = String(created.body.data?.id);
+    await sql(`CREATE FUNCTION identity.refuse_budgets() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$;
+      CREATE TRIGGER refuse_budgets BEFORE INSERT OR UPDATE OR DELETE ON identity.guardrail_budgets FOR EACH ROW EXECUTE FUNCTION identity.refuse_budgets()`);
+    try {
+      const changed = await gw.call("PATCH", `/guardrails/${id}`, { body: { limit_usd: 0.001 } });
+      expect(changed.status).toBe(503);
+      expect((await gw.call("DELETE", `/guardrails/${id}`)).status).toBe(503);
+    } finally {
+      await sql(`DROP TRIGGER refuse_budgets ON identity.guardrail_budgets; DROP FUNCTION identity.refuse_budgets()`);
+    }
+    expect((await gw.call("GET", `/guardrails/${id}`)).body.data).toMatchObject({ limit_usd: 1 });
+  });
+
+  it.skipIf(!process.env.DATABASE_URL)("writes to identity, when catalog starts, the budgets it lacks (an upgrade from a version without them)", async () => {
+    const created = await gw.call("POST", "/guardrails", { body: { name: "half a cent", limit_usd: 0.005, reset_interval: "daily" } });
+    const id = String(created.body.data?.id);
+    const { key, hash } = await h.newKey();
+    expect((await gw.call("POST", `/guardrails/${id}/assignments/keys`, { body: { key_hashes: [hash] } })).status).toBe(200);
+    expect((await h.chat(key, "spend/cent")).status).toBe(402);
+    await sql(`DELETE FROM identity.guardrail_budgets`);
+    expect((await h.chat(key, "spend/cent")).status).toBe(200);
+
+    // A second gateway process on the same database: its catalog fills identity in as it starts.
+    const dataDir = await mkdtemp(join(tmpdir(), "switchyard-test-"));
+    const config = loadStandaloneConfig({
+      ...env,
+      ...testObjectStoreEnv(),
+      PORT: "0",
+      HOST: "127.0.0.1",
+      SWITCHYARD_DATA_DIR: dataDir,
+      SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey,
+      LOG_LEVEL: "silent",
+      DATABASE_URL: gw.databaseUrl!,
+    });
+    const second = await startStandalone(config, silentLogger());
+    try {
+      await eventually(async () => (await h.chat(key, "spend/cent")).status === 402, 5000);
+    } finally {
+      await second.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("what is charged", () => {

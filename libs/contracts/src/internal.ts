@@ -55,14 +55,26 @@ export const resolveModelBody = z.object({
 /** An exact USD amount, as events, holds and the ledger carry money. */
 export const usdDecimal = z.string().regex(/^\d{1,12}(\.\d{1,12})?$/, "must be a decimal amount of USD");
 
-/** A guardrail's budget: spend of every key it is assigned to, in its window, may not pass `limit_usd`. */
-export const spendBudget = z.object({
-  guardrail_id: z.string().min(1).max(64),
-  limit_usd: usdDecimal,
+/** Guardrails a key may be bound to by one budget: more would not fit one internal request. */
+export const maxBudgetKeys = 50_000;
+
+/**
+ * A guardrail's budget: spend of every key it binds, in its window, may not pass `limit_usd`. Catalog owns
+ * guardrails and tells identity each change of a budget or of its keys (`POST /internal/guardrail-budgets`)
+ * in the transaction that makes it, so a hold reads the budgets where it is taken. `limit_usd` null: the
+ * guardrail has no budget (or no longer exists).
+ */
+export const guardrailBudget = z.object({
+  guardrail_id: z.uuid(),
+  organization_id: z.uuid(),
+  limit_usd: usdDecimal.nullable(),
   reset_interval: limitReset.nullable(),
   include_byok: z.boolean(),
+  key_hashes: z.array(z.string().regex(/^[0-9a-f]{64}$/)).max(maxBudgetKeys),
 });
-export type SpendBudget = z.infer<typeof spendBudget>;
+export type GuardrailBudget = z.infer<typeof guardrailBudget>;
+export const guardrailBudgetsBody = z.object({ budgets: z.array(guardrailBudget).min(1).max(100) });
+export const guardrailBudgetsResponse = z.object({ written: z.number().int() });
 
 export const resolvedEndpoint = z.object({
   provider: z.string(),
@@ -96,10 +108,8 @@ export const resolvedModel = z.object({
   output_modalities: z.array(z.string()).default(["text"]),
   endpoints: z.array(resolvedEndpoint),
   excluded: z.array(z.object({ provider: z.string(), reason: z.string() })),
-  /** Guardrails that applied to the key; spend is charged against their budgets too. */
+  /** Guardrails that applied to the key (identity finds their budgets where it takes the hold). */
   guardrail_ids: z.array(z.string()),
-  /** The budgets among those guardrails, which holds are checked against. */
-  budgets: z.array(spendBudget),
   /** Server tools the caller's workspace turned off. */
   disabled_server_tools: z.array(z.string()).default([]),
 });
@@ -129,7 +139,6 @@ export const holdBody = z.object({
   key_hash: z.string().regex(/^[0-9a-f]{64}$/),
   amount_usd: usdDecimal,
   is_byok: z.boolean(),
-  budgets: z.array(spendBudget).max(100),
   ttl_ms: z.number().int().min(1000).max(7 * 86_400_000),
   /**
    * The replica that runs the request, which renews the hold's lease while it lives. A hold whose lease

@@ -30,7 +30,6 @@ const resolved = (endpoints: ResolvedEndpoint[]): ResolvedModel => ({
   endpoints,
   excluded: [],
   guardrail_ids: [],
-  budgets: [],
   disabled_server_tools: [],
 });
 const base = { sessionId: undefined, requestedParameters: [], coolingDown: () => false };

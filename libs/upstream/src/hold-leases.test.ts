@@ -23,7 +23,7 @@ function identityStub(failReleases = 0) {
   return { identity, calls, held };
 }
 
-const request: HoldRequest = { generation_id: "gen-1", key_hash: "a".repeat(64), amount_usd: "0.01", is_byok: false, budgets: [], ttl_ms: 60_000 };
+const request: HoldRequest = { generation_id: "gen-1", key_hash: "a".repeat(64), amount_usd: "0.01", is_byok: false, ttl_ms: 60_000 };
 const waitFor = async (probe: () => boolean, withinMs = 5000) => {
   const start = Date.now();
   while (!probe()) {

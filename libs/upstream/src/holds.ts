@@ -18,7 +18,6 @@ export interface HoldContext {
   holds: SpendHolds;
   generationId: string;
   keyHash: string;
-  budgets: HoldRequest["budgets"];
   /** How long an unsettled hold lives: the request deadline plus time for its completion event. */
   ttlMs: number;
 }
@@ -35,7 +34,6 @@ export async function requestHold(context: HoldContext, amount: bigint): Promise
       key_hash: context.keyHash,
       amount_usd: picoToDecimal(amount),
       is_byok: false,
-      budgets: context.budgets,
       ttl_ms: context.ttlMs,
     });
   } catch (error) {

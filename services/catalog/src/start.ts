@@ -14,6 +14,7 @@ import type { Express } from "express";
 import { createApp } from "./app.js";
 import type { CatalogConfig } from "./config.js";
 import type { CatalogDeps } from "./deps.js";
+import { keepWritingAllBudgets } from "./guardrails/budgets.js";
 import { guardrailCache } from "./guardrails/service.js";
 import { migrations, schema } from "./migrations.js";
 import { openCatalogState } from "./models/state.js";
@@ -56,6 +57,7 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
     if ("id" in event.data) identity.forget(event.data.id);
   });
   const guardrails = guardrailCache(db);
+  const budgets = keepWritingAllBudgets(db, identity, logger);
   // Every replica drops its cached guardrails when any replica changes one.
   const guardrailEvents = await bus.listen(["catalog.guardrail.>"], async () => guardrails.clear());
   const full: CatalogDeps = {
@@ -86,6 +88,7 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
     async stop() {
       await workspaceEvents.stop();
       await guardrailEvents.stop();
+      await budgets.stop();
       await relay.stop();
     },
   };

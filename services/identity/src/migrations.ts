@@ -213,4 +213,25 @@ CREATE INDEX holds_by_owner ON identity.holds (owner) WHERE owner IS NOT NULL;
 CREATE INDEX holds_by_lease ON identity.holds (lease_until) WHERE lease_until IS NOT NULL;
 `,
   },
+  {
+    id: "008_guardrail_budgets",
+    sql: `
+-- The budgets of catalog's guardrails and the keys they bind, written by catalog in the transaction that
+-- changes them, so a hold reads them here, in the statement that takes it, whatever any cache holds.
+CREATE TABLE identity.guardrail_budgets (
+  guardrail_id text PRIMARY KEY,
+  organization_id uuid NOT NULL,
+  limit_usd numeric NOT NULL,
+  reset_interval text,
+  include_byok boolean NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE identity.guardrail_budget_keys (
+  key_hash text NOT NULL,
+  guardrail_id text NOT NULL REFERENCES identity.guardrail_budgets ON DELETE CASCADE,
+  PRIMARY KEY (key_hash, guardrail_id)
+);
+CREATE INDEX guardrail_budget_keys_by_guardrail ON identity.guardrail_budget_keys (guardrail_id);
+`,
+  },
 ];

@@ -10,7 +10,7 @@ import {
   type Logger,
   type ServiceVerifier,
 } from "@switchyard/runtime";
-import type { HoldDecision, HoldRequest, KeyAuthentication, KeyDescription, WorkspacePolicy } from "@switchyard/contracts";
+import type { GuardrailBudget, HoldDecision, HoldRequest, KeyAuthentication, KeyDescription, WorkspacePolicy } from "@switchyard/contracts";
 import type { Express } from "express";
 import type { JWK } from "jose";
 import { createApp } from "./app.js";
@@ -19,6 +19,7 @@ import { describeKeys, workspacePolicy } from "./internal.js";
 import { authenticateKey } from "./keys/service.js";
 import { migrations, schema } from "./migrations.js";
 import { bootstrap, createOrganization, type NewOrganization } from "./organizations.js";
+import { writeBudgets } from "./spend/budgets.js";
 import { deleteExpiredHolds, placeHold, releaseHold } from "./spend/holds.js";
 import { startAccessTokens } from "./federation/access-tokens.js";
 import { forgetExpiredTokenIds } from "./federation/exchange.js";
@@ -58,6 +59,8 @@ export interface RunningIdentity {
   /** Workspace policies and key names for catalog, without an HTTP hop. */
   workspacePolicy(workspaceId: string): Promise<WorkspacePolicy | undefined>;
   describeKeys(organizationId: string, hashes: readonly string[]): Promise<KeyDescription[]>;
+  /** Catalog's guardrail budgets, written where holds read them. */
+  writeBudgets(budgets: readonly GuardrailBudget[]): Promise<void>;
   /** Spend holds for inference and media, and their owners' leases, without an HTTP hop. */
   holds: {
     hold(request: HoldRequest): Promise<HoldDecision>;
@@ -131,6 +134,7 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     authenticate: (hash) => authenticateKey(db, hash),
     workspacePolicy: (id) => workspacePolicy(db, id),
     describeKeys: (organizationId, hashes) => describeKeys(db, organizationId, hashes),
+    writeBudgets: (budgets) => writeBudgets(db, budgets),
     createOrganization: (name) => createOrganization({ db, events }, name),
     holds: {
       hold: (request) => placeHold(db, request),

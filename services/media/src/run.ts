@@ -1,4 +1,4 @@
-import { sessionIdHeader, type ProviderPreferences, type SpendBudget } from "@switchyard/contracts";
+import { sessionIdHeader, type ProviderPreferences } from "@switchyard/contracts";
 import { badRequest, callerOf, forbidden, HttpError, type Caller } from "@switchyard/runtime";
 import {
   capCharge,
@@ -27,7 +27,6 @@ export interface MediaRun<P> {
   candidates: Candidate[];
   providers: Readonly<Record<string, P>>;
   guardrailIds: string[];
-  budgets: SpendBudget[];
   attempts: Attempt[];
   signal: AbortSignal;
   timedOut: () => boolean;
@@ -97,7 +96,6 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     candidates,
     providers: options.providers,
     guardrailIds: resolved.guardrail_ids,
-    budgets: resolved.budgets,
     attempts: [],
     signal,
     timedOut,
@@ -123,7 +121,7 @@ export async function firstAccepted<P, T>(
   call: (provider: P, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,
 ): Promise<Served & { result: T }> {
   const { deps } = run;
-  const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, budgets: run.budgets, ttlMs: deps.holdTtlMs };
+  const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, ttlMs: deps.holdTtlMs };
   const held = new Map<Candidate, bigint>();
   try {
     const accepted = await firstAccepting(run.providers, run.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts }, run.attempts, async (provider, target, candidate, attempt) => {

@@ -56,7 +56,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     db,
     bus,
     logger: logger.child({ service: "catalog" }),
-    identity: { workspacePolicy: identity.workspacePolicy, describeKeys: identity.describeKeys },
+    identity: { workspacePolicy: identity.workspacePolicy, describeKeys: identity.describeKeys, writeBudgets: identity.writeBudgets },
     config,
     verifyCaller: createCallerVerifier(secret),
     verifyService: createServiceVerifier(secret),

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { withBuiltinLabels, type CreateGuardrailBody, type Guardrail, type KeyAssignment, type UpdateGuardrailBody } from "@switchyard/contracts";
+import { maxBudgetKeys, withBuiltinLabels, type CreateGuardrailBody, type Guardrail, type KeyAssignment, type UpdateGuardrailBody } from "@switchyard/contracts";
 import { badRequest, notFound, type Db, type Queryable } from "@switchyard/runtime";
 import type { EventSink } from "@switchyard/runtime";
 import type { IdentityLookup } from "../policy/identity-lookup.js";
+import { writeBudget } from "./budgets.js";
 import { guardrailColumns, settingNames, toGuardrail, type GuardrailRow } from "./records.js";
 
 export interface GuardrailDeps {
@@ -37,8 +38,17 @@ function settingsOf(body: UpdateGuardrailBody): Record<string, unknown> {
   return settings;
 }
 
+/** In the transaction of a change (the guardrail's row locked by it): its budget to identity, then its event. */
 async function changed(deps: GuardrailDeps, tx: Queryable, row: GuardrailRow, event: "created" | "updated" | "deleted") {
+  await writeBudget(deps.identity, tx, row, event !== "deleted");
   await deps.events.enqueue(tx, `catalog.guardrail.${event}.v1`, { id: row.id, organization_id: row.organization_id });
+}
+
+/** A guardrail's row, locked until the transaction ends: its assignments are changing. */
+async function lockedRow(tx: Queryable, id: string): Promise<GuardrailRow> {
+  const [row] = await tx.query<GuardrailRow>(`SELECT ${guardrailColumns} FROM catalog.guardrails WHERE id = $1 FOR UPDATE`, [id]);
+  if (!row) throw guardrailNotFound();
+  return row;
 }
 
 export async function createGuardrail(deps: GuardrailDeps, organizationId: string, defaultWorkspace: string, body: CreateGuardrailBody) {
@@ -154,6 +164,7 @@ export async function assignKeys(deps: GuardrailDeps, organizationId: string, id
   const unknown = hashes.filter((h) => !keys.has(h));
   if (unknown.length) throw badRequest(`Invalid body: key_hashes: no such key ${unknown.slice(0, 5).join(", ")}`);
   const count = await deps.db.transaction(async (tx) => {
+    const row = await lockedRow(tx, id);
     let n = 0;
     for (const hash of new Set(hashes)) {
       const inserted = await tx.query(
@@ -163,7 +174,9 @@ export async function assignKeys(deps: GuardrailDeps, organizationId: string, id
       );
       n += inserted.length;
     }
-    if (n) await deps.events.enqueue(tx, "catalog.guardrail.updated.v1", { id, organization_id: organizationId });
+    const [total] = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalog.guardrail_keys WHERE guardrail_id = $1`, [id]);
+    if (total!.n > maxBudgetKeys) throw badRequest(`Invalid body: key_hashes: a guardrail is assigned to at most ${maxBudgetKeys} keys`);
+    if (n) await changed(deps, tx, row, "updated");
     return n;
   });
   deps.events.committed();
@@ -174,11 +187,12 @@ export async function assignKeys(deps: GuardrailDeps, organizationId: string, id
 export async function unassignKeys(deps: GuardrailDeps, organizationId: string, id: string, hashes: string[]) {
   await guardrailRow(deps.db, organizationId, id);
   const count = await deps.db.transaction(async (tx) => {
+    const row = await lockedRow(tx, id);
     const removed = await tx.query(`DELETE FROM catalog.guardrail_keys WHERE guardrail_id = $1 AND key_hash = ANY($2::text[]) RETURNING key_hash`, [
       id,
       hashes,
     ]);
-    if (removed.length) await deps.events.enqueue(tx, "catalog.guardrail.updated.v1", { id, organization_id: organizationId });
+    if (removed.length) await changed(deps, tx, row, "updated");
     return removed.length;
   });
   deps.events.committed();

@@ -1,5 +1,7 @@
 import {
   describeKeysResponse,
+  guardrailBudgetsResponse,
+  type GuardrailBudget,
   workspacePolicyResponse,
   type KeyDescription,
   type WorkspacePolicy,
@@ -11,6 +13,8 @@ export interface IdentityLookup {
   workspacePolicy(workspaceId: string): Promise<WorkspacePolicy | undefined>;
   workspaceInOrganization(workspaceId: string, organizationId: string): Promise<boolean>;
   describeKeys(organizationId: string, hashes: readonly string[]): Promise<Map<string, KeyDescription>>;
+  /** Writes guardrail budgets where identity takes holds; throws when identity did not confirm it. */
+  writeBudgets(budgets: readonly GuardrailBudget[]): Promise<void>;
   /** Drops a cached policy; `identity.workspace.*` events call it. */
   forget(workspaceId: string): void;
 }
@@ -18,6 +22,7 @@ export interface IdentityLookup {
 export interface IdentitySource {
   workspacePolicy(workspaceId: string): Promise<WorkspacePolicy | undefined>;
   describeKeys(organizationId: string, hashes: readonly string[]): Promise<KeyDescription[]>;
+  writeBudgets(budgets: readonly GuardrailBudget[]): Promise<void>;
 }
 
 /** Over identity's internal routes, for the many-process topology. */
@@ -26,6 +31,9 @@ export function httpIdentitySource(client: InternalClient): IdentitySource {
     workspacePolicy: async (id) => (await client.post("/internal/workspaces/policy", { workspace_id: id }, workspacePolicyResponse))?.data,
     describeKeys: async (organizationId, hashes) =>
       (await client.post("/internal/keys/describe", { organization_id: organizationId, hashes }, describeKeysResponse))?.data ?? [],
+    writeBudgets: async (budgets) => {
+      if (!(await client.post("/internal/guardrail-budgets", { budgets }, guardrailBudgetsResponse))) throw new Error("identity has no guardrail budget route");
+    },
   };
 }
 
@@ -47,6 +55,7 @@ export function identityLookup(source: IdentitySource, ttlMs = 60_000): Identity
       const keys = await source.describeKeys(organizationId, [...new Set(hashes)]);
       return new Map(keys.map((k) => [k.hash, k]));
     },
+    writeBudgets: (budgets) => source.writeBudgets(budgets),
     forget: (id) => void policies.delete(id),
   };
   return lookup;

@@ -64,9 +64,6 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
     else endpoints.push(toResolved(e));
   }
   const sort = variant ? variants[variant as keyof typeof variants] : null;
-  const budgets = guardrails.flatMap((g) =>
-    g.limit_usd === null ? [] : [{ guardrail_id: g.id, limit_usd: g.limit_usd, reset_interval: g.reset_interval, include_byok: g.include_byok_in_budgets }],
-  );
   return {
     requested: request.model,
     model: model.id,
@@ -78,7 +75,6 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
     endpoints,
     excluded,
     guardrail_ids: guardrails.map((g) => g.id),
-    budgets,
     disabled_server_tools: workspace.disabled_server_tools ?? [],
   };
 }

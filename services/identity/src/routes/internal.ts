@@ -1,7 +1,8 @@
-import { describeKeysBody, holdBody, releaseHoldBody, holdOwnerBody, renewHoldsBody, workspacePolicyBody } from "@switchyard/contracts";
+import { describeKeysBody, guardrailBudgetsBody, holdBody, releaseHoldBody, holdOwnerBody, renewHoldsBody, workspacePolicyBody } from "@switchyard/contracts";
 import { notFound, parseInput, type Db, type Queryable } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import { describeKeys, workspacePolicy } from "../internal.js";
+import { writeBudgets } from "../spend/budgets.js";
 import { placeHold, releaseHold } from "../spend/holds.js";
 import { detachOwnerHolds, releaseOwnerHolds, renewHolds } from "../spend/leases.js";
 
@@ -57,4 +58,13 @@ export const detachOwnerRoute =
   (db: Queryable): RequestHandler =>
   async (req, res) => {
     res.json({ holds: await detachOwnerHolds(db, parseInput(holdOwnerBody, req.body, "body").owner) });
+  };
+
+/** `POST /internal/guardrail-budgets`: catalog writes the budgets of the guardrails it just changed. */
+export const guardrailBudgetsRoute =
+  (db: Db): RequestHandler =>
+  async (req, res) => {
+    const { budgets } = parseInput(guardrailBudgetsBody, req.body, "body");
+    await writeBudgets(db, budgets);
+    res.json({ written: budgets.length });
   };

@@ -1,4 +1,4 @@
-import type { HoldDecision, HoldRequest, SpendBudget } from "@switchyard/contracts";
+import type { HoldDecision, HoldRequest, LimitReset } from "@switchyard/contracts";
 import { metrics, picoToDecimal, toPico, type Db, type HoldFigures, type Queryable } from "@switchyard/runtime";
 import { windowStart, windowStarts, type WindowStarts } from "./windows.js";
 
@@ -32,12 +32,36 @@ async function keyStanding(tx: Queryable, request: HoldRequest, starts: WindowSt
   return { limitedBy: "key", guardrailId: null, limit: toPico(row.spend_limit), spent: toPico(sums!.spent), held: toPico(sums!.held) };
 }
 
+interface Budget {
+  guardrail_id: string;
+  limit_usd: string;
+  reset_interval: LimitReset | null;
+  include_byok: boolean;
+}
+
+export const guardrailLock = (guardrailId: string) => `switchyard.guardrail.${guardrailId}`;
+
 /**
- * A guardrail's budget is shared by every key assigned to it, so its holds are serialized by an advisory
- * lock on its id (taken in id order by every request, so two requests never wait on each other in a cycle).
+ * The budgets that bind the key, as catalog last wrote them here. A guardrail's budget is shared by every
+ * key it binds, so its holds are serialized by an advisory lock on its id, taken before its row is read
+ * and in id order by every request (two requests never wait on each other in a cycle).
  */
-async function budgetStanding(tx: Queryable, request: HoldRequest, budget: SpendBudget, starts: WindowStarts): Promise<Standing> {
-  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`switchyard.guardrail.${budget.guardrail_id}`]);
+async function budgetsOf(tx: Queryable, request: HoldRequest): Promise<Budget[]> {
+  const ids = await tx.query<{ guardrail_id: string }>(
+    `SELECT guardrail_id FROM identity.guardrail_budget_keys WHERE key_hash = $1 ORDER BY guardrail_id`,
+    [request.key_hash],
+  );
+  if (ids.length === 0) return [];
+  for (const { guardrail_id } of ids) await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [guardrailLock(guardrail_id)]);
+  // BYOK spend counts only against the budgets that say so.
+  return tx.query<Budget>(
+    `SELECT guardrail_id, limit_usd::text, reset_interval, include_byok FROM identity.guardrail_budgets
+     WHERE guardrail_id = ANY($1::text[]) AND (NOT $2 OR include_byok) ORDER BY guardrail_id`,
+    [ids.map((r) => r.guardrail_id), request.is_byok],
+  );
+}
+
+async function budgetStanding(tx: Queryable, request: HoldRequest, budget: Budget, starts: WindowStarts): Promise<Standing> {
   const [sums] = await tx.query<{ spent: string; held: string }>(
     `SELECT
        (SELECT coalesce(sum(cost + CASE WHEN $3 THEN byok_cost ELSE 0 END), 0) FROM identity.guardrail_spend
@@ -71,11 +95,11 @@ const holdParams = (request: HoldRequest, guardrailIds: string[]) => [
 ];
 
 /**
- * Reserves the worst case of one attempt, atomically against the key's limit and every guardrail budget:
- * concurrent requests of one key (or one guardrail) are serialized here, so their holds can never add up
- * to more than what is left. Every request gets a hold, limited or not, so none reaches a provider without
- * a durable record here, and the limit is read in the statement that writes it: a limit set a moment ago
- * binds the next request, on every replica, with or without the bus.
+ * Reserves the worst case of one attempt, atomically against the key's limit and every guardrail budget
+ * that binds the key: concurrent requests of one key (or one guardrail) are serialized here, so their holds
+ * can never add up to more than what is left. Every request gets a hold, limited or not, so none reaches a
+ * provider without a durable record here, and limits and budgets are read in the transaction that writes
+ * it: one set a moment ago binds the next request, on every replica, with or without the bus.
  */
 export async function placeHold(db: Db, request: HoldRequest, now = new Date()): Promise<HoldDecision> {
   const decision = await decideHold(db, request, now);
@@ -84,16 +108,19 @@ export async function placeHold(db: Db, request: HoldRequest, now = new Date()):
 }
 
 /**
- * Most requests: no guardrail budget and a key without a limit. One statement (one round trip) writes the
- * hold unless the key has a limit, under a share lock on the key's row, so a limit being set waits for it
- * and then finds it among the holds. Returns false when the key has a limit that applies.
+ * Most requests: a key without a limit that no budget binds. One statement (one round trip) writes the hold
+ * unless one does, under a share lock on the key's row, so a limit being set waits for it and then finds it
+ * among the holds. Returns false when a limit or a budget applies.
  */
-async function holdIfUnlimited(db: Queryable, request: HoldRequest): Promise<boolean> {
+async function holdIfUnbound(db: Queryable, request: HoldRequest): Promise<boolean> {
   const rows = await db.query(
     `WITH key AS (
        SELECT spend_limit IS NOT NULL AND (NOT $5 OR include_byok_in_limit) AS limited FROM identity.api_keys WHERE hash = $2 FOR SHARE
+     ), budget AS (
+       SELECT 1 FROM identity.guardrail_budget_keys k JOIN identity.guardrail_budgets b USING (guardrail_id)
+       WHERE k.key_hash = $2 AND (NOT $5 OR b.include_byok) LIMIT 1
      )
-     ${insertHold} WHERE NOT EXISTS (SELECT 1 FROM key WHERE limited)
+     ${insertHold} WHERE NOT EXISTS (SELECT 1 FROM key WHERE limited) AND NOT EXISTS (SELECT 1 FROM budget)
      ${replaceHold}
      RETURNING 1`,
     holdParams(request, []),
@@ -102,14 +129,14 @@ async function holdIfUnlimited(db: Queryable, request: HoldRequest): Promise<boo
 }
 
 async function decideHold(db: Db, request: HoldRequest, now: Date): Promise<HoldDecision> {
-  const budgets = request.budgets.filter((b) => !request.is_byok || b.include_byok).sort((a, b) => (a.guardrail_id < b.guardrail_id ? -1 : 1));
-  if (budgets.length === 0 && (await holdIfUnlimited(db, request))) return granted;
+  if (await holdIfUnbound(db, request)) return granted;
   const amount = toPico(request.amount_usd);
   const starts = windowStarts(now);
   return db.transaction(async (tx) => {
     const standings: Standing[] = [];
     const key = await keyStanding(tx, request, starts);
     if (key) standings.push(key);
+    const budgets = await budgetsOf(tx, request);
     for (const budget of budgets) standings.push(await budgetStanding(tx, request, budget, starts));
     for (const s of standings) {
       const remaining = s.limit - s.spent - s.held;

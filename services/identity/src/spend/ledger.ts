@@ -28,9 +28,12 @@ export async function recordCharges(db: Queryable, events: readonly Charged[]): 
      ), entry AS (
        INSERT INTO ${schema}.ledger (generation_id, event_id, key_hash, organization_id, workspace_id, guardrail_ids, model, provider,
          status, prompt_tokens, completion_tokens, usage_estimated, cost, is_byok, occurred_at)
-       SELECT DISTINCT ON (generation_id) generation_id, event_id, key_hash, organization_id, workspace_id, guardrail_ids, model, provider,
-         status, prompt_tokens, completion_tokens, usage_estimated, cost_usd, is_byok, occurred_at
-       FROM charge ORDER BY generation_id, occurred_at
+       -- The guardrails the charge names and those its hold was taken against: a replica that resolved the key
+       -- before a budget bound it charges the budget all the same.
+       SELECT DISTINCT ON (c.generation_id) c.generation_id, c.event_id, c.key_hash, c.organization_id, c.workspace_id,
+         ARRAY(SELECT DISTINCT unnest(c.guardrail_ids || coalesce(h.guardrail_ids, '{}'))), c.model, c.provider,
+         c.status, c.prompt_tokens, c.completion_tokens, c.usage_estimated, c.cost_usd, c.is_byok, c.occurred_at
+       FROM charge c LEFT JOIN ${schema}.holds h ON h.generation_id = c.generation_id ORDER BY c.generation_id, c.occurred_at
        ON CONFLICT (generation_id) DO NOTHING
        RETURNING key_hash, guardrail_ids, cost, is_byok, (occurred_at AT TIME ZONE 'UTC')::date AS day
      ), key_day AS (

@@ -4,7 +4,6 @@ import {
   metadataHeader,
   sessionIdHeader,
   type ChatCompletionRequest,
-  type SpendBudget,
 } from "@switchyard/contracts";
 import { badRequest, forbidden, HttpError, parseInput, type Caller } from "@switchyard/runtime";
 import { newGenerationId, orderCandidates, requestDeadline, upstreamFailure, type AttemptSignal, type Candidate } from "@switchyard/upstream";
@@ -30,8 +29,6 @@ export interface ChatContext {
   requested: string;
   candidates: Candidate[];
   guardrailIds: string[];
-  /** Guardrail budgets the spend is held against, with the key's own limit. */
-  budgets: SpendBudget[];
   body: Record<string, unknown>;
   plugins: ActivePlugins;
   /** Parameters dropped for each tried endpoint because it does not support them. */
@@ -81,7 +78,6 @@ export const chatCompletionsRoute =
     const candidates: Candidate[] = [];
     const reasons: string[] = [];
     const guardrailIds = new Set<string>();
-    const budgets = new Map<string, SpendBudget>();
     const disabledTools = new Set<string>();
     let preset: { system_prompt: string; config: Record<string, unknown> } | undefined;
     if (presetRef && !models.includes(presetRef)) {
@@ -96,7 +92,6 @@ export const chatCompletionsRoute =
       }
       if (resolved.preset && !preset) preset = resolved.preset;
       for (const id of resolved.guardrail_ids) guardrailIds.add(id);
-      for (const budget of resolved.budgets) budgets.set(budget.guardrail_id, budget);
       for (const tool of resolved.disabled_server_tools) disabledTools.add(tool);
       const ordered = orderCandidates(resolved, {
         preferences: request.provider ?? undefined,
@@ -124,7 +119,6 @@ export const chatCompletionsRoute =
       requested: models[0]!,
       candidates,
       guardrailIds: [...guardrailIds],
-      budgets: [...budgets.values()],
       body: upstreamBody(request, caller.workspaceId, preset),
       plugins,
       dropped: new Map(),
@@ -169,7 +163,7 @@ export async function accepted<T>(
   call: (provider: ChatProvider, target: UpstreamTarget, body: Record<string, unknown>, attempt: AttemptSignal) => Promise<T>,
 ) {
   const { deps, caller } = context;
-  const hold = { holds: deps.holds, generationId: context.generationId, keyHash: caller.keyHash, budgets: context.budgets, ttlMs: deps.holdTtlMs };
+  const hold = { holds: deps.holds, generationId: context.generationId, keyHash: caller.keyHash, ttlMs: deps.holdTtlMs };
   try {
     return await firstAccepting(
       context.candidates,
