@@ -14,3 +14,4 @@ export * from "./remote.js";
 export * from "./remote-memory.js";
 export * from "./process.js";
 export * from "./deadline.js";
+export * from "./content-filters/scan.js";
