@@ -77,6 +77,9 @@ beforeAll(async () => {
     BROADCAST_WEBHOOK_SECRET: secret,
   });
   key = String((await gw.call("POST", "/keys", { body: { name: "traced" } })).body.key);
+  // Broadcast is a workspace's choice, off by default: the default workspace turns it on.
+  const workspaceId = String((await gw.call("GET", "/key", { key })).body.data?.workspace_id);
+  expect((await gw.call("PATCH", `/workspaces/${workspaceId}`, { body: { is_observability_broadcast_enabled: true } })).status).toBe(200);
 });
 afterAll(async () => {
   await gw?.stop();
@@ -191,6 +194,25 @@ describe("trace broadcast", () => {
     for (const id of ids) {
       expect(collector.received.filter((r) => r.body.includes(id))).toHaveLength(1);
       expect(webhook.received.filter((r) => r.body.includes(id))).toHaveLength(1);
+    }
+  });
+
+  it("sends nothing of a workspace that has not turned broadcast on", async () => {
+    const workspace = await gw.call("POST", "/workspaces", { body: { name: "Quiet", slug: "quiet" } });
+    const quiet = String((await gw.call("POST", "/keys", { body: { name: "quiet", workspace_id: workspace.body.data?.id } })).body.key);
+    const res = await gw.call("POST", "/chat/completions", { key: quiet, body: { model: "m/ok", messages: [{ role: "user", content: "hi" }], trace } });
+    expect(res.status).toBe(200);
+    const image = await gw.call("POST", "/images", { key: quiet, body: { model: "m/image", prompt: "a lighthouse" } });
+    const ids = [String(res.body.id), String(image.headers.get("x-generation-id"))];
+    // Later generations of a broadcasting workspace arrive (one per stream): the quiet ones, before them, never will.
+    const loud = await gw.call("POST", "/chat/completions", { key, body: { model: "m/ok", messages: [{ role: "user", content: "hi" }] } });
+    const loudImage = await gw.call("POST", "/images", { key, body: { model: "m/image", prompt: "a lighthouse" } });
+    const loudIds = [String(loud.body.id), String(loudImage.headers.get("x-generation-id"))];
+    await eventually(async () => loudIds.every((id) => collector.received.some((r) => r.body.includes(id))), 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const id of ids) {
+      expect(collector.received.some((r) => r.body.includes(id))).toBe(false);
+      expect(webhook.received.some((r) => r.body.includes(id))).toBe(false);
     }
   });
 

@@ -241,6 +241,59 @@ describe("plugins, parameters and presets", () => {
   });
 });
 
+describe("presets' routing and request fields", () => {
+  it("applies a preset's provider preferences and models, lets the request's win, and records the preset on the generation", async () => {
+    const saved = await gw.call("POST", "/presets/beta-only/chat/completions", {
+      body: { model: "chat/ok", provider: { only: ["beta"] }, session_id: "preset-session", messages: [] },
+    });
+    expect(saved.status).toBe(200);
+    const presetId = String((await gw.call("GET", "/presets/beta-only")).body.data?.id);
+    const before = { alpha: alpha.requests.length, beta: beta.requests.length };
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await gw.call("POST", "/chat/completions", { key, body: { preset: "beta-only", messages } });
+      expect(res.status).toBe(200);
+      ids.push(String(res.body.id));
+    }
+    expect({ alpha: alpha.requests.length - before.alpha, beta: beta.requests.length - before.beta }).toEqual({ alpha: 0, beta: 8 });
+    await eventually(async () => (await gw.call("GET", `/generation?id=${ids[0]}`, { key })).status === 200, 5000);
+    const generation = (await gw.call("GET", `/generation?id=${ids[0]}`, { key })).body.data;
+    expect(generation).toMatchObject({ preset_id: presetId, session_id: "preset-session" });
+    // The request's own provider preferences replace the preset's.
+    const own = await gw.call("POST", "/chat/completions", { key, body: { preset: "beta-only", messages, provider: { only: ["alpha"] } } });
+    expect(own.status).toBe(200);
+    expect(alpha.requests.length - before.alpha).toBe(1);
+  });
+});
+
+describe("who asked, on the generation", () => {
+  it("records the end user, metadata and the app of HTTP-Referer and X-Title, as /generation shows them", async () => {
+    const client = new OpenAI({
+      apiKey: key,
+      baseURL: gw.apiUrl,
+      maxRetries: 0,
+      defaultHeaders: { "HTTP-Referer": "https://app.example.com/chat", "X-Title": "Example App" },
+    });
+    const answer = await client.chat.completions.create({ model: "chat/ok", messages, user: "user-42", metadata: { ticket: "T-9" } });
+    await eventually(async () => (await gw.call("GET", `/generation?id=${answer.id}`, { key })).status === 200, 5000);
+    const generation = (await gw.call("GET", `/generation?id=${answer.id}`, { key })).body.data!;
+    expect(generation).toMatchObject({
+      external_user: "user-42",
+      http_referer: "https://app.example.com/chat",
+      origin: "https://app.example.com",
+      app_title: "Example App",
+      metadata: { ticket: "T-9" },
+    });
+    expect(generation.app_id).toEqual(expect.any(Number));
+    expect(String(generation.user_agent)).toMatch(/OpenAI/);
+    // The same app is the same app_id; the end user never reaches the provider raw.
+    const again = await client.chat.completions.create({ model: "chat/ok", messages });
+    await eventually(async () => (await gw.call("GET", `/generation?id=${again.id}`, { key })).status === 200, 5000);
+    expect((await gw.call("GET", `/generation?id=${again.id}`, { key })).body.data!.app_id).toBe(generation.app_id);
+    expect([...alpha.requests, ...beta.requests].some((r) => JSON.stringify(r.body).includes("user-42"))).toBe(false);
+  });
+});
+
 describe("POST /chat/completions, streamed", () => {
   it("streams deltas, a finish chunk, a final usage chunk and [DONE] to the openai client", async () => {
     const stream = await openai.chat.completions.create({ model: "chat/ok:floor", messages, stream: true });

@@ -1,6 +1,7 @@
 import { OpenRouter } from "@openrouter/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
+import { eventually } from "./support/eventually.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
 import { spendCatalog } from "./support/spend-fixture.js";
@@ -109,6 +110,21 @@ describe("POST /oauth/token", () => {
     expect(refused.body.error?.message).toBe("API key is disabled");
     expect(await exchangeToken(await issuer.sign({ jti: crypto.randomUUID() }))).toMatchObject({ status: 400, body: notAccepted });
     expect((await gw.call("PATCH", `/keys/${target.hash}`, { body: { disabled: false } })).status).toBe(200);
+  });
+
+  it("stops the tokens of a policy within seconds of it being disabled or deleted", async () => {
+    const id = await createPolicy({ name: "revocable" });
+    const token = async () => String((await exchangeToken(await issuer.sign({ jti: crypto.randomUUID() }), id)).body.access_token);
+    const accessToken = await token();
+    expect((await h.chat(accessToken, "spend/cent")).status).toBe(200);
+    expect((await gw.call("PATCH", `/federation-policies/${id}`, { body: { disabled: true } })).status).toBe(200);
+    await eventually(async () => (await h.chat(accessToken, "spend/cent")).status === 401, 7000);
+    expect((await h.chat(accessToken, "spend/cent")).body.error?.message).toBe("The federation policy of this access token is disabled or deleted");
+    expect((await gw.call("PATCH", `/federation-policies/${id}`, { body: { disabled: false } })).status).toBe(200);
+    await eventually(async () => (await h.chat(accessToken, "spend/cent")).status === 200, 7000);
+    const another = await token();
+    expect((await gw.call("DELETE", `/federation-policies/${id}`)).status).toBe(200);
+    await eventually(async () => (await h.chat(another, "spend/cent")).status === 401, 7000);
   });
 
   it("gives one answer to every token it does not accept", async () => {

@@ -54,6 +54,27 @@ describe("POST /images", () => {
     expect(lastRequest().fields).toMatchObject({ size: "1536x1024", output_format: "webp", output_compression: 50 });
   });
 
+  it("passes moderation and a hashed end user to OpenAI-format endpoints, and refuses what an endpoint cannot do", async () => {
+    expect((await generate({ model: "openai/gpt-image-1", prompt: "x", moderation: "low", user: "user-42" })).status).toBe(200);
+    const fields = lastRequest().fields;
+    expect(fields.moderation).toBe("low");
+    expect(fields.user).toMatch(/^[0-9a-f]{32}$/);
+    expect(JSON.stringify(fields)).not.toContain("user-42");
+    const refusals: Array<[Record<string, unknown>, string]> = [
+      [{ model: "openai/gpt-image-1", resolution: "4K" }, "makes no 4K images"],
+      [{ model: "openai/gpt-image-1", size: "2K" }, "makes no 2K images"],
+      [{ model: "google/gemini-image", resolution: "512" }, "makes no 512 images"],
+      [{ model: "google/gemini-image", moderation: "low" }, "has no moderation setting"],
+    ];
+    const before = m.fake.requests.length;
+    for (const [body, reason] of refusals) {
+      const res = await generate({ prompt: "x", ...body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error?.message).toContain(reason);
+    }
+    expect(m.fake.requests.length).toBe(before);
+  });
+
   it("passes a provider's options to that provider only", async () => {
     const res = await generate({ model: "img/fallback", prompt: "x", provider: { order: ["pixels", "gem"], options: { pixels: { moderation: "low" }, gem: { temperature: 0.5 } } } });
     expect(res.status).toBe(200);

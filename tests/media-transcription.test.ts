@@ -59,6 +59,33 @@ describe("POST /audio/transcriptions", () => {
     expect(lastRequest().fields).toMatchObject({ language: "en", temperature: "0.2", response_format: "json" });
   });
 
+  it("passes a prompt to OpenAI-format endpoints, by multipart and JSON, and refuses it where none can take it", async () => {
+    await openai.audio.transcriptions.create({ file: await toFile(wav, "speech.wav", { type: "audio/wav" }), model: "openai/whisper-1", prompt: "Switchyard, NATS" });
+    expect(lastRequest().fields.prompt).toBe("Switchyard, NATS");
+    expect((await transcribe({ model: "openai/whisper-1", input_audio: { data: base64(), format: "wav" }, prompt: "Gateway terms" })).status).toBe(200);
+    expect(lastRequest().fields.prompt).toBe("Gateway terms");
+    const before = m.fake.requests.length;
+    const refused = await transcribe({ model: "stt/deepgram", input_audio: { data: base64(), format: "wav" }, prompt: "Gateway terms" });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error?.message).toContain("no prompt support");
+    expect(m.fake.requests.length).toBe(before);
+  });
+
+  it("runs the guardrails' content filters on the prompt: redacted before the provider, blocked before anything", async () => {
+    const created = await m.gw.call("POST", "/keys", { body: { name: "filtered" } });
+    const guardrail = await m.gw.call("POST", "/guardrails", {
+      body: { name: "prompt filters", content_filter_builtins: [{ slug: "email", action: "redact" }, { slug: "ssn", action: "block" }] },
+    });
+    await m.gw.call("POST", `/guardrails/${guardrail.body.data?.id}/assignments/keys`, { body: { key_hashes: [created.body.data?.hash] } });
+    const key = String(created.body.key);
+    expect((await transcribe({ model: "openai/whisper-1", input_audio: { data: base64(), format: "wav" }, prompt: "Mail ada@example.org" }, key)).status).toBe(200);
+    expect(lastRequest().fields.prompt).toBe("Mail [EMAIL]");
+    const before = m.fake.requests.length;
+    const blocked = await transcribe({ model: "openai/whisper-1", input_audio: { data: base64(), format: "wav" }, prompt: "SSN 123-45-6789" }, key);
+    expect(blocked.status).toBe(403);
+    expect(m.fake.requests.length).toBe(before);
+  });
+
   it("speaks Deepgram's wire format: raw audio, query options, Token auth", async () => {
     const res = await transcribe({ model: "stt/deepgram", input_audio: { data: base64(), format: "wav" }, language: "en", response_format: "verbose_json", timestamp_granularities: ["word"] });
     expect(res.status).toBe(200);

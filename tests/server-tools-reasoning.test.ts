@@ -40,11 +40,11 @@ afterAll(async () => {
 type Detail = { type: string; index?: number; text?: string; signature?: string; data?: string; tool_name?: string; result?: string; tool_call_id?: string; arguments?: string };
 type Message = { role: string; content: string | null; reasoning?: string; reasoning_details?: Detail[] };
 
-const ask = (kind: Kind, stream: boolean, messages: unknown[] = [{ role: "user", content: "What time is it?" }]) =>
+const ask = (kind: Kind, stream: boolean, messages: unknown[] = [{ role: "user", content: "What time is it?" }], extra: Record<string, unknown> = {}) =>
   fetch(`${gw.apiUrl}/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: `thinking/${kind}`, stream, messages, tools: [{ type: "openrouter:datetime" }], reasoning: { effort: "high" }, max_tokens: 4000 }),
+    body: JSON.stringify({ model: `thinking/${kind}`, stream, messages, tools: [{ type: "openrouter:datetime" }], reasoning: { effort: "high" }, max_tokens: 4000, ...extra }),
   });
 
 /** What a client makes of a stream: the words, and reasoning entries joined by index as the SDK's users do. */
@@ -129,4 +129,25 @@ describe("a replayed conversation as the provider sees it", () => {
     expect(sent[3]).toMatchObject({ content: "It is noon.", reasoning_details: [expect.objectContaining({ text: "Now answer." })] });
     expect(JSON.stringify(sent)).not.toContain("reasoning.server_tool_call");
   });
+});
+
+describe.each([false, true])("reasoning hidden from the answer (stream: %s)", (stream) => {
+  const hidden = [
+    ["reasoning.exclude", { reasoning: { effort: "high", exclude: true } }],
+    ["include_reasoning: false", { include_reasoning: false }],
+  ] as const;
+  it.each((Object.keys(adapters) as Kind[]).flatMap((kind) => hidden.map(([how, extra]) => [kind, how, extra] as const)))(
+    "%s, %s: the answer shows none, the provider still gets each turn's reasoning back",
+    async (kind, _how, extra) => {
+      const before = fake.refusals.length;
+      const res = await ask(kind, stream, undefined, extra);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(fake.refusals.slice(before)).toEqual([]);
+      expect(text).toContain("It is noon.");
+      expect(text).not.toMatch(/"reasoning(_details|_content)?":/);
+      // The reasoning was produced and is paid for (Anthropic's usage does not count it apart).
+      if (kind !== "anthropic") expect(text).toMatch(/"reasoning_tokens":[1-9]/);
+    },
+  );
 });

@@ -31,7 +31,7 @@ export const serviceTier = z.enum(["auto", "default", "fast", "flex", "priority"
 export type ServiceTier = z.infer<typeof serviceTier>;
 
 const providerRef = z.string().min(1).max(128);
-const providerSort = z.enum(["price", "throughput", "latency", "exacto"]);
+export const providerSort = z.enum(["price", "throughput", "latency", "exacto"]);
 const percentileCutoffs = z.object({
   p50: z.number().nullable().optional(),
   p75: z.number().nullable().optional(),
@@ -151,6 +151,7 @@ export const chatCompletionParams = z.looseObject({
   session_id: sessionId.optional(),
   reasoning: reasoningConfig.optional(),
   reasoning_effort: reasoningEffort.nullable().optional(),
+  include_reasoning: z.boolean().optional().describe("Legacy: false hides reasoning from the answer, as reasoning.exclude does"),
   max_tool_calls: z
     .number()
     .int()

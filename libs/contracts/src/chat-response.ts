@@ -40,6 +40,15 @@ export const chatUsage = z.object({
 export type ChatUsage = z.infer<typeof chatUsage>;
 
 /** Routing metadata, present only when the caller opts in with `X-OpenRouter-Metadata: enabled`. */
+/** A content filter of a guardrail that matched the prompt (never what it matched). */
+export const contentFilterFinding = z.object({
+  guardrail_id: z.string(),
+  filter: z.string().describe("The builtin's slug, or pattern:<n> for the guardrail's n-th content_filters pattern"),
+  action: z.enum(["block", "redact", "flag"]),
+  count: z.number().int().min(1),
+});
+export type ContentFilterFinding = z.infer<typeof contentFilterFinding>;
+
 export const openRouterMetadata = z.object({
   attempt: z.number().int().min(1),
   endpoints: z.object({
@@ -52,6 +61,7 @@ export const openRouterMetadata = z.object({
   requested: z.string().describe("The model as requested"),
   strategy: z.string().describe("direct, fallback, ..."),
   summary: z.string(),
+  content_filters: z.array(contentFilterFinding).optional().describe("What the guardrails' content filters redacted or flagged"),
 });
 export type OpenRouterMetadata = z.infer<typeof openRouterMetadata>;
 

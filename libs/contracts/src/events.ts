@@ -39,6 +39,8 @@ const generationCompleted = z.object({
   finish_reason: z.string().nullable().optional(),
   /** From the request's arrival to its last byte. */
   generation_time_ms: z.number().int().min(0).optional(),
+  /** Its workspace turned broadcast on (`is_observability_broadcast_enabled`): destinations receive it. */
+  broadcast: z.boolean().optional(),
 });
 
 /** A finished transcription or image generation: charged like a chat generation, with what was produced. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { contentFilterFinding } from "./chat-response.js";
 import { isoTimestamp } from "./common.js";
 
 /** `GET /generation?id=`: the id comes from the response's `id` or its `X-Generation-Id` header. */
@@ -67,6 +68,9 @@ export const generation = z.object({
   cache_discount: z.number().nullable(),
   upstream_inference_cost: z.number().nullable(),
   response_cache_source_id: z.string().nullable().optional(),
+  content_filters: z.array(contentFilterFinding).optional().describe("What the guardrails' content filters redacted or flagged in the prompt"),
+  metadata: z.record(z.string(), z.string()).optional().describe("The request's metadata"),
+  app_title: z.string().optional().describe("The calling app's name, from its X-Title header"),
 });
 export type Generation = z.infer<typeof generation>;
 

@@ -50,17 +50,9 @@ export const storedContentFilterBuiltin = z.object({ ...builtinFields, label: z.
 export const withBuiltinLabels = (items: z.infer<typeof contentFilterBuiltin>[]): z.infer<typeof storedContentFilterBuiltin>[] =>
   items.map((item) => ({ ...item, label: item.label ?? builtinLabels[item.slug] }));
 
-const isRegex = (pattern: string): boolean => {
-  try {
-    new RegExp(pattern);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 export const contentFilter = z.object({
-  pattern: z.string().min(1).max(1000).refine(isRegex, "must be a valid regular expression"),
+  /** RE2 syntax (no lookaround or backreferences), which runs in time linear in the text; catalog checks it compiles. */
+  pattern: z.string().min(1).max(1000).describe("A regular expression in RE2 syntax: matched spans are redacted, flagged or block the request"),
   label: z.string().max(100).nullable().optional(),
   action: contentFilterAction,
 });

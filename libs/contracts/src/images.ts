@@ -64,7 +64,7 @@ const imageProvider = z.looseObject({
 /** `POST /images`. Unknown fields pass through, as OpenAI-style clients send extras. */
 export const imageGenerationRequest = z
   .looseObject({
-    model: z.string().min(1, "must not be empty"),
+    model: z.string().min(1, "must not be empty").optional().describe("Left out: the workspace's default_image_model"),
     prompt: z.string().min(1, "must not be empty"),
     aspect_ratio: imageAspectRatio.optional(),
     background: z.enum(["auto", "transparent", "opaque"]).optional(),
@@ -74,6 +74,7 @@ export const imageGenerationRequest = z
     output_format: imageOutputFormat.optional().describe("svg markup comes back base64-encoded in b64_json"),
     provider: imageProvider.optional(),
     quality: z.enum(["auto", "low", "medium", "high"]).optional(),
+    moderation: z.enum(["auto", "low"]).optional().describe("low relaxes the provider's content moderation (OpenAI-format endpoints)"),
     resolution: imageResolution.optional(),
     seed: z.number().int().optional(),
     size: z
@@ -83,7 +84,7 @@ export const imageGenerationRequest = z
     stream: z.boolean().optional(),
     session_id: sessionId.optional(),
     trace: traceConfig.optional(),
-    user: z.string().optional(),
+    user: z.string().max(256).optional().describe("End-user id: providers that take one get a per-workspace hash of it"),
   })
   .superRefine((request, ctx) => {
     const format = request.output_format;

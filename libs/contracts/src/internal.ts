@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { limitReset } from "./common.js";
+import { contentFilterAction, contentFilterBuiltinSlug } from "./guardrails.js";
 
 /**
  * Contracts of `/internal/...` routes between services. They are not part of the public API and are
@@ -29,10 +30,20 @@ export const workspacePolicy = z.object({
   zdr: z.boolean(),
   /** Server tools (`openrouter:web_search`...) the workspace turned off. */
   disabled_server_tools: z.array(z.string()).nullable().default(null),
+  /** The models a request that names none gets, and the provider order requests get by default. */
+  default_text_model: z.string().nullable().default(null),
+  default_image_model: z.string().nullable().default(null),
+  default_provider_sort: z.string().nullable().default(null),
+  /** `is_observability_broadcast_enabled`: its generations go to the broadcast destinations. */
+  broadcast: z.boolean().default(false),
 });
 export type WorkspacePolicy = z.infer<typeof workspacePolicy>;
 export const workspacePolicyBody = z.object({ workspace_id: z.uuid() });
 export const workspacePolicyResponse = z.object({ data: workspacePolicy });
+
+/** `POST /internal/federation-policies/active`: whether access tokens a policy issued still act. */
+export const policyActiveBody = z.object({ id: z.uuid() });
+export const policyActiveResponse = z.object({ active: z.boolean() });
 
 /** Names of keys of one organization; hashes of other organizations' keys are left out. */
 export const describeKeysBody = z.object({
@@ -45,7 +56,9 @@ export const describeKeysResponse = z.object({ data: z.array(keyDescription) });
 
 /** `POST /internal/models/resolve`: a requested model (variant, preset) to the endpoints a key may use. */
 export const resolveModelBody = z.object({
-  model: z.string().min(1).max(256),
+  /** Empty with `default_for`: the workspace's default model of that kind. */
+  model: z.string().max(256),
+  default_for: z.enum(["text", "image"]).optional(),
   key_hash: z.string(),
   workspace_id: z.uuid(),
   organization_id: z.uuid(),
@@ -87,38 +100,70 @@ export const resolvedEndpoint = z.object({
   supported_parameters: z.array(z.string()),
   region: z.string(),
   zdr: z.boolean(),
-  data_policy: z.object({ training: z.boolean(), retains_prompts: z.boolean(), zdr: z.boolean() }),
+  data_policy: z.object({ training: z.boolean(), retains_prompts: z.boolean(), zdr: z.boolean(), publishes_free_prompts: z.boolean().default(false) }),
   quantization: z.string().nullable(),
   /** Variables that may hold the provider's key; the caller reads its own environment, secrets never travel. */
   api_key_env: z.array(z.string()),
   requires_api_key: z.boolean(),
 });
 export type ResolvedEndpoint = z.infer<typeof resolvedEndpoint>;
+/**
+ * One content filter of a guardrail that applies to the key: a builtin detector, or a workspace pattern
+ * (`index`: its place in the guardrail's `content_filters`, which names it in findings).
+ */
+export const resolvedContentFilter = z.discriminatedUnion("kind", [
+  z.object({
+    guardrail_id: z.string(),
+    kind: z.literal("builtin"),
+    slug: contentFilterBuiltinSlug,
+    action: contentFilterAction,
+    label: z.string(),
+    scan_scope: z.enum(["user_only", "all_messages"]).optional(),
+  }),
+  z.object({
+    guardrail_id: z.string(),
+    kind: z.literal("pattern"),
+    index: z.number().int().min(0),
+    pattern: z.string(),
+    action: contentFilterAction,
+    label: z.string().nullable(),
+  }),
+]);
+export type ResolvedContentFilter = z.infer<typeof resolvedContentFilter>;
+
 export const resolvedModel = z.object({
   requested: z.string(),
   model: z.string(),
   variant: z.string().nullable(),
-  /** `price` for `:floor`, `throughput` for `:nitro`, else null (the router's default choice). */
-  sort: z.enum(["price", "throughput"]).nullable(),
+  /** `price` for `:floor`, `throughput` for `:nitro`, else the workspace's `default_provider_sort`, else null (the router's default choice). */
+  sort: z.string().nullable(),
   preset: z
-    .object({ slug: z.string(), version: z.number().int(), system_prompt: z.string(), config: z.record(z.string(), z.unknown()) })
+    .object({ id: z.string(), slug: z.string(), version: z.number().int(), system_prompt: z.string(), config: z.record(z.string(), z.unknown()) })
     .nullable(),
   /** What the model takes and produces (`transcription`, `image`...): media checks it serves the operation asked. */
   input_modalities: z.array(z.string()).default(["text"]),
   output_modalities: z.array(z.string()).default(["text"]),
+  /** Its author allows distilling its text output (`provider.enforce_distillable_text`). */
+  distillable: z.boolean().default(false),
   endpoints: z.array(resolvedEndpoint),
   excluded: z.array(z.object({ provider: z.string(), reason: z.string() })),
   /** Guardrails that applied to the key (identity finds their budgets where it takes the hold). */
   guardrail_ids: z.array(z.string()),
+  /** Their content filters, which every prompt is scanned with before a provider sees it. */
+  content_filters: z.array(resolvedContentFilter).default([]),
   /** Server tools the caller's workspace turned off. */
   disabled_server_tools: z.array(z.string()).default([]),
+  /** The caller's workspace broadcasts its generations. */
+  broadcast: z.boolean().default(false),
 });
 export type ResolvedModel = z.infer<typeof resolvedModel>;
 export const resolveModelResponse = z.object({ data: resolvedModel });
 
 /** The same question asked in-process (standalone): catalog answers it for inference and media. */
 export interface ResolveRequest {
+  /** Empty with `defaultFor`: the workspace's default model of that kind. */
   model: string;
+  defaultFor?: "text" | "image" | undefined;
   keyHash: string;
   workspaceId: string;
   organizationId: string;

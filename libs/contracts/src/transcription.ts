@@ -7,6 +7,9 @@ export const timestampGranularity = z.enum(["word", "segment"]);
 const base64 = z.string().min(1, "must not be empty").regex(/^[A-Za-z0-9+/]+={0,2}$/, "must be base64");
 const language = z.string().regex(/^[a-z]{2}$/, "must be an ISO-639-1 code such as en");
 
+/** Text that guides the transcript's style or continues an earlier segment; only OpenAI's wire format takes it. */
+const transcriptionPrompt = z.string().max(4000, "must be at most 4000 characters").describe("Guides the style or continues an earlier segment (OpenAI-format endpoints)");
+
 /** Settings passed to the provider untouched, keyed by provider slug under `options`. */
 const transcriptionProvider = z.looseObject({ options: z.record(z.string(), jsonObject).optional() });
 
@@ -18,6 +21,7 @@ export const transcriptionRequest = z.looseObject({
   }),
   model: z.string().min(1, "must not be empty"),
   language: language.optional().describe("Auto-detected when omitted"),
+  prompt: transcriptionPrompt.optional(),
   provider: transcriptionProvider.optional(),
   response_format: transcriptionFormat.optional().describe("json (default) or verbose_json"),
   temperature: z.number().min(0).optional(),
@@ -42,6 +46,7 @@ const repeated = <T extends z.ZodType>(item: T) =>
 export const transcriptionMultipartFields = z.looseObject({
   model: z.string().min(1, "must not be empty"),
   language: language.optional(),
+  prompt: transcriptionPrompt.optional(),
   response_format: transcriptionFormat.optional(),
   temperature: z
     .string()

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { providerSort } from "./chat-request.js";
 import { isoTimestamp, queryInt, uuid } from "./common.js";
 
 /** Provider slugs: lower-case, as used in routing preferences. */
@@ -40,7 +41,7 @@ const settings = {
   description: z.string().max(1000).nullable().optional(),
   default_image_model: z.string().max(256).nullable().optional(),
   default_text_model: z.string().max(256).nullable().optional(),
-  default_provider_sort: z.string().max(64).nullable().optional(),
+  default_provider_sort: providerSort.nullable().optional().describe("The provider order of requests that set no provider.sort"),
   disabled_server_tools: z.array(z.string().max(128)).max(64).nullable().optional(),
   include_byok_in_budgets: z.boolean().optional(),
   io_logging_api_key_ids: z.array(z.number().int()).max(1000).nullable().optional(),

@@ -123,6 +123,12 @@ export const metrics = {
     labelNames: ["consumer"] as const,
     registers: [registry],
   }),
+  contentFilterMatches: new Counter({
+    name: "switchyard_content_filter_matches_total",
+    help: "Prompts a guardrail's content filter matched, by route, filter (a builtin's slug or pattern:<n>) and the action taken: block, redact or flag",
+    labelNames: ["route", "filter", "action"] as const,
+    registers: [registry],
+  }),
   spendOverruns: new Counter({
     name: "switchyard_spend_overruns_total",
     help: "Generations whose provider reported usage costing more than the worst case held for them, by provider, model and what was charged: held (capped at the hold) or reported (SPEND_CHARGE_BEYOND_HOLD)",

@@ -13,7 +13,7 @@ const endpoint = (provider: string, prompt: string, extra: Partial<ResolvedEndpo
   supported_parameters: ["temperature"],
   region: "us",
   zdr: false,
-  data_policy: { training: false, retains_prompts: false, zdr: false },
+  data_policy: { training: false, retains_prompts: false, zdr: false, publishes_free_prompts: false },
   quantization: null,
   api_key_env: [],
   requires_api_key: false,
@@ -26,17 +26,20 @@ const resolved = (endpoints: ResolvedEndpoint[]): ResolvedModel => ({
   sort: null,
   input_modalities: ["text"],
   output_modalities: ["text"],
+  distillable: false,
   preset: null,
   endpoints,
   excluded: [],
   guardrail_ids: [],
+  content_filters: [],
   disabled_server_tools: [],
+  broadcast: false,
 });
 const base = { sessionId: undefined, requestedParameters: [], coolingDown: () => false };
 const providers = (r: ReturnType<typeof orderCandidates>) => r.candidates.map((c) => c.endpoint.provider);
 
 describe("candidate order", () => {
-  const three = resolved([endpoint("a", "0.00001"), endpoint("b", "0.000001"), endpoint("c", "0.000005", { data_policy: { training: true, retains_prompts: true, zdr: false } })]);
+  const three = resolved([endpoint("a", "0.00001"), endpoint("b", "0.000001"), endpoint("c", "0.000005", { data_policy: { training: true, retains_prompts: true, zdr: false, publishes_free_prompts: false } })]);
 
   it("sorts by price when asked and honours provider.order and allow_fallbacks", () => {
     expect(providers(orderCandidates(three, { ...base, preferences: { sort: "price" } }))).toEqual(["b", "c", "a"]);

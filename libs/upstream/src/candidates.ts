@@ -48,17 +48,24 @@ export interface OrderOptions {
 export function orderCandidates(resolved: ResolvedModel, options: OrderOptions): { candidates: Candidate[]; dropped: string[] } {
   const prefs = options.preferences;
   const dropped: string[] = [];
+  // A model whose author does not allow distilling its output has no endpoint for such a request.
+  const undistillable = prefs?.enforce_distillable_text === true && !resolved.distillable;
   let endpoints = resolved.endpoints.filter((e) => {
+    if (undistillable) return void dropped.push(`${e.provider}: ${resolved.model} does not allow text distillation (provider.enforce_distillable_text)`);
     if (prefs?.only && !prefs.only.includes(e.provider)) return void dropped.push(`${e.provider}: not in provider.only`);
     if (prefs?.ignore?.includes(e.provider)) return void dropped.push(`${e.provider}: in provider.ignore`);
-    if (prefs?.quantizations && e.quantization && !prefs.quantizations.includes(e.quantization)) {
-      return void dropped.push(`${e.provider}: quantization ${e.quantization} not allowed`);
+    // An endpoint that declares none is `unknown`, as OpenRouter lists it: it passes only when that is asked for.
+    const quantization = e.quantization ?? "unknown";
+    if (prefs?.quantizations?.length && !prefs.quantizations.includes(quantization)) {
+      return void dropped.push(`${e.provider}: quantization ${quantization} not in provider.quantizations`);
     }
-    for (const kind of ["prompt", "completion", "request", "image"] as const) {
+    for (const kind of ["prompt", "completion", "request", "image", "audio"] as const) {
       const max = prefs?.max_price?.[kind];
       if (max !== undefined && toPico(e.pricing[kind] ?? "0") > toPico(max)) return void dropped.push(`${e.provider}: ${kind} price above provider.max_price`);
     }
-    if (prefs?.data_collection === "deny" && e.data_policy.training) return void dropped.push(`${e.provider}: collects data (provider.data_collection)`);
+    if (prefs?.data_collection === "deny" && (e.data_policy.training || e.data_policy.retains_prompts)) {
+      return void dropped.push(`${e.provider}: ${e.data_policy.training ? "trains on" : "retains"} prompts (provider.data_collection: deny)`);
+    }
     if (prefs?.zdr && !e.zdr) return void dropped.push(`${e.provider}: no zero data retention (provider.zdr)`);
     if (prefs?.require_parameters) {
       const missing = options.requestedParameters.filter((p) => !e.supported_parameters.includes(p));
@@ -80,5 +87,11 @@ export function orderCandidates(resolved: ResolvedModel, options: OrderOptions):
   const resting = new Set(endpoints.filter((e) => options.coolingDown(e)));
   const ready = endpoints.filter((e) => !resting.has(e));
   const cooling = endpoints.filter((e) => resting.has(e));
-  return { candidates: [...ready, ...cooling].map((endpoint) => ({ model: resolved.model, endpoint })), dropped };
+  let ordered = [...ready, ...cooling];
+  // No fallbacks and no order of the caller's: the first endpoint of the default order is the only one.
+  if (prefs?.allow_fallbacks === false && !prefs.order?.length && ordered.length > 1) {
+    for (const e of ordered.slice(1)) dropped.push(`${e.provider}: provider.allow_fallbacks is false`);
+    ordered = ordered.slice(0, 1);
+  }
+  return { candidates: ordered.map((endpoint) => ({ model: resolved.model, endpoint })), dropped };
 }

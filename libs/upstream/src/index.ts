@@ -14,4 +14,6 @@ export * from "./remote.js";
 export * from "./remote-memory.js";
 export * from "./process.js";
 export * from "./deadline.js";
+export * from "./content-filters/request.js";
 export * from "./content-filters/scan.js";
+export * from "./end-user.js";

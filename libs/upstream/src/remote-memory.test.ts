@@ -40,7 +40,7 @@ describe("cachedResolve", () => {
       async (r) => {
         calls++;
         if (calls === 3) await new Promise<void>((resolve) => (release = resolve));
-        return r.model.startsWith("@preset/") ? model({ slug: "p", version: 1, system_prompt: "", config: {} }) : model();
+        return r.model.startsWith("@preset/") ? model({ id: "00000000-0000-4000-8000-000000000009", slug: "p", version: 1, system_prompt: "", config: {} }) : model();
       },
       bus,
       { ttlMs: 60_000, maxEntries: 10 },

@@ -37,7 +37,7 @@ export async function cachedResolve(resolve: (request: ResolveRequest) => Promis
   return {
     async resolve(request: ResolveRequest): Promise<ResolvedModel> {
       if (request.model.startsWith("@preset/")) return resolve(request);
-      const key = `${request.model}\n${request.keyHash}\n${request.workspaceId}\n${request.organizationId}\n${request.host ?? ""}`;
+      const key = `${request.model}\n${request.defaultFor ?? ""}\n${request.keyHash}\n${request.workspaceId}\n${request.organizationId}\n${request.host ?? ""}`;
       const hit = entries.get(key);
       if (hit && hit.until > now()) return hit.model;
       const started = epoch;

@@ -6,7 +6,7 @@ import type { IdentityHolds } from "./holds.js";
 export const remoteResolve =
   (catalog: InternalClient) =>
   async (request: ResolveRequest): Promise<ResolvedModel> => {
-    const body = { model: request.model, key_hash: request.keyHash, workspace_id: request.workspaceId, organization_id: request.organizationId, host: request.host };
+    const body = { model: request.model, default_for: request.defaultFor, key_hash: request.keyHash, workspace_id: request.workspaceId, organization_id: request.organizationId, host: request.host };
     const answer = await catalog.post("/internal/models/resolve", body, resolveModelResponse);
     if (!answer) throw notFound(`Model ${request.model} not found`);
     return answer.data;

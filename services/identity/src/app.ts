@@ -27,7 +27,7 @@ import { deleteProviderKeyRoute, listProviderKeysRoute, openProviderKeyRoute, pu
 import { createAuthCodeRoute, exchangeAuthCodeRoute } from "./routes/auth-keys.js";
 import { authenticateRoute } from "./routes/authenticate.js";
 import { currentKeyRoute } from "./routes/current-key.js";
-import { describeKeysRoute, detachOwnerRoute, guardrailBudgetsRoute, holdRoute, releaseHoldRoute, releaseOwnerRoute, renewHoldsRoute, workspacePolicyRoute } from "./routes/internal.js";
+import { describeKeysRoute, detachOwnerRoute, guardrailBudgetsRoute, holdRoute, policyActiveRoute, releaseHoldRoute, releaseOwnerRoute, renewHoldsRoute, workspacePolicyRoute } from "./routes/internal.js";
 import { createKeyRoute, deleteKeyRoute, getKeyRoute, listKeysRoute, updateKeyRoute } from "./routes/keys.js";
 import {
   createWorkspaceRoute,
@@ -64,6 +64,7 @@ export function createApp(deps: IdentityAppDeps): Express {
   app.post("/internal/workspaces/policy", service, workspacePolicyRoute(deps.db));
   app.post("/internal/holds", service, holdRoute(deps.db));
   app.post("/internal/guardrail-budgets", service, guardrailBudgetsRoute(deps.db));
+  app.post("/internal/federation-policies/active", service, policyActiveRoute(deps.db));
   app.post("/internal/holds/release", service, releaseHoldRoute(deps.db));
   app.post("/internal/holds/renew", service, renewHoldsRoute(deps.db));
   app.post("/internal/holds/release-owner", service, releaseOwnerRoute(deps.db));

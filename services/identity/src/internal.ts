@@ -5,7 +5,10 @@ import type { Queryable } from "@switchyard/runtime";
 export async function workspacePolicy(db: Queryable, workspaceId: string): Promise<WorkspacePolicy | undefined> {
   const [row] = await db.query<WorkspacePolicy>(
     `SELECT id::text, organization_id::text, allowed_providers, ignored_providers, data_collection, zdr,
-            COALESCE(settings->'disabled_server_tools', 'null'::jsonb) AS disabled_server_tools
+            COALESCE(settings->'disabled_server_tools', 'null'::jsonb) AS disabled_server_tools,
+            settings->>'default_text_model' AS default_text_model, settings->>'default_image_model' AS default_image_model,
+            settings->>'default_provider_sort' AS default_provider_sort,
+            COALESCE((settings->>'is_observability_broadcast_enabled')::boolean, false) AS broadcast
      FROM identity.workspaces WHERE id = $1`,
     [workspaceId],
   );

@@ -19,6 +19,7 @@ import { describeKeys, workspacePolicy } from "./internal.js";
 import { authenticateKey } from "./keys/service.js";
 import { migrations, schema } from "./migrations.js";
 import { bootstrap, createOrganization, type NewOrganization } from "./organizations.js";
+import { policyActive } from "./federation/policies.js";
 import { writeBudgets } from "./spend/budgets.js";
 import { deleteExpiredHolds, placeHold, releaseHold } from "./spend/holds.js";
 import { startAccessTokens } from "./federation/access-tokens.js";
@@ -71,6 +72,8 @@ export interface RunningIdentity {
   };
   /** Public keys of the access tokens identity signs, for the router without an HTTP hop. */
   accessTokenKeys(): Promise<{ keys: JWK[] }>;
+  /** Whether tokens a federation policy issued still act. */
+  policyActive(id: string): Promise<boolean>;
   /** A workspace's own key for a provider (BYOK), for storage without an HTTP hop. */
   providerKey(workspaceId: string, provider: string): Promise<string | undefined>;
   /** An operator action: a new organization with its default workspace and first management key. */
@@ -144,6 +147,7 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
       detach: (owner) => detachOwnerHolds(db, owner),
     },
     accessTokenKeys: () => accessTokens.jwks(),
+    policyActive: (id) => policyActive(db, id),
     providerKey: async (workspaceId, provider) => (sealer ? openProviderKey(db, sealer, workspaceId, provider) : undefined),
     async stop() {
       clearInterval(sweep);

@@ -1,8 +1,9 @@
-import { createHash } from "node:crypto";
+import { endUser } from "@switchyard/upstream";
 import type { ChatCompletionRequest } from "@switchyard/contracts";
 
 /** Fields that steer the gateway itself and mean nothing (or something else) to a provider. */
 const gatewayOnly = new Set([
+  "include_reasoning",
   "model",
   "models",
   "provider",
@@ -28,17 +29,17 @@ const gatewayOnly = new Set([
  * The body sent upstream: the caller's parameters, unknown ones included, without the gateway's own.
  * The end-user id never leaves raw: providers see a per-workspace hash of it.
  */
-export function upstreamBody(request: ChatCompletionRequest, workspaceId: string, preset?: { system_prompt: string; config: Record<string, unknown> }) {
+export function upstreamBody(request: ChatCompletionRequest, workspaceId: string, systemPrompt?: string) {
   const body: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries({ ...(preset?.config ?? {}), ...request })) {
+  for (const [name, value] of Object.entries(request)) {
     if (!gatewayOnly.has(name) && value !== undefined) body[name] = value;
   }
   // `fast` is the spec's alias of `priority`; providers know only the latter.
   if (body.service_tier === "fast") body.service_tier = "priority";
-  if (typeof request.user === "string") body.user = createHash("sha256").update(`${workspaceId}:${request.user}`).digest("hex").slice(0, 32);
+  if (typeof request.user === "string") body.user = endUser(workspaceId, request.user);
   if (typeof body.reasoning_effort !== "string" && typeof request.reasoning?.effort === "string") body.reasoning_effort = request.reasoning.effort;
-  if (preset?.system_prompt && Array.isArray(body.messages) && !body.messages.some((m) => (m as { role?: string }).role === "system")) {
-    body.messages = [{ role: "system", content: preset.system_prompt }, ...body.messages];
+  if (systemPrompt && Array.isArray(body.messages) && !body.messages.some((m) => (m as { role?: string }).role === "system")) {
+    body.messages = [{ role: "system", content: systemPrompt }, ...body.messages];
   }
   return body;
 }

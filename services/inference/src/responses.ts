@@ -1,4 +1,4 @@
-import type { ChatUsage, FinishReason, OpenRouterMetadata } from "@switchyard/contracts";
+import type { ChatUsage, ContentFilterFinding, FinishReason, OpenRouterMetadata } from "@switchyard/contracts";
 import { picoToUsd } from "@switchyard/runtime";
 import { costOf, estimateTokens, type Cost } from "./cost.js";
 import type { UpstreamUsage } from "./providers/types.js";
@@ -87,6 +87,8 @@ export interface MetadataInput {
   region: string | null;
   /** Parameters the serving endpoint does not support, dropped from its request. */
   dropped: string[];
+  /** What the guardrails' content filters redacted or flagged in the prompt. */
+  contentFilters?: ContentFilterFinding[];
 }
 
 export function metadataBody(m: MetadataInput): OpenRouterMetadata {
@@ -105,5 +107,6 @@ export function metadataBody(m: MetadataInput): OpenRouterMetadata {
       `${m.selected.model} via ${m.selected.endpoint.provider}` +
       (m.attempt > 1 ? ` after ${m.attempt - 1} failed attempt(s)` : "") +
       (m.dropped.length ? `; unsupported parameters dropped: ${m.dropped.join(", ")}` : ""),
+    ...(m.contentFilters?.length ? { content_filters: m.contentFilters } : {}),
   };
 }

@@ -36,4 +36,9 @@ CREATE INDEX generations_by_key ON media.generations (key_hash, created_at);
     id: "002_upstream_cost",
     sql: `ALTER TABLE media.generations ADD COLUMN upstream_cost_usd numeric(30, 12);`,
   },
+  {
+    // What the guardrails' content filters redacted or flagged in the prompt; null when nothing.
+    id: "003_content_filters",
+    sql: `ALTER TABLE media.generations ADD COLUMN content_filters jsonb;`,
+  },
 ];

@@ -1,5 +1,5 @@
 import { picoToDecimal, type Db, type EventSink, type Logger } from "@switchyard/runtime";
-import type { Attempt, Charge } from "@switchyard/upstream";
+import { findingsRecord, type Attempt, type Charge, type Finding } from "@switchyard/upstream";
 import type { MediaUsage } from "./cost.js";
 
 export interface MediaGeneration {
@@ -9,6 +9,10 @@ export interface MediaGeneration {
   organizationId: string;
   workspaceId: string;
   guardrailIds: string[];
+  /** What the guardrails' content filters redacted or flagged in the prompt. */
+  findings: Finding[];
+  /** Its workspace broadcasts its generations. */
+  broadcast: boolean;
   requestId: string | null;
   model: string;
   provider: string | null;
@@ -37,11 +41,11 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
       await deps.db.transaction(async (tx) => {
         await tx.query(
           `INSERT INTO media.generations (id, kind, key_hash, organization_id, workspace_id, request_id, model, provider, status, streamed,
-             seconds, images, prompt_tokens, completion_tokens, usage_estimated, cost_usd, upstream_cost_usd, latency_ms, attempts)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) ON CONFLICT (id) DO NOTHING`,
+             seconds, images, prompt_tokens, completion_tokens, usage_estimated, cost_usd, upstream_cost_usd, latency_ms, attempts, content_filters)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) ON CONFLICT (id) DO NOTHING`,
           [g.id, g.kind, g.keyHash, g.organizationId, g.workspaceId, g.requestId, g.model, g.provider, g.status, g.streamed,
             g.usage.seconds ?? null, g.usage.images ?? null, g.usage.promptTokens + (g.usage.audioTokens ?? 0), g.usage.completionTokens, g.usageEstimated, cost,
-            upstreamCost, g.latencyMs, JSON.stringify(g.attempts)],
+            upstreamCost, g.latencyMs, JSON.stringify(g.attempts), g.findings.length ? JSON.stringify(findingsRecord(g.findings)) : null],
         );
         const data = {
           generation_id: g.id,
@@ -62,6 +66,7 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
           ...(g.usage.images !== undefined ? { images: g.usage.images } : {}),
           ...(g.trace ? { trace: g.trace } : {}),
           generation_time_ms: Math.max(0, g.latencyMs),
+          broadcast: g.broadcast,
         };
         if (g.kind === "transcription") await deps.events.enqueue(tx, "media.transcription.completed.v1", data);
         else await deps.events.enqueue(tx, "media.image.completed.v1", data);

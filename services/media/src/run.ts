@@ -6,8 +6,11 @@ import {
   newGenerationId,
   orderCandidates,
   requestDeadline,
+  requestFilters,
   upstreamFailure,
   type Attempt,
+  type CompiledFilters,
+  type Finding,
   type AttemptSignal,
   type Candidate,
   type Charge,
@@ -27,6 +30,12 @@ export interface MediaRun<P> {
   candidates: Candidate[];
   providers: Readonly<Record<string, P>>;
   guardrailIds: string[];
+  /** The guardrails' content filters, for the prompt the route sends. */
+  filters: CompiledFilters;
+  /** What they redacted or flagged in it, recorded on the generation. */
+  findings: Finding[];
+  /** Its workspace broadcasts its generations. */
+  broadcast: boolean;
   attempts: Attempt[];
   signal: AbortSignal;
   timedOut: () => boolean;
@@ -61,7 +70,15 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
   const caller = callerOf(res);
   if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
   const host = (header(req, "x-forwarded-host") ?? header(req, "host") ?? "").split(",")[0]!.trim().replace(/:\d+$/, "");
-  const resolved = await deps.resolve({ model: options.model, keyHash: caller.keyHash, workspaceId: caller.workspaceId, organizationId: caller.organizationId, host });
+  const resolved = await deps.resolve({
+    model: options.model,
+    // No model named: the workspace's default for the modality (images only; a transcription names its model).
+    ...(options.model ? {} : { defaultFor: "image" as const }),
+    keyHash: caller.keyHash,
+    workspaceId: caller.workspaceId,
+    organizationId: caller.organizationId,
+    host,
+  });
   if (!resolved.output_modalities.includes(options.modality)) {
     throw badRequest(`Invalid body: model: ${resolved.model} is not a${options.modality === "image" ? "n image generation" : " transcription"} model`);
   }
@@ -96,6 +113,9 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     candidates,
     providers: options.providers,
     guardrailIds: resolved.guardrail_ids,
+    filters: requestFilters(resolved.content_filters),
+    findings: [],
+    broadcast: resolved.broadcast,
     attempts: [],
     signal,
     timedOut,

@@ -128,6 +128,10 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
           throw new ServiceUnavailableError(`identity could not look the key up: ${(error as Error).message}`, { cause: error });
         }),
       accessTokenKeys: identity.accessTokenKeys,
+      policyActive: (id) =>
+        identity.policyActive(id).catch((error: unknown) => {
+          throw new ServiceUnavailableError(`identity could not check the federation policy: ${(error as Error).message}`, { cause: error });
+        }),
     },
     signCaller: createCallerSigner(secret),
     targets: {

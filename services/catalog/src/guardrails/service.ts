@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { maxBudgetKeys, withBuiltinLabels, type CreateGuardrailBody, type Guardrail, type KeyAssignment, type UpdateGuardrailBody } from "@switchyard/contracts";
 import { badRequest, notFound, type Db, type Queryable } from "@switchyard/runtime";
+import { patternProblem } from "@switchyard/upstream";
 import type { EventSink } from "@switchyard/runtime";
 import type { IdentityLookup } from "../policy/identity-lookup.js";
 import { writeBudget } from "./budgets.js";
@@ -31,6 +32,11 @@ const vendorZdr = ["enforce_zdr_anthropic", "enforce_zdr_openai", "enforce_zdr_g
 
 /** The deprecated `enforce_zdr` fills every per-vendor switch the caller did not set. */
 function settingsOf(body: UpdateGuardrailBody): Record<string, unknown> {
+  // Workspace patterns run on a linear-time engine; one it cannot run is refused, never stored.
+  for (const [i, filter] of (body.content_filters ?? []).entries()) {
+    const problem = patternProblem(filter.pattern);
+    if (problem) throw badRequest(`Invalid body: content_filters[${i}].pattern: ${problem}`);
+  }
   const settings: Record<string, unknown> = {};
   for (const name of settingNames) if (body[name] !== undefined && body[name] !== null) settings[name] = body[name];
   if (body.content_filter_builtins) settings.content_filter_builtins = withBuiltinLabels(body.content_filter_builtins);

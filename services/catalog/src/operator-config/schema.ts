@@ -30,8 +30,10 @@ export const providerConfig = z.strictObject({
       training: z.boolean().default(false),
       retains_prompts: z.boolean().default(false),
       zdr: z.boolean().default(false),
+      /** The provider may publish prompts sent to its free endpoints; guardrails exclude those unless they allow it. */
+      publishes_free_prompts: z.boolean().default(false),
     })
-    .default({ training: false, retains_prompts: false, zdr: false }),
+    .default({ training: false, retains_prompts: false, zdr: false, publishes_free_prompts: false }),
   region: region.default("global"),
   privacy_policy_url: z.url().optional(),
   terms_of_service_url: z.url().optional(),
@@ -84,6 +86,8 @@ export const modelConfig = z.strictObject({
   tokenizer: z.string().default("Other"),
   instruct_type: z.string().nullable().default(null),
   knowledge_cutoff: z.string().nullable().default(null),
+  /** Its author allows training other models on its text output (`provider.enforce_distillable_text` keeps only these). */
+  distillable: z.boolean().default(false),
   endpoints: z.array(endpointConfig).min(1),
 });
 export type ModelConfig = z.infer<typeof modelConfig>;

@@ -23,6 +23,16 @@ const modelListed = (list: readonly string[], id: string) => list.includes(id) |
 const isFree = (e: EndpointEntry) => Number(e.pricing.prompt) === 0 && Number(e.pricing.completion) === 0 && Number(e.pricing.request) === 0;
 
 /**
+ * What OpenRouter's `data_collection: deny` excludes: a provider that stores prompts beyond the request
+ * (non-transiently) or trains on them. Says which, or undefined when it does neither.
+ */
+export function collectsData(policy: { training: boolean; retains_prompts: boolean }): string | undefined {
+  if (policy.training) return "trains on prompts";
+  if (policy.retains_prompts) return "retains prompts";
+  return undefined;
+}
+
+/**
  * Why an endpoint may not serve this request, or undefined when it may. The reason names the constraint
  * so a caller told "no endpoint" can see what to change.
  */
@@ -33,7 +43,7 @@ export function exclusionOf(e: EndpointEntry, policy: AccessPolicy): string | un
   const ws = policy.workspace;
   if (ws.allowed_providers && !ws.allowed_providers.includes(provider.slug)) return `workspace allows only providers ${ws.allowed_providers.join(", ")}`;
   if (ws.ignored_providers?.includes(provider.slug)) return `workspace ignores provider ${provider.slug}`;
-  if (ws.data_collection === "deny" && provider.data_policy.training) return `workspace denies data collection and ${provider.slug} trains on data`;
+  if (ws.data_collection === "deny" && collectsData(provider.data_policy)) return `workspace denies data collection and ${provider.slug} ${collectsData(provider.data_policy)}`;
   if (ws.zdr && !e.zdr) return `workspace requires zero data retention`;
   for (const g of policy.guardrails) {
     const reason = guardrailExclusion(e, g);
@@ -54,6 +64,9 @@ function guardrailExclusion(e: EndpointEntry, g: GuardrailRow): string | undefin
   const vendor = zdrVendor[e.model.id.split("/", 1)[0]!] ?? "other";
   const zdrRequired = g.settings[`enforce_zdr_${vendor}`] ?? g.enforce_zdr ?? false;
   if (zdrRequired && !e.zdr) return `requires zero data retention for ${vendor} models`;
+  if (isFree(e) && e.providerEntry.data_policy.publishes_free_prompts && !g.settings.enable_free_model_publication) {
+    return `does not allow free endpoints that may publish prompts (${slug})`;
+  }
   if (e.providerEntry.data_policy.training) {
     const allowed = isFree(e) ? g.settings.enable_free_model_training : g.settings.enable_paid_model_training;
     if (!allowed) return `does not allow providers that train on prompts (${slug})`;

@@ -1,4 +1,5 @@
-import type { ResolvedEndpoint, ResolvedModel, ResolveRequest } from "@switchyard/contracts";
+import type { ResolvedContentFilter, ResolvedEndpoint, ResolvedModel, ResolveRequest } from "@switchyard/contracts";
+import type { GuardrailRow } from "../guardrails/records.js";
 import { badRequest, notFound } from "@switchyard/runtime";
 import type { CatalogDeps } from "../deps.js";
 import { envName, type EndpointEntry } from "../models/snapshot.js";
@@ -29,6 +30,26 @@ function toResolved(e: EndpointEntry): ResolvedEndpoint {
   };
 }
 
+function contentFiltersOf(g: GuardrailRow): ResolvedContentFilter[] {
+  const builtins = (g.settings.content_filter_builtins ?? []).map((b) => ({
+    guardrail_id: g.id,
+    kind: "builtin" as const,
+    slug: b.slug,
+    action: b.action,
+    label: b.label,
+    ...(b.scan_scope ? { scan_scope: b.scan_scope } : {}),
+  }));
+  const patterns = (g.settings.content_filters ?? []).map((f, index) => ({
+    guardrail_id: g.id,
+    kind: "pattern" as const,
+    index,
+    pattern: f.pattern,
+    action: f.action,
+    label: f.label ?? null,
+  }));
+  return [...builtins, ...patterns];
+}
+
 /**
  * `<vendor>/<model>[:variant]` or `@preset/<slug>` → the endpoints this key may use, and why the others
  * may not. A preset contributes its designated version's model, system prompt and parameters.
@@ -36,11 +57,18 @@ function toResolved(e: EndpointEntry): ResolvedEndpoint {
 export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): Promise<ResolvedModel> {
   let preset: ResolvedModel["preset"] = null;
   let id = request.model;
+  if (!id) {
+    // A request that names no model gets its workspace's default of the kind it asks for.
+    const kind = request.defaultFor ?? "text";
+    const fallback = (await deps.identity.workspacePolicy(request.workspaceId))?.[`default_${kind}_model`];
+    if (!fallback) throw badRequest(`Invalid body: model: a model is required (the workspace has no default_${kind}_model)`);
+    id = fallback;
+  }
   if (id.startsWith("@preset/")) {
     const found = await getPreset(deps.db, { organizationId: request.organizationId, workspaceId: request.workspaceId }, id.slice(8));
     const model = found.designated_version.config.model;
     if (typeof model !== "string") throw badRequest(`Preset ${found.slug} does not name a model`);
-    preset = { slug: found.slug, version: found.designated_version.version, system_prompt: found.designated_version.system_prompt, config: found.designated_version.config };
+    preset = { id: found.id, slug: found.slug, version: found.designated_version.version, system_prompt: found.designated_version.system_prompt, config: found.designated_version.config };
     id = model;
   }
   const snapshot = deps.catalog.current();
@@ -63,18 +91,21 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
     if (reason) excluded.push({ provider: e.providerEntry.slug, reason });
     else endpoints.push(toResolved(e));
   }
-  const sort = variant ? variants[variant as keyof typeof variants] : null;
+  const sort = variant ? variants[variant as keyof typeof variants] : workspace.default_provider_sort;
   return {
-    requested: request.model,
+    requested: request.model || id,
     model: model.id,
     variant,
     sort,
     preset,
     input_modalities: model.input_modalities,
     output_modalities: model.output_modalities,
+    distillable: model.distillable,
     endpoints,
     excluded,
     guardrail_ids: guardrails.map((g) => g.id),
+    content_filters: guardrails.flatMap(contentFiltersOf),
     disabled_server_tools: workspace.disabled_server_tools ?? [],
+    broadcast: workspace.broadcast,
   };
 }

@@ -11,6 +11,7 @@ export const resolveModelRoute =
     const body = parseInput(resolveModelBody, req.body, "body");
     const data = await resolveModel(deps, {
       model: body.model,
+      defaultFor: body.default_for,
       keyHash: body.key_hash,
       workspaceId: body.workspace_id,
       organizationId: body.organization_id,

@@ -79,6 +79,12 @@ export async function policyById(db: Queryable, id: string): Promise<PolicyRow |
   return row;
 }
 
+/** Whether tokens a policy issued still act: it exists and is not disabled. The router asks, and remembers for seconds. */
+export async function policyActive(db: Queryable, id: string): Promise<boolean> {
+  const [row] = await db.query<{ active: boolean }>(`SELECT NOT disabled AS active FROM identity.federation_policies WHERE id = $1`, [id]);
+  return row?.active ?? false;
+}
+
 export async function getPolicy(db: Queryable, organizationId: string, id: string): Promise<FederationPolicy> {
   const row = await policyById(db, id);
   if (!row || row.organization_id !== organizationId) throw policyNotFound();

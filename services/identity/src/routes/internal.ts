@@ -1,7 +1,8 @@
-import { describeKeysBody, guardrailBudgetsBody, holdBody, releaseHoldBody, holdOwnerBody, renewHoldsBody, workspacePolicyBody } from "@switchyard/contracts";
+import { describeKeysBody, guardrailBudgetsBody, holdBody, policyActiveBody, releaseHoldBody, holdOwnerBody, renewHoldsBody, workspacePolicyBody } from "@switchyard/contracts";
 import { notFound, parseInput, type Db, type Queryable } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import { describeKeys, workspacePolicy } from "../internal.js";
+import { policyActive } from "../federation/policies.js";
 import { writeBudgets } from "../spend/budgets.js";
 import { placeHold, releaseHold } from "../spend/holds.js";
 import { detachOwnerHolds, releaseOwnerHolds, renewHolds } from "../spend/leases.js";
@@ -67,4 +68,11 @@ export const guardrailBudgetsRoute =
     const { budgets } = parseInput(guardrailBudgetsBody, req.body, "body");
     await writeBudgets(db, budgets);
     res.json({ written: budgets.length });
+  };
+
+/** `POST /internal/federation-policies/active`: the router checks the policy an access token names. */
+export const policyActiveRoute =
+  (db: Queryable): RequestHandler =>
+  async (req, res) => {
+    res.json({ active: await policyActive(db, parseInput(policyActiveBody, req.body, "body").id) });
   };

@@ -3,7 +3,8 @@ import { broadcastRecord, broadcastSubjects, type Completed } from "./span.js";
 import type { Destination } from "./destinations.js";
 
 /**
- * Sends each finished generation (chat, transcription, image) to every configured destination, from the
+ * Sends each finished generation (chat, transcription, image) of a workspace that enabled broadcast
+ * (`is_observability_broadcast_enabled`) to every configured destination, from the
  * event bus: a destination that is down delays its own deliveries (the event is redelivered to it with
  * backoff) without touching requests or the other destinations. Each destination has its own durable
  * consumer (`inference_broadcast_<name>`), so one that fails never makes a healthy one receive an event
@@ -20,6 +21,8 @@ export async function startBroadcast(bus: Bus, destinations: Destination[], logg
           `inference_broadcast_${destination.name}`,
           broadcastSubjects,
           async (event) => {
+            // Only workspaces that turned broadcast on (`is_observability_broadcast_enabled`) send theirs.
+            if ((event as Completed).data.broadcast !== true) return;
             const record = broadcastRecord(event as Completed);
             await destination.send([record], AbortSignal.timeout(timeoutMs)).catch((error: unknown) => {
               logger.warn({ err: error, destination: destination.name, generationId: record.generation_id }, "broadcast failed; it will be retried");

@@ -1,6 +1,7 @@
+import { createHash } from "node:crypto";
 import type { Attempt, Charge } from "@switchyard/upstream";
 export type { Attempt } from "@switchyard/upstream";
-import type { Generation } from "@switchyard/contracts";
+import type { ContentFilterFinding, Generation } from "@switchyard/contracts";
 import { notFound, picoToDecimal, picoToUsd, toPico, type EventSink, type OutboxInsertion, type Queryable } from "@switchyard/runtime";
 
 export interface FinishedGeneration {
@@ -9,6 +10,13 @@ export interface FinishedGeneration {
   organizationId: string;
   workspaceId: string;
   guardrailIds: string[];
+  /** What the guardrails' content filters redacted or flagged in its prompt. */
+  contentFilters: ContentFilterFinding[];
+  presetId: string | null;
+  /** Who asked: the request's end user and metadata, the calling app and its User-Agent. */
+  attribution: Attribution;
+  /** Its workspace broadcasts its generations: the event says so to the broadcast consumers. */
+  broadcast: boolean;
   requestId: string | null;
   sessionId: string | null;
   /** The request's tracing metadata, passed on in the event for broadcast destinations. */
@@ -35,13 +43,24 @@ export interface FinishedGeneration {
   attempts: Attempt[];
 }
 
+export interface Attribution {
+  externalUser: string | null;
+  metadata: Record<string, string> | null;
+  /** `HTTP-Referer`: the app's URL, which identifies it. */
+  httpReferer: string | null;
+  /** `X-Title` (or `X-OpenRouter-Title`): the app's name. */
+  appTitle: string | null;
+  userAgent: string | null;
+}
+
 /** Columns of a generation row with their types, for reading a batch out of one JSON parameter. */
 const columns = [
   "id text", "key_hash text", "organization_id uuid", "workspace_id uuid", "request_id text", "session_id text", "model text",
   "requested_model text", "provider text", "upstream_id text", "status text", "streamed boolean", "finish_reason text",
   "native_finish_reason text", "prompt_tokens integer", "completion_tokens integer", "reasoning_tokens integer",
   "cached_tokens integer", "usage_estimated boolean", "cost_usd numeric", "upstream_cost_usd numeric", "latency_ms integer",
-  "generation_time_ms integer", "service_tier text", "data_region text", "attempts jsonb",
+  "generation_time_ms integer", "service_tier text", "data_region text", "attempts jsonb", "content_filters jsonb", "preset_id text", "external_user text", "metadata jsonb", "http_referer text",
+  "app_title text", "user_agent text",
 ];
 const names = columns.map((c) => c.split(" ")[0]).join(", ");
 
@@ -73,6 +92,13 @@ const row = (g: FinishedGeneration) => ({
   service_tier: g.serviceTier,
   data_region: g.dataRegion,
   attempts: g.attempts,
+  content_filters: g.contentFilters.length ? g.contentFilters : null,
+  preset_id: g.presetId,
+  external_user: g.attribution.externalUser,
+  metadata: g.attribution.metadata,
+  http_referer: g.attribution.httpReferer,
+  app_title: g.attribution.appTitle,
+  user_agent: g.attribution.userAgent,
 });
 
 const completedEvent = (g: FinishedGeneration) => ({
@@ -95,6 +121,7 @@ const completedEvent = (g: FinishedGeneration) => ({
     ...(g.trace ? { trace: g.trace } : {}),
     finish_reason: g.finishReason,
     generation_time_ms: g.generationTimeMs,
+    broadcast: g.broadcast,
   },
 });
 
@@ -140,6 +167,13 @@ export interface GenerationRow {
   service_tier: string | null;
   data_region: "global" | "europe" | "us";
   attempts: Attempt[];
+  content_filters: ContentFilterFinding[] | null;
+  preset_id: string | null;
+  external_user: string | null;
+  metadata: Record<string, string> | null;
+  http_referer: string | null;
+  app_title: string | null;
+  user_agent: string | null;
   created_at: Date;
 }
 
@@ -164,12 +198,26 @@ export async function getGeneration(db: Queryable, scope: GenerationScope, id: s
   const [r] = await db.query<GenerationRow>(
     `SELECT id, request_id, session_id, workspace_id::text, model, provider, upstream_id, status, streamed, finish_reason,
        native_finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cost_usd::text, upstream_cost_usd::text, latency_ms,
-       generation_time_ms, service_tier, data_region, attempts, created_at
+       generation_time_ms, service_tier, data_region, attempts, content_filters, preset_id, external_user, metadata, http_referer,
+       app_title, user_agent, created_at
      FROM inference.generations WHERE id = $1 AND organization_id = $2 AND ($3::uuid IS NULL OR workspace_id = $3::uuid)`,
     [id, scope.organizationId, scope.workspaceId ?? null],
   );
   if (!r) throw notFound("Generation not found");
   return toGeneration(r);
+}
+
+/** An app is known by its URL (`HTTP-Referer`): the same URL is the same app, a stable number without a registry. */
+const appId = (referer: string | null): number | null =>
+  referer ? createHash("sha256").update(referer).digest().readUIntBE(0, 6) : null;
+
+function originOf(referer: string | null): string {
+  if (!referer) return "";
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return "";
+  }
 }
 
 export function toGeneration(r: GenerationRow): Generation {
@@ -182,13 +230,13 @@ export function toGeneration(r: GenerationRow): Generation {
     created_at: r.created_at.toISOString(),
     model: r.model,
     api_type: "completions",
-    app_id: null,
+    app_id: appId(r.http_referer),
     workspace_id: r.workspace_id,
-    preset_id: null,
-    origin: "",
-    http_referer: null,
-    user_agent: null,
-    external_user: null,
+    preset_id: r.preset_id,
+    origin: originOf(r.http_referer),
+    http_referer: r.http_referer,
+    user_agent: r.user_agent,
+    external_user: r.external_user,
     data_region: ["global", "europe", "us"].includes(r.data_region) ? r.data_region : "global",
     router: null,
     provider_name: r.provider,
@@ -220,5 +268,8 @@ export function toGeneration(r: GenerationRow): Generation {
     cache_discount: null,
     // The reported usage at the endpoint's prices: above `total_cost` when the charge was capped at the hold.
     upstream_inference_cost: r.upstream_cost_usd === null ? cost : picoToUsd(toPico(r.upstream_cost_usd)),
+    ...(r.content_filters?.length ? { content_filters: r.content_filters } : {}),
+    ...(r.metadata ? { metadata: r.metadata } : {}),
+    ...(r.app_title ? { app_title: r.app_title } : {}),
   };
 }

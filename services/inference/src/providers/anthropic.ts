@@ -59,7 +59,6 @@ const toUsage = (u: Usage): UpstreamUsage => {
   };
 };
 
-const excludesReasoning = (body: Record<string, unknown>) => (body.reasoning as { exclude?: unknown } | undefined)?.exclude === true;
 
 /** The call for `body`: provider, URL, headers and JSON body. */
 function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boolean): JsonPost {
@@ -72,7 +71,7 @@ function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boo
 }
 
 /** A whole Messages response as one Chat Completions choice; the stop reason stays native for the gateway to map. */
-function toChoice(m: z.infer<typeof message>, withReasoning: boolean): Record<string, unknown> {
+function toChoice(m: z.infer<typeof message>): Record<string, unknown> {
   let content = "";
   let reasoning = "";
   const details: Array<Record<string, unknown>> = [];
@@ -91,14 +90,14 @@ function toChoice(m: z.infer<typeof message>, withReasoning: boolean): Record<st
       role: "assistant",
       content: content || null,
       ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
-      ...(withReasoning && details.length ? { reasoning: reasoning || null, reasoning_details: details } : {}),
+      ...(details.length ? { reasoning: reasoning || null, reasoning_details: details } : {}),
     },
     finish_reason: m.stop_reason ?? null,
   };
 }
 
 /** Turns Anthropic's stream events into Chat Completions chunks, keeping the usage it reports at the start and the end. */
-async function* chunks(events: AsyncIterable<string>, withReasoning: boolean): AsyncGenerator<UpstreamChunk> {
+async function* chunks(events: AsyncIterable<string>): AsyncGenerator<UpstreamChunk> {
   let counted: Usage = {};
   const toolIndex = new Map<number, number>();
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): UpstreamChunk => ({
@@ -129,15 +128,15 @@ async function* chunks(events: AsyncIterable<string>, withReasoning: boolean): A
       yield chunk({ tool_calls: [call] });
     } else if (e.type === "content_block_start" && e.content_block.type === "text" && e.content_block.text) {
       yield chunk({ content: e.content_block.text });
-    } else if (e.type === "content_block_start" && e.content_block.type === "redacted_thinking" && withReasoning) {
+    } else if (e.type === "content_block_start" && e.content_block.type === "redacted_thinking") {
       yield chunk({ reasoning_details: [{ type: "reasoning.encrypted", data: e.content_block.data ?? "", format: reasoningFormat, index: e.index }] });
     } else if (e.type === "content_block_delta") {
       const d = e.delta as { type: string; text?: string; partial_json?: string; thinking?: string; signature?: string };
       if (d.type === "text_delta") yield chunk({ content: d.text ?? "" });
       else if (d.type === "input_json_delta") yield chunk({ tool_calls: [{ index: toolIndex.get(e.index) ?? 0, function: { arguments: d.partial_json ?? "" } }] });
-      else if (d.type === "thinking_delta" && withReasoning) {
+      else if (d.type === "thinking_delta") {
         yield chunk({ reasoning: d.thinking ?? "", reasoning_details: [{ type: "reasoning.text", text: d.thinking ?? "", format: reasoningFormat, index: e.index }] });
-      } else if (d.type === "signature_delta" && withReasoning) {
+      } else if (d.type === "signature_delta") {
         yield chunk({ reasoning_details: [{ type: "reasoning.text", signature: d.signature ?? "", format: reasoningFormat, index: e.index }] });
       }
     } else if (e.type === "message_delta") {
@@ -160,7 +159,7 @@ export const anthropic: ChatProvider = {
     if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a message`, 502, true);
     return {
       id: parsed.data.id ?? null,
-      choices: [toChoice(parsed.data, !excludesReasoning(body))],
+      choices: [toChoice(parsed.data)],
       usage: parsed.data.usage ? toUsage(parsed.data.usage) : undefined,
       systemFingerprint: null,
       serviceTier: null,
@@ -168,6 +167,6 @@ export const anthropic: ChatProvider = {
   },
   async stream(body, target, signal) {
     const res = await postJson(...call(body, target, true), signal);
-    return chunks(sseData(res.body), !excludesReasoning(body));
+    return chunks(sseData(res.body));
   },
 };

@@ -55,7 +55,6 @@ const toUsage = (u: Usage): UpstreamUsage => ({
 });
 
 const callId = () => `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
-const excludesReasoning = (body: Record<string, unknown>) => (body.reasoning as { exclude?: unknown } | undefined)?.exclude === true;
 
 interface Pieces {
   content: string;
@@ -66,7 +65,7 @@ interface Pieces {
 }
 
 /** One candidate's parts as OpenAI message fields; tool calls are numbered from `firstCall`. */
-function pieces(c: Candidate, withReasoning: boolean, firstCall: number): Pieces {
+function pieces(c: Candidate, firstCall: number): Pieces {
   const out: Pieces = { content: "", reasoning: "", toolCalls: [], signatures: [] };
   for (const p of c.content?.parts ?? []) {
     if (p.functionCall) {
@@ -75,19 +74,19 @@ function pieces(c: Candidate, withReasoning: boolean, firstCall: number): Pieces
       out.toolCalls.push({ index, id, type: "function", function: { name: p.functionCall.name, arguments: JSON.stringify(p.functionCall.args ?? {}) } });
       if (p.thoughtSignature) out.signatures.push({ type: "reasoning.encrypted", data: p.thoughtSignature, id, format: signatureFormat, index });
     } else if (p.thought) {
-      if (withReasoning) out.reasoning += p.text ?? "";
+      out.reasoning += p.text ?? "";
     } else out.content += p.text ?? "";
   }
   return out;
 }
 
-function choices(r: Response, withReasoning: boolean): Array<Record<string, unknown>> {
+function choices(r: Response): Array<Record<string, unknown>> {
   const candidates = r.candidates ?? [];
   if (candidates.length === 0 && r.promptFeedback?.blockReason) {
     return [{ index: 0, message: { role: "assistant", content: "" }, finish_reason: "content_filter" }];
   }
   return candidates.map((c, i) => {
-    const p = pieces(c, withReasoning, 0);
+    const p = pieces(c, 0);
     const toolCalls = p.toolCalls.map(({ index: _index, ...call }) => call);
     return {
       index: c.index ?? i,
@@ -124,7 +123,7 @@ interface CandidateState {
  * Each streamed GenerateContentResponse becomes one chunk. Gemini repeats its running usage on many of
  * them, so only the last one seen is reported, in a chunk of its own once the stream has ended.
  */
-async function* chunks(events: AsyncIterable<string>, withReasoning: boolean): AsyncGenerator<UpstreamChunk> {
+async function* chunks(events: AsyncIterable<string>): AsyncGenerator<UpstreamChunk> {
   let usage: Usage | undefined;
   const states = new Map<number, CandidateState>();
   const chunk = (list: Array<Record<string, unknown>>): UpstreamChunk => ({ choices: list, usage: undefined, systemFingerprint: null, serviceTier: null });
@@ -149,7 +148,7 @@ async function* chunks(events: AsyncIterable<string>, withReasoning: boolean): A
         const index = c.index ?? i;
         const state = states.get(index) ?? { started: false, toolCalls: 0 };
         states.set(index, state);
-        const p = pieces(c, withReasoning, state.toolCalls);
+        const p = pieces(c, state.toolCalls);
         state.toolCalls += p.toolCalls.length;
         const delta = {
           ...(state.started ? {} : { role: "assistant" }),
@@ -175,7 +174,7 @@ export const google: ChatProvider = {
     }
     return {
       id: parsed.data.responseId ?? null,
-      choices: choices(parsed.data, !excludesReasoning(body)),
+      choices: choices(parsed.data),
       usage: parsed.data.usageMetadata ? toUsage(parsed.data.usageMetadata) : undefined,
       systemFingerprint: null,
       serviceTier: null,
@@ -183,6 +182,6 @@ export const google: ChatProvider = {
   },
   async stream(body, target, signal) {
     const res = await postJson(...call(body, target, true), signal);
-    return chunks(sseData(res.body), !excludesReasoning(body));
+    return chunks(sseData(res.body));
   },
 };

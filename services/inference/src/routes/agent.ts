@@ -1,8 +1,10 @@
 import type { ServerResponse } from "node:http";
 import { defaultMaxToolSteps } from "@switchyard/contracts";
 import { metrics, sendJson } from "@switchyard/runtime";
+import { enforceFindings, filterMessages, mergeFindings } from "@switchyard/upstream";
 import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
 import { sseWriter } from "../sse.js";
+import { hidesReasoning, visibleChoices } from "../providers/hide-reasoning.js";
 import type { DeclaredTools } from "../tools/declared.js";
 import { DetailNumbering, wholeDetails, type Detail } from "../tools/reasoning.js";
 import { replayServerCalls } from "../tools/replay.js";
@@ -195,11 +197,16 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
       alive?.start();
       const runs = await runRound(serverCalls, tools, runContext, tally);
       alive?.stop();
-      messages.push(assistantTurn(turn, serverCalls));
-      for (const run of runs) messages.push({ role: "tool", tool_call_id: run.id, content: run.output });
+      // What the tools brought back is read by the next turn's provider: the guardrails' filters apply to it too.
+      const added = filterMessages(context.filters, [assistantTurn(turn, serverCalls), ...runs.map((run) => ({ role: "tool", tool_call_id: run.id, content: run.output }))]);
+      enforceFindings(added.findings, "chat");
+      context.findings = mergeFindings([context.findings, added.findings]);
+      messages.push(...(added.value as Message[]));
       const entries = numbering.serverCalls(runs);
-      if (sse) sse.data({ id: context.generationId, object: "chat.completion.chunk", created, model: streamedTurn!.candidate.model, choices: [{ index: 0, delta: { reasoning_details: entries }, finish_reason: null }] });
-      else said.details.push(...entries);
+      if (!sse) said.details.push(...entries);
+      else if (!hidesReasoning(request)) {
+        sse.data({ id: context.generationId, object: "chat.completion.chunk", created, model: streamedTurn!.candidate.model, choices: [{ index: 0, delta: { reasoning_details: entries }, finish_reason: null }] });
+      }
       if (fired) deps.logger.debug({ generationId: context.generationId, condition: fired }, "stop condition fired; one last turn without tools");
       if (clientCalls.length === 0) {
         toolsOff = fired !== undefined || tally.steps >= maxSteps;
@@ -233,7 +240,7 @@ export async function agentCompletion(context: ChatContext, tools: DeclaredTools
       else delete message.tool_calls;
       if (own.length === 0 && choice.finish_reason === "tool_calls") choice.finish_reason = "stop";
     }
-    sendJson(res, 200, answer);
+    sendJson(res, 200, { ...answer, choices: visibleChoices(request, answer.choices) });
     return;
   }
 }

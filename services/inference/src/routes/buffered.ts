@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { sendJson } from "@switchyard/runtime";
+import { visibleChoices } from "../providers/hide-reasoning.js";
 import { healJson } from "../plugins.js";
 import type { UpstreamCompletion } from "../providers/types.js";
 import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
@@ -85,5 +86,6 @@ export function bufferedAnswer(context: ChatContext, turn: BufferedTurn, usage =
 
 /** A non-streaming completion without server tools. */
 export async function bufferedCompletion(context: ChatContext, res: ServerResponse): Promise<void> {
-  sendJson(res, 200, bufferedAnswer(context, await bufferedTurn(context)));
+  const answer = bufferedAnswer(context, await bufferedTurn(context));
+  sendJson(res, 200, { ...answer, choices: visibleChoices(context.request, answer.choices) });
 }

@@ -4,12 +4,25 @@ import {
   metadataHeader,
   sessionIdHeader,
   type ChatCompletionRequest,
+  type ResolvedModel,
 } from "@switchyard/contracts";
 import { badRequest, forbidden, HttpError, parseInput, type Caller } from "@switchyard/runtime";
-import { newGenerationId, orderCandidates, requestDeadline, upstreamFailure, type AttemptSignal, type Candidate } from "@switchyard/upstream";
+import {
+  enforceFindings,
+  filterMessages,
+  newGenerationId,
+  orderCandidates,
+  requestDeadline,
+  requestFilters,
+  upstreamFailure,
+  type AttemptSignal,
+  type Candidate,
+  type CompiledFilters,
+  type Finding,
+} from "@switchyard/upstream";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { InferenceDeps } from "../deps.js";
-import type { Attempt } from "../generations/store.js";
+import type { Attempt, Attribution } from "../generations/store.js";
 import { requestedParameters, upstreamBody } from "../request-body.js";
 import { dropUnsupported } from "../parameters.js";
 import { activePlugins, compressMessages, type ActivePlugins } from "../plugins.js";
@@ -29,6 +42,15 @@ export interface ChatContext {
   requested: string;
   candidates: Candidate[];
   guardrailIds: string[];
+  /** The preset the request ran, if any. */
+  presetId: string | null;
+  attribution: Attribution;
+  /** Its workspace broadcasts its generations. */
+  broadcast: boolean;
+  /** The guardrails' content filters, which every turn's new messages are scanned with too. */
+  filters: CompiledFilters;
+  /** What they redacted and flagged, recorded on the generation. */
+  findings: Finding[];
   body: Record<string, unknown>;
   plugins: ActivePlugins;
   /** Parameters dropped for each tried endpoint because it does not support them. */
@@ -59,39 +81,91 @@ const header = (req: ChatHttpRequest, name: string) => {
   return typeof value === "string" ? value : undefined;
 };
 
+type Preset = NonNullable<ResolvedModel["preset"]>;
+
+/** Headers a generation keeps are cut to this many characters: they describe the caller, they are not its data. */
+const headerChars = 1000;
+
+/** Who asked, as the generation records it: the end user and metadata of the body, the app of the headers. */
+function attributionOf(req: ChatHttpRequest, request: ChatCompletionRequest): Attribution {
+  const kept = (...names: string[]) => {
+    for (const name of names) {
+      const value = header(req, name);
+      if (value) return value.slice(0, headerChars);
+    }
+    return null;
+  };
+  return {
+    externalUser: request.user ?? null,
+    metadata: request.metadata ?? null,
+    httpReferer: kept("http-referer", "referer"),
+    appTitle: kept("x-title", "x-openrouter-title"),
+    userAgent: kept("user-agent"),
+  };
+}
+
+/**
+ * A preset (the `preset` field, or `@preset/<slug>` as the model) is resolved first: its config gives the
+ * request its defaults (parameters, `provider`, `models`, `plugins`, `session_id`, `trace`, `user`,
+ * `max_tool_calls`...) and every field the request sets wins. The preset's own `model` is its model
+ * reference's answer, so it is left to resolution.
+ */
+async function withPreset(
+  parsed: ChatCompletionRequest,
+  body: unknown,
+  resolve: (model: string) => Promise<ResolvedModel>,
+): Promise<{ request: ChatCompletionRequest; preset?: Preset; presetRef?: string }> {
+  const presetRef = parsed.preset ? `@preset/${parsed.preset}` : parsed.model?.startsWith("@preset/") ? parsed.model : undefined;
+  if (!presetRef) return { request: parsed };
+  const preset = (await resolve(presetRef)).preset!;
+  const { model: _model, ...config } = preset.config;
+  const request = parseInput(chatCompletionRequest, { ...config, ...(body as Record<string, unknown>) }, "body");
+  return { request, preset, presetRef };
+}
+
 /** `POST /chat/completions`: validate, resolve models to endpoints, try them in order, answer, account. */
 export const chatCompletionsRoute =
   (deps: InferenceDeps) =>
   async (req: ChatHttpRequest, res: ServerResponse, caller: Caller): Promise<void> => {
     if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
-    const request = parseInput(chatCompletionRequest, req.body, "body");
+    const host = (header(req, "x-forwarded-host") ?? header(req, "host") ?? "").split(",")[0]!.trim().replace(/:\d+$/, "");
+    const resolve = (model: string) =>
+      deps.resolve({
+        model,
+        ...(model ? {} : { defaultFor: "text" as const }),
+        keyHash: caller.keyHash,
+        workspaceId: caller.workspaceId,
+        organizationId: caller.organizationId,
+        host,
+      });
+    const { request, preset, presetRef } = await withPreset(parseInput(chatCompletionRequest, req.body, "body"), req.body, resolve);
     const plugins = activePlugins(request);
     // The `preset` field runs a preset like `@preset/<slug>`; a `model` given beside it wins over the preset's.
-    const presetRef = typeof request.preset === "string" && request.preset ? `@preset/${request.preset}` : undefined;
     const first = request.model ?? (request.models?.length ? undefined : presetRef);
     const models = [...new Set([first, ...(request.models ?? [])].filter((m): m is string => typeof m === "string"))];
-    if (models.length === 0) throw badRequest("Invalid body: model: a model or a models list is required");
+    // None named: the workspace's default_text_model, which catalog resolves (an empty name asks for it).
+    if (models.length === 0) models.push("");
     if (request.debug?.echo_upstream_body && !request.stream) throw badRequest("Invalid body: debug.echo_upstream_body: only available with stream: true");
     const sessionId = request.session_id ?? header(req, sessionIdHeader);
-    const host = (header(req, "x-forwarded-host") ?? header(req, "host") ?? "").split(",")[0]!.trim().replace(/:\d+$/, "");
 
     const candidates: Candidate[] = [];
     const reasons: string[] = [];
     const guardrailIds = new Set<string>();
+    let filters: CompiledFilters | undefined;
+    let broadcast = false;
     const disabledTools = new Set<string>();
-    let preset: { system_prompt: string; config: Record<string, unknown> } | undefined;
-    if (presetRef && !models.includes(presetRef)) {
-      const resolved = await deps.resolve({ model: presetRef, keyHash: caller.keyHash, workspaceId: caller.workspaceId, organizationId: caller.organizationId, host });
-      preset = resolved.preset ?? undefined;
-    }
+    let requested = models[0]!;
     for (const model of models) {
-      const resolved = await deps.resolve({ model, keyHash: caller.keyHash, workspaceId: caller.workspaceId, organizationId: caller.organizationId, host });
+      const resolved = await resolve(model);
+      requested ||= resolved.model;
       // Transcription and image-only models have their own endpoints; a chat request for one is a mistake in the body.
       if (!resolved.output_modalities.includes("text")) {
         throw badRequest(`Invalid body: model: ${resolved.model} is not a chat model (it outputs ${resolved.output_modalities.join(", ")})`);
       }
-      if (resolved.preset && !preset) preset = resolved.preset;
       for (const id of resolved.guardrail_ids) guardrailIds.add(id);
+      // Guardrails apply to the key, so every model's resolution names the same filters.
+      filters ??= requestFilters(resolved.content_filters);
+      broadcast = resolved.broadcast;
       for (const tool of resolved.disabled_server_tools) disabledTools.add(tool);
       const ordered = orderCandidates(resolved, {
         preferences: request.provider ?? undefined,
@@ -106,6 +180,16 @@ export const chatCompletionsRoute =
       throw new HttpError("not_found", `No endpoints available for ${models.join(", ")}: ${reasons.join("; ") || "none configured"}`);
     }
 
+    // Before any hold or provider call: a blocked prompt costs nothing, a redacted one is all a provider sees.
+    const body = upstreamBody(request, caller.workspaceId, preset?.system_prompt);
+    let findings: Finding[] = [];
+    if (filters && !filters.empty && Array.isArray(body.messages)) {
+      const filtered = filterMessages(filters, body.messages as Array<Record<string, unknown>>);
+      enforceFindings(filtered.findings, "chat");
+      body.messages = filtered.value;
+      findings = filtered.findings;
+    }
+
     const tools = declaredTools(request, { sandbox: deps.sandbox !== undefined, webSearch: deps.search !== undefined, disabled: [...disabledTools] });
 
     const { signal, timedOut } = requestDeadline(res, deps.requestTimeoutMs);
@@ -116,10 +200,15 @@ export const chatCompletionsRoute =
       caller,
       request,
       generationId,
-      requested: models[0]!,
+      requested,
       candidates,
       guardrailIds: [...guardrailIds],
-      body: upstreamBody(request, caller.workspaceId, preset),
+      presetId: preset?.id ?? null,
+      attribution: attributionOf(req, request),
+      broadcast,
+      filters: filters!,
+      findings,
+      body,
       plugins,
       dropped: new Map(),
       sentBody: new Map(),

@@ -1,6 +1,6 @@
 import { account, metadataBody, type Accounted } from "../responses.js";
 import type { UpstreamUsage } from "../providers/types.js";
-import { capCharge, type Candidate } from "@switchyard/upstream";
+import { capCharge, findingsRecord, type Candidate } from "@switchyard/upstream";
 import { abandoned, type ChatContext } from "./chat-completions.js";
 
 export interface Outcome {
@@ -40,6 +40,10 @@ export function finish(context: ChatContext, outcome: Outcome): Accounted {
     organizationId: context.caller.organizationId,
     workspaceId: context.caller.workspaceId,
     guardrailIds: context.guardrailIds,
+    contentFilters: findingsRecord(context.findings),
+    presetId: context.presetId,
+    attribution: context.attribution,
+    broadcast: context.broadcast,
     requestId: context.requestId,
     sessionId: context.sessionId ?? null,
     trace: context.request.trace,
@@ -77,6 +81,7 @@ export function metadataFor(context: ChatContext, candidate: Candidate) {
       generationTimeMs: Math.round(performance.now() - context.started),
       region: candidate.endpoint.region,
       dropped: context.dropped.get(candidate) ?? [],
+      contentFilters: findingsRecord(context.findings),
     }),
   };
 }

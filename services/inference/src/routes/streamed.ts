@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { visibleChoices } from "../providers/hide-reasoning.js";
 import type { UpstreamUsage } from "../providers/types.js";
 import { normalizeFinishReason, usageBody, type Accounted } from "../responses.js";
 import { sseWriter } from "../sse.js";
@@ -141,7 +142,7 @@ export async function relayTurn(context: ChatContext, options: RelayOptions): Pr
         });
       }
       if (choices.length === 0) continue;
-      sse.data({ ...frame, ...(fingerprint ? { system_fingerprint: fingerprint } : {}), ...(serviceTier ? { service_tier: serviceTier } : {}), choices });
+      sse.data({ ...frame, ...(fingerprint ? { system_fingerprint: fingerprint } : {}), ...(serviceTier ? { service_tier: serviceTier } : {}), choices: visibleChoices(context.request, choices) });
     }
   } catch (error) {
     status = context.signal.aborted && !context.timedOut() ? "cancelled" : "error";

@@ -1,14 +1,21 @@
 import { parseImageSize, type ImageGenerationRequest } from "@switchyard/contracts";
 import { picoToUsd } from "@switchyard/runtime";
-import type { Candidate } from "@switchyard/upstream";
+import { endUser, type Candidate } from "@switchyard/upstream";
 import type { Response } from "express";
 import { imageTokensBound, mediaCost, referenceTokens, type MediaUsage } from "../cost.js";
 import type { ImageCall, ImageProvider, ReferenceImage, UpstreamImages } from "../providers/types.js";
 import { recordGeneration, type MediaGeneration } from "../record.js";
 import { chargeFor, type MediaRun, type Served } from "../run.js";
 
+/** The tier a request asks for: its `resolution`, or its `size` tier; explicit pixels are served as given. */
+function imageResolutionOf(request: ImageGenerationRequest): ImageCall["resolution"] {
+  const size = request.size === undefined ? undefined : parseImageSize(request.size);
+  if (size && "width" in size) return undefined;
+  return size?.tier ?? request.resolution;
+}
+
 /** The provider-neutral call: a size tier is a resolution, explicit pixels stay pixels, `auto` means no ratio. */
-export function imageCall(request: ImageGenerationRequest, references: ReferenceImage[], options: Record<string, unknown>): ImageCall {
+export function imageCall(request: ImageGenerationRequest, references: ReferenceImage[], options: Record<string, unknown>, workspaceId: string): ImageCall {
   const size = request.size === undefined ? undefined : parseImageSize(request.size);
   return {
     prompt: request.prompt,
@@ -19,9 +26,11 @@ export function imageCall(request: ImageGenerationRequest, references: Reference
     // Compression means nothing to PNG.
     outputCompression: request.output_format === "jpeg" || request.output_format === "webp" ? request.output_compression : undefined,
     quality: request.quality,
-    resolution: size && "tier" in size ? size.tier : request.resolution,
+    resolution: imageResolutionOf(request),
     size: size && "width" in size ? size : undefined,
     seed: request.seed,
+    moderation: request.moderation,
+    user: request.user === undefined ? undefined : endUser(workspaceId, request.user),
     references,
     options,
   };
@@ -34,6 +43,9 @@ export function unfitFor(request: ImageGenerationRequest) {
     if (n > provider.maxImages) return provider.maxImages === 1 ? "makes one image per request (n must be 1)" : `makes at most ${provider.maxImages} images per request`;
     if (request.output_format && !provider.outputFormats.includes(request.output_format)) return `cannot produce ${request.output_format}`;
     if (request.input_references?.length && !provider.references) return "takes no input_references";
+    const resolution = imageResolutionOf(request);
+    if (resolution && !provider.resolutions.includes(resolution)) return `makes no ${resolution} images (it makes ${provider.resolutions.join(", ")})`;
+    if (request.moderation === "low" && !provider.moderation) return "has no moderation setting";
     return undefined;
   };
 }
@@ -61,6 +73,8 @@ export const imageRecord = (run: MediaRun<ImageProvider>, candidate: Candidate |
   organizationId: run.caller.organizationId,
   workspaceId: run.caller.workspaceId,
   guardrailIds: run.guardrailIds,
+  findings: run.findings,
+  broadcast: run.broadcast,
   requestId: run.requestId,
   model: run.model,
   provider: candidate?.endpoint.provider ?? null,

@@ -78,6 +78,7 @@ const toSegment = (u: z.infer<typeof utterance>, id: number): TranscriptSegment 
  */
 export const deepgram: TranscriptionProvider = {
   verbose: true,
+  prompts: false,
   async transcribe(call, target, signal) {
     const res = await post(
       target.provider,

@@ -27,7 +27,6 @@ function imageConfig(call: ImageCall): Record<string, string> {
     return config;
   }
   if (call.aspectRatio) config.aspectRatio = nearestRatio(valueOf(call.aspectRatio));
-  // Gemini's smallest size is 1K: a 512 request gets its default.
   if (call.resolution && call.resolution !== "512") config.imageSize = imageSizes[call.resolution];
   return config;
 }
@@ -53,6 +52,9 @@ export const googleImages: ImageProvider = {
   maxImages: 1,
   outputFormats: ["png"],
   references: true,
+  // Gemini's image sizes; it makes nothing smaller than 1K.
+  resolutions: ["1K", "2K", "4K"],
+  moderation: false,
   async generate(call, target, signal) {
     const generationConfig: Record<string, unknown> = { responseModalities: ["TEXT", "IMAGE"], imageConfig: imageConfig(call), ...call.options };
     if (call.seed !== undefined) generationConfig.seed = call.seed;

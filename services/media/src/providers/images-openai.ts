@@ -45,6 +45,8 @@ function fields(call: ImageCall, target: UpstreamTarget, stream: boolean): Recor
   if (call.background) body.background = call.background;
   if (call.outputFormat) body.output_format = call.outputFormat;
   if (call.outputCompression !== undefined) body.output_compression = call.outputCompression;
+  if (call.moderation) body.moderation = call.moderation;
+  if (call.user) body.user = call.user;
   if (stream) body.stream = true;
   // Options add what the request does not decide; they never replace its fields.
   for (const [key, value] of Object.entries(call.options)) if (!(key in body) && value !== undefined && value !== null) body[key] = value;
@@ -105,6 +107,9 @@ export const openAiImages: ImageProvider = {
   maxImages: 10,
   outputFormats: ["png", "jpeg", "webp", "svg"],
   references: true,
+  // GPT-image sizes (1024x1024, 1536x1024, 1024x1536) are all 1K; explicit pixels pass as given.
+  resolutions: ["1K"],
+  moderation: true,
   async generate(call, target, signal) {
     const res = await request(call, target, false, signal);
     const parsed = answer.safeParse(await readAnswer(target.provider, res, signal));

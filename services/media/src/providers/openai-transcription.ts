@@ -72,6 +72,7 @@ function form(call: TranscriptionCall, target: UpstreamTarget): FormData {
   body.append("file", new Blob([call.audio.bytes], { type: call.audio.mediaType }), call.audio.filename);
   body.append("model", target.upstreamModel);
   if (call.language !== undefined) body.append("language", call.language);
+  if (call.prompt !== undefined) body.append("prompt", call.prompt);
   if (call.temperature !== undefined) body.append("temperature", String(call.temperature));
   body.append("response_format", call.verbose ? "verbose_json" : "json");
   if (call.verbose) {
@@ -103,6 +104,7 @@ function toUsage(a: z.infer<typeof answer>): UpstreamTranscription["usage"] {
  */
 export const openAiTranscription: TranscriptionProvider = {
   verbose: true,
+  prompts: true,
   async transcribe(call, target, signal) {
     const res = await post(
       target.provider,

@@ -17,6 +17,8 @@ export interface TranscriptionCall {
   audio: AudioInput;
   /** ISO-639-1; omitted means auto-detect. */
   language?: string | undefined;
+  /** Guides the transcript's style; only wire formats with `prompts` take it. */
+  prompt?: string | undefined;
   temperature?: number | undefined;
   /** `response_format: verbose_json`: duration, language, segments (and words when asked). */
   verbose: boolean;
@@ -55,6 +57,8 @@ export interface UpstreamTranscription {
 export interface TranscriptionProvider {
   /** Whether the wire format gives segment timestamps (needed for `verbose_json`). */
   readonly verbose: boolean;
+  /** Whether it takes a text prompt. */
+  readonly prompts: boolean;
   transcribe(call: TranscriptionCall, target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamTranscription>;
 }
 
@@ -79,6 +83,10 @@ export interface ImageCall {
   /** Explicit pixels from `size: <w>x<h>`. */
   size?: { width: number; height: number } | undefined;
   seed?: number | undefined;
+  /** `low` relaxes the provider's content moderation; `auto` is its default. */
+  moderation?: "auto" | "low" | undefined;
+  /** The end user, as a per-workspace hash: never the caller's raw id. */
+  user?: string | undefined;
   references: ReferenceImage[];
   /** `provider.options[<slug>]`, passed to the provider untouched. */
   options: Record<string, unknown>;
@@ -112,6 +120,10 @@ export interface ImageProvider {
   readonly outputFormats: readonly ImageFormat[];
   /** Whether it can take reference images (image-to-image). */
   readonly references: boolean;
+  /** The resolution tiers it can make; a request for another is not sent to it. */
+  readonly resolutions: readonly NonNullable<ImageCall["resolution"]>[];
+  /** Whether it takes `moderation` (its strictness: `auto` or `low`). */
+  readonly moderation: boolean;
   generate(call: ImageCall, target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamImages>;
   /** Native streaming; resolves once the provider accepted the request, throws before that. */
   stream?(call: ImageCall, target: UpstreamTarget, signal: AbortSignal): Promise<AsyncIterable<ImageStreamPart>>;

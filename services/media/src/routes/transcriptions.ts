@@ -1,4 +1,5 @@
 import { picoToUsd } from "@switchyard/runtime";
+import { enforceFindings, filterPrompt } from "@switchyard/upstream";
 import type { RequestHandler } from "express";
 import { audioTokensPerSecond, mediaCost, transcriptTokensPerSecond, type MediaUsage } from "../cost.js";
 import type { MediaDeps } from "../deps.js";
@@ -40,9 +41,17 @@ export const transcriptionsRoute =
       preferences: input.preferences,
       sessionId: input.sessionId,
       providers: deps.transcribers,
-      unfit: (provider) => (input.verbose && !provider.verbose ? "no timestamps for verbose_json" : undefined),
+      unfit: (provider) =>
+        input.verbose && !provider.verbose ? "no timestamps for verbose_json" : input.prompt !== undefined && !provider.prompts ? "no prompt support" : undefined,
       trace: input.trace,
     });
+    // The prompt is text the caller wrote: the guardrails' content filters apply to it before anything is held.
+    if (input.prompt !== undefined) {
+      const prompt = filterPrompt(run.filters, input.prompt);
+      enforceFindings(prompt.findings, "transcriptions");
+      run.findings = prompt.findings;
+      input.prompt = prompt.value;
+    }
     // A provider may bill whole seconds, rounded up: the hold is the ceiling of the charge, so it covers that.
     const seconds = Math.ceil(worstCaseSeconds(input.audio.bytes));
     const { result: answer, ...served } = await firstAccepted(
@@ -59,6 +68,7 @@ export const transcriptionsRoute =
           {
             audio: input.audio,
             language: input.language,
+            prompt: input.prompt,
             temperature: input.temperature,
             verbose: input.verbose,
             granularities: input.granularities,
@@ -77,6 +87,8 @@ export const transcriptionsRoute =
       organizationId: run.caller.organizationId,
       workspaceId: run.caller.workspaceId,
       guardrailIds: run.guardrailIds,
+      findings: run.findings,
+      broadcast: run.broadcast,
       requestId: run.requestId,
       model: run.model,
       provider: served.candidate.endpoint.provider,

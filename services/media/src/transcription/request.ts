@@ -17,6 +17,7 @@ export interface TranscriptionInput {
   model: string;
   audio: AudioInput;
   language: string | undefined;
+  prompt: string | undefined;
   temperature: number | undefined;
   verbose: boolean;
   granularities: Array<"word" | "segment">;
@@ -89,6 +90,7 @@ export async function readTranscription(req: Request, maxAudioBytes: number): Pr
       model: fields.model,
       audio: decodeAudio(upload.file.bytes, format, "file"),
       language: fields.language,
+      prompt: fields.prompt,
       temperature: fields.temperature,
       verbose: fields.response_format === "verbose_json",
       granularities: fields["timestamp_granularities[]"] ?? [],
@@ -110,6 +112,7 @@ export async function readTranscription(req: Request, maxAudioBytes: number): Pr
     model: body.model,
     audio: decodeAudio(bytes, body.input_audio.format, "input_audio.data"),
     language: body.language,
+    prompt: body.prompt,
     temperature: body.temperature,
     verbose: body.response_format === "verbose_json",
     granularities: body.timestamp_granularities ?? [],

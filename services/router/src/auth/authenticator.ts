@@ -9,6 +9,8 @@ export interface AuthenticatorOptions {
   ttlMs: number;
   /** How long an unknown key is remembered as unknown (floods of bad keys never reach the database). */
   negativeTtlMs: number;
+  /** How long a federation policy's state is trusted: a disabled or deleted policy's tokens stop within it. */
+  policyTtlMs?: number;
   now?: () => number;
 }
 
@@ -45,6 +47,17 @@ export function createAuthenticator(options: AuthenticatorOptions) {
   const pending = new Map<string, Promise<KeyAuthentication | undefined>>();
   let invalidations = 0;
   const verifyAccessToken = createAccessTokenVerifier(() => options.identity.accessTokenKeys(), now);
+  const policies = new Map<string, { active: Promise<boolean>; until: number }>();
+  /** Whether the policy an access token names still lets it act, asked at most once per `policyTtlMs`. */
+  const policyActive = (id: string): Promise<boolean> => {
+    const hit = policies.get(id);
+    if (hit && hit.until > now()) return hit.active;
+    const active = options.identity.policyActive(id);
+    if (policies.size > 10_000) policies.clear();
+    policies.set(id, { active, until: now() + (options.policyTtlMs ?? 5000) });
+    active.catch(() => policies.delete(id));
+    return active;
+  };
 
   const cached = (hash: string): Entry | undefined => {
     const hit = cache.get(hash);
@@ -81,6 +94,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
         // An access token from the token exchange acts as its target key: that key's state, limits, usage.
         const claims = await unavailableOnOutage(() => verifyAccessToken(secret));
         if (!claims) throw unauthorized("Invalid or expired access token");
+        if (!(await unavailableOnOutage(() => policyActive(claims.pol)))) throw unauthorized("The federation policy of this access token is disabled or deleted");
         hash = claims.sub;
         viaAccessToken = true;
       } else {

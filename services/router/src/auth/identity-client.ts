@@ -1,4 +1,4 @@
-import { authenticateKeyResponse, type KeyAuthentication } from "@switchyard/contracts";
+import { authenticateKeyResponse, policyActiveResponse, type KeyAuthentication } from "@switchyard/contracts";
 import { createInternalClient, ServiceUnavailableError } from "@switchyard/runtime";
 import type { JSONWebKeySet } from "jose";
 
@@ -7,6 +7,8 @@ export interface IdentityClient {
   authenticate(hash: string): Promise<KeyAuthentication | undefined>;
   /** Public keys of identity's access tokens. */
   accessTokenKeys(): Promise<JSONWebKeySet>;
+  /** Whether the federation policy an access token names still lets its tokens act. */
+  policyActive(id: string): Promise<boolean>;
 }
 
 /** Looks keys up on identity's internal route over a keep-alive pool. */
@@ -14,6 +16,7 @@ export function httpIdentityClient(baseUrl: string, serviceToken: () => Promise<
   const client = createInternalClient(baseUrl, serviceToken);
   return {
     authenticate: async (hash) => (await client.post("/internal/keys/authenticate", { hash }, authenticateKeyResponse))?.data,
+    policyActive: async (id) => (await client.post("/internal/federation-policies/active", { id }, policyActiveResponse))?.active ?? false,
     async accessTokenKeys() {
       const res = await fetch(new URL("/api/v1/oauth/jwks", baseUrl), { signal: AbortSignal.timeout(5000) }).catch((error: unknown) => {
         throw new ServiceUnavailableError(error instanceof Error ? error.message : String(error));
