@@ -48,6 +48,10 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
     res.on("close", () => {
       if (!res.writableFinished) fake.aborted++;
     });
+    // A key with "revoked" in it is refused as a provider refuses a bad key: 401, quoting the key.
+    if (req.headers.authorization?.includes("revoked")) {
+      return void res.writeHead(401).end(JSON.stringify({ error: { message: `Incorrect API key provided: ${req.headers.authorization.slice(7)}` } }));
+    }
     const behavior = behaviorOf(String(body.model));
     if (behavior === "fail-500") return void res.writeHead(500).end(JSON.stringify({ error: { message: "upstream exploded" } }));
     if (behavior === "reset") return void req.socket.destroy(); // the connection drops before any answer

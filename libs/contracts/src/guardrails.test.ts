@@ -61,7 +61,8 @@ describe("guardrail bodies", () => {
     ["reset_interval", { limit_usd: 10, reset_interval: "hourly" }],
     ["allowed_data_regions", { allowed_data_regions: [] }],
     ["allowed_data_regions.0", { allowed_data_regions: ["mars"] }],
-    ["content_filters.0.pattern", { content_filters: [{ pattern: "(", action: "block" }] }],
+    // Whether RE2 can run a pattern is catalog's check (tests/content-filters.test.ts); the schema bounds its length.
+    ["content_filters.0.pattern", { content_filters: [{ pattern: "", action: "block" }] }],
     ["content_filters.0.action", { content_filters: [{ pattern: "x", action: "drop" }] }],
     ["content_filter_builtins.0.slug", { content_filter_builtins: [{ slug: "dna", action: "redact" }] }],
     ["content_filter_builtins.0.scan_scope", { content_filter_builtins: [{ slug: "email", action: "redact", scan_scope: "some" }] }],

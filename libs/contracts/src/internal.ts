@@ -36,6 +36,8 @@ export const workspacePolicy = z.object({
   default_provider_sort: z.string().nullable().default(null),
   /** `is_observability_broadcast_enabled`: its generations go to the broadcast destinations. */
   broadcast: z.boolean().default(false),
+  /** Providers the workspace brought its own key for, and whether the operator's key may stand in when it fails. */
+  byok: z.array(z.object({ provider: z.string(), operator_fallback: z.boolean() })).default([]),
 });
 export type WorkspacePolicy = z.infer<typeof workspacePolicy>;
 export const workspacePolicyBody = z.object({ workspace_id: z.uuid() });
@@ -44,6 +46,10 @@ export const workspacePolicyResponse = z.object({ data: workspacePolicy });
 /** `POST /internal/federation-policies/active`: whether access tokens a policy issued still act. */
 export const policyActiveBody = z.object({ id: z.uuid() });
 export const policyActiveResponse = z.object({ active: z.boolean() });
+
+/** `POST /internal/providers/known`: whether the operator's catalog has a provider. */
+export const knownProviderBody = z.object({ slug: z.string().max(64) });
+export const knownProviderResponse = z.object({ known: z.boolean() });
 
 /** Names of keys of one organization; hashes of other organizations' keys are left out. */
 export const describeKeysBody = z.object({
@@ -105,6 +111,10 @@ export const resolvedEndpoint = z.object({
   /** Variables that may hold the provider's key; the caller reads its own environment, secrets never travel. */
   api_key_env: z.array(z.string()),
   requires_api_key: z.boolean(),
+  /** The operator has a key for the provider (or it needs none): false when only the workspace's own can serve it. */
+  operator_key: z.boolean().default(true),
+  /** The caller's workspace brought its own key for the provider (BYOK): it is tried first. */
+  byok: z.object({ operator_fallback: z.boolean() }).nullable().default(null),
 });
 export type ResolvedEndpoint = z.infer<typeof resolvedEndpoint>;
 /**

@@ -105,7 +105,7 @@ describe("POST /images", () => {
   });
 
   it.each([
-    ["model", { model: undefined }],
+    ["model", { model: "" }],
     ["prompt", { prompt: "" }],
     ["aspect_ratio", { aspect_ratio: "7:3" }],
     ["background", { background: "blurred" }],

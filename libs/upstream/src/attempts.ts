@@ -3,7 +3,7 @@ import { metrics, serviceOf, type Logger } from "@switchyard/runtime";
 import type { Candidate } from "./candidates.js";
 import { attemptSignal, FirstByteTimeout, type AttemptSignal, type UpstreamTimeouts } from "./attempt-timeouts.js";
 import type { EndpointHealth } from "./endpoint-health.js";
-import { UpstreamError } from "./errors.js";
+import { UpstreamError, WorkspaceKeyRefused } from "./errors.js";
 
 /** Where and how to call one upstream endpoint. */
 export interface UpstreamTarget {
@@ -19,6 +19,8 @@ export interface UpstreamTarget {
 export interface Attempt {
   provider: string;
   model: string;
+  /** Made with the workspace's own key. */
+  byok?: boolean;
   status: number | null;
   latencyMs: number;
   error?: string;
@@ -33,9 +35,17 @@ export interface AttemptContext {
   timeouts: UpstreamTimeouts;
 }
 
-export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string | undefined>): UpstreamTarget {
-  const apiKey = endpoint.api_key_env.map((name) => env[name]).find((value) => value);
+export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string | undefined>, byokKey?: string): UpstreamTarget {
+  const apiKey = byokKey ?? endpoint.api_key_env.map((name) => env[name]).find((value) => value);
   return { provider: endpoint.provider, baseUrl: endpoint.base_url, apiKey, upstreamModel: endpoint.upstream_model, maxCompletionTokens: endpoint.max_completion_tokens };
+}
+
+const byokOf = (candidate: Candidate) => (candidate.byokKey ? { byok: true } : {});
+
+/** A workspace key the provider refused is named as such (never shown), so its owner knows which key to fix. */
+function workspaceKeyFailure(error: UpstreamError, provider: string): UpstreamError {
+  if (error.status !== 401 && error.status !== 403) return error;
+  return new WorkspaceKeyRefused(`The workspace's own ${provider} key was refused (${error.status}): check or replace it`, error.status, false);
 }
 
 /**
@@ -76,7 +86,7 @@ export async function firstAccepting<P, T>(
       let result: T;
       context.cooldowns.attempting(candidate.endpoint);
       try {
-        result = await call(provider, targetOf(candidate.endpoint, context.env), candidate, attempt);
+        result = await call(provider, targetOf(candidate.endpoint, context.env, candidate.byokKey), candidate, attempt);
       } catch (error) {
         attempt.detach();
         // Whatever the provider call threw once the timer aborted it, the cause is the timeout.
@@ -84,24 +94,27 @@ export async function firstAccepting<P, T>(
       } finally {
         clearTimeout(firstByte);
       }
-      attempts.push({ provider: candidate.endpoint.provider, model: candidate.model, status: 200, latencyMs: Math.round(performance.now() - started) });
+      attempts.push({ provider: candidate.endpoint.provider, model: candidate.model, ...byokOf(candidate), status: 200, latencyMs: Math.round(performance.now() - started) });
       metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: "accepted" });
       context.cooldowns.succeeded(candidate.endpoint);
       return { result, candidate };
-    } catch (error) {
-      if (!(error instanceof UpstreamError)) throw error;
+    } catch (thrown) {
+      if (!(thrown instanceof UpstreamError)) throw thrown;
+      const error = candidate.byokKey ? workspaceKeyFailure(thrown, candidate.endpoint.provider) : thrown;
       attempts.push({
         provider: candidate.endpoint.provider,
         model: candidate.model,
+        ...byokOf(candidate),
         status: error.status,
         latencyMs: Math.round(performance.now() - started),
         error: error.message,
       });
       metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: error instanceof FirstByteTimeout ? "timeout" : error.status === null ? "unreachable" : String(error.status) });
-      if (error.retryable) context.cooldowns.failed(candidate.endpoint, error.retryAfterMs ?? context.timeouts.failureCooldownMs);
-      context.logger.warn({ provider: candidate.endpoint.provider, status: error.status, err: error.message }, "upstream attempt failed");
+      // A workspace's own key failing says nothing of the endpoint for everyone else, nor of the operator's key.
+      if (error.retryable && !candidate.byokKey) context.cooldowns.failed(candidate.endpoint, error.retryAfterMs ?? context.timeouts.failureCooldownMs);
+      context.logger.warn({ provider: candidate.endpoint.provider, byok: candidate.byokKey !== undefined, status: error.status, err: error.message }, "upstream attempt failed");
       last = error;
-      if (!error.retryable) refusedModel = candidate.model;
+      if (!error.retryable && !candidate.byokKey) refusedModel = candidate.model;
     }
   }
   throw last ?? new UpstreamError("no endpoint could be tried", null, false);

@@ -17,6 +17,8 @@ const endpoint = (provider: string, prompt: string, extra: Partial<ResolvedEndpo
   quantization: null,
   api_key_env: [],
   requires_api_key: false,
+  operator_key: true,
+  byok: null,
   ...extra,
 });
 const resolved = (endpoints: ResolvedEndpoint[]): ResolvedModel => ({

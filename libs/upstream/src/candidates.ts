@@ -5,6 +5,32 @@ import { toPico } from "@switchyard/runtime";
 export interface Candidate {
   model: string;
   endpoint: ResolvedEndpoint;
+  /** The workspace's own key for the endpoint's provider (BYOK): this attempt uses it, not the operator's. */
+  byokKey?: string;
+}
+
+/**
+ * A workspace that brought its own key for a provider has that provider's endpoints tried with it first;
+ * the same endpoint with the operator's key follows when the workspace allows it (`operator_fallback`) and
+ * the operator has a key. `open` reads the workspace's key (once per provider per request).
+ */
+export async function withWorkspaceKeys(candidates: Candidate[], open: (provider: string) => Promise<string | undefined>): Promise<Candidate[]> {
+  if (!candidates.some((c) => c.endpoint.byok)) return candidates;
+  const opened = new Map<string, Promise<string | undefined>>();
+  const out: Candidate[] = [];
+  for (const c of candidates) {
+    const byok = c.endpoint.byok;
+    if (!byok) {
+      out.push(c);
+      continue;
+    }
+    if (!opened.has(c.endpoint.provider)) opened.set(c.endpoint.provider, open(c.endpoint.provider));
+    const key = await opened.get(c.endpoint.provider);
+    if (key) out.push({ ...c, byokKey: key });
+    // A key removed since the policy was read leaves the operator's, whatever the fallback setting said.
+    if (c.endpoint.operator_key && (!key || byok.operator_fallback)) out.push(c);
+  }
+  return out;
 }
 
 const unitPrice = (e: ResolvedEndpoint) => Number(toPico(e.pricing.prompt ?? "0") + toPico(e.pricing.completion ?? "0"));

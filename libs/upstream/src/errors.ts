@@ -12,3 +12,6 @@ export class UpstreamError extends Error {
     super(message);
   }
 }
+
+/** The provider refused the workspace's own key (BYOK): the workspace has a key to fix, the request is fine. */
+export class WorkspaceKeyRefused extends UpstreamError {}

@@ -1,6 +1,6 @@
 import { HttpError, retryAfterSeconds } from "@switchyard/runtime";
 import { FirstByteTimeout } from "./attempt-timeouts.js";
-import { UpstreamError } from "./errors.js";
+import { UpstreamError, WorkspaceKeyRefused } from "./errors.js";
 
 /**
  * A failure that is not a provider's is not called one: a bug (a body that cannot be serialized, a
@@ -15,6 +15,7 @@ function notFromProvider(error: unknown): HttpError {
 export function upstreamFailure(error: unknown, timedOut: boolean): HttpError {
   if (timedOut) return new HttpError("timeout", "Request timed out, try again later");
   if (!(error instanceof UpstreamError)) return notFromProvider(error);
+  if (error instanceof WorkspaceKeyRefused) return new HttpError("bad_gateway", error.message, { provider_status: error.status });
   if (error instanceof FirstByteTimeout) return new HttpError("timeout", "Request timed out: no provider sent a first byte within the gateway's first-byte timeout", { provider_message: error.message });
   if (error.status === 429) {
     // The provider's own Retry-After, passed on; without one the error handler's default applies.

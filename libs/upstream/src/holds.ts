@@ -26,14 +26,14 @@ export interface HoldContext {
  * Asks identity to hold `amount` picodollars for the generation. A key whose settled spend has reached its
  * limit is refused with 403 `Key limit exceeded` here; other refusals come back for the caller to explain.
  */
-export async function requestHold(context: HoldContext, amount: bigint): Promise<HoldDecision & { granted: false } | undefined> {
+export async function requestHold(context: HoldContext, amount: bigint, isByok = false): Promise<HoldDecision & { granted: false } | undefined> {
   let decision: HoldDecision;
   try {
     decision = await context.holds.hold({
       generation_id: context.generationId,
       key_hash: context.keyHash,
       amount_usd: picoToDecimal(amount),
-      is_byok: false,
+      is_byok: isByok,
       ttl_ms: context.ttlMs,
     });
   } catch (error) {

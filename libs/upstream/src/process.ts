@@ -19,7 +19,7 @@ import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { RequestListener } from "node:http";
 import { defaultReplicaId, leasedHolds } from "./hold-leases.js";
 import type { SpendHolds } from "./holds.js";
-import { remoteHolds, remoteResolve } from "./remote.js";
+import { remoteHolds, remoteProviderKey, remoteResolve } from "./remote.js";
 import { cachedResolve } from "./remote-memory.js";
 
 export interface ProviderServiceConfig extends BackendConfig, ListenConfig {
@@ -39,6 +39,8 @@ export interface ProviderServiceDeps {
   logger: Logger;
   resolve(request: ResolveRequest): Promise<ResolvedModel>;
   holds: SpendHolds;
+  /** The workspace's own key for a provider (BYOK), opened by identity. */
+  providerKey(workspaceId: string, provider: string): Promise<string | undefined>;
   verifyCaller: CallerVerifier;
   health: HealthState;
   /** A client of another service's internal routes, signed as this service. */
@@ -67,7 +69,8 @@ export async function runProviderService(
   const resolver = await cachedResolve(remoteResolve(createInternalClient(config.CATALOG_URL, signer)), bus, { ttlMs: 30_000, maxEntries: 100_000 });
   // Every request's hold goes to identity, which reads the key's limit where it writes the hold: nothing
   // here remembers that a key has no limit, so a limit set a moment ago binds the next request.
-  const holds = await leasedHolds(remoteHolds(createInternalClient(config.IDENTITY_URL, signer)), {
+  const identity = createInternalClient(config.IDENTITY_URL, signer);
+  const holds = await leasedHolds(remoteHolds(identity), {
     owner: config.SWITCHYARD_REPLICA_ID ?? defaultReplicaId(name, config.PORT),
     leaseMs: config.SPEND_HOLD_LEASE_MS,
     logger,
@@ -78,6 +81,7 @@ export async function runProviderService(
     logger,
     resolve: resolver.resolve,
     holds: holds.holds,
+    providerKey: remoteProviderKey(identity),
     verifyCaller: createCallerVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
     health,
     serviceClient: (baseUrl, timeoutMs, options) => createInternalClient(baseUrl, signer, timeoutMs, options),

@@ -1,5 +1,6 @@
 import { holdOwnerResponse, holdResponse, releaseHoldResponse, resolveModelResponse, type ResolvedModel, type ResolveRequest } from "@switchyard/contracts";
 import { notFound, type InternalClient } from "@switchyard/runtime";
+import { z } from "zod";
 import type { IdentityHolds } from "./holds.js";
 
 /** Catalog's model resolution over HTTP, for a service that runs as its own process. */
@@ -32,3 +33,11 @@ async function ownerCall(identity: InternalClient, path: string, body: Record<st
   if (!answer) throw new Error(`identity has no ${path} route`);
   return answer.holds;
 }
+
+const openedKey = z.object({ data: z.object({ key: z.string().nullable() }) });
+
+/** A workspace's own provider key, opened by identity over HTTP. */
+export const remoteProviderKey =
+  (identity: InternalClient) =>
+  async (workspaceId: string, provider: string): Promise<string | undefined> =>
+    (await identity.post("/internal/provider-keys/open", { workspace_id: workspaceId, provider }, openedKey))?.data.key ?? undefined;

@@ -21,7 +21,7 @@ import {
   unassignKeysRoute,
   updateGuardrailRoute,
 } from "./routes/guardrails.js";
-import { resolveModelRoute } from "./routes/internal.js";
+import { knownProviderRoute, resolveModelRoute } from "./routes/internal.js";
 import { listModelsRoute, listProvidersRoute, listUserModelsRoute, modelEndpointsRoute } from "./routes/models.js";
 import {
   createPresetRoute,
@@ -39,6 +39,7 @@ export function createApp(deps: CatalogDeps, reload: () => Promise<{ models: num
   const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes, requestLogs: deps.requestLogs });
   mountHealth(app, deps.readiness, deps.health);
   app.post("/internal/models/resolve", requireService(deps.verifyService), resolveModelRoute(deps));
+  app.post("/internal/providers/known", requireService(deps.verifyService), knownProviderRoute(deps));
 
   const caller = requireCaller(deps.verifyCaller);
   const v1 = (path: string) => `/api/v1${path}`;

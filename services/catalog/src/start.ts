@@ -39,6 +39,10 @@ export interface RunningCatalog {
   app: Express;
   /** Model resolution without an HTTP hop, for the one-process deployment. */
   resolveModel(request: ResolveRequest): ReturnType<typeof resolveModel>;
+  /** Whether the catalog has a provider, without an HTTP hop. */
+  knownProvider(slug: string): boolean;
+  /** Drops the remembered policy of a workspace that changed in this process (standalone), ahead of its event. */
+  forgetWorkspace(id: string): void;
   /** Re-reads the operator file (SIGHUP, `POST /catalog/reload`) and tells the other services. */
   reload(): Promise<{ models: number; providers: number }>;
   stop(): Promise<void>;
@@ -84,6 +88,8 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
   return {
     app: createApp(full, reload),
     resolveModel: (request) => resolveModel(full, request),
+    knownProvider: (slug) => catalog.current().providersBySlug.has(slug),
+    forgetWorkspace: (id) => identity.forget(id),
     reload,
     async stop() {
       await workspaceEvents.stop();

@@ -39,6 +39,7 @@ import {
 
 export interface IdentityAppDeps extends KeyDeps {
   sealer: Sealer | undefined;
+  knownProvider(slug: string): Promise<boolean>;
   accessTokens: AccessTokens;
   subjectTokens: ReturnType<typeof createSubjectTokenVerifier>;
   federation: { allowInsecureIssuers: boolean; exchangesPerPolicyPerMinute: number };

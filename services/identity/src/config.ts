@@ -15,6 +15,8 @@ export const identityEnv = z.object({
    * Unset with an embedded database: one is made on first start and kept in SWITCHYARD_DATA_DIR.
    */
   SWITCHYARD_ENCRYPTION_KEY: optionalString.pipe(z.string().min(32, "must be at least 32 characters").optional()),
+  /** Catalog's internal address, asked whether a provider a workspace brings its own key for exists. */
+  CATALOG_URL: z.url().default("http://127.0.0.1:8082"),
   /** Requests per minute for keys without their own rate limit. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
   /**

@@ -8,8 +8,10 @@ export async function workspacePolicy(db: Queryable, workspaceId: string): Promi
             COALESCE(settings->'disabled_server_tools', 'null'::jsonb) AS disabled_server_tools,
             settings->>'default_text_model' AS default_text_model, settings->>'default_image_model' AS default_image_model,
             settings->>'default_provider_sort' AS default_provider_sort,
-            COALESCE((settings->>'is_observability_broadcast_enabled')::boolean, false) AS broadcast
-     FROM identity.workspaces WHERE id = $1`,
+            COALESCE((settings->>'is_observability_broadcast_enabled')::boolean, false) AS broadcast,
+            COALESCE((SELECT jsonb_agg(jsonb_build_object('provider', k.provider, 'operator_fallback', k.operator_fallback) ORDER BY k.provider)
+                      FROM identity.provider_keys k WHERE k.workspace_id = w.id), '[]'::jsonb) AS byok
+     FROM identity.workspaces w WHERE id = $1`,
     [workspaceId],
   );
   return row;

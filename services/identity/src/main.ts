@@ -1,4 +1,5 @@
-import { createCallerVerifier, createLogger, createServiceVerifier, openBackends, serveProcess } from "@switchyard/runtime";
+import { knownProviderResponse } from "@switchyard/contracts";
+import { createCallerVerifier, createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, serveProcess } from "@switchyard/runtime";
 import { loadIdentityConfig } from "./config.js";
 import { startIdentity } from "./start.js";
 
@@ -12,6 +13,7 @@ if (!config.SWITCHYARD_INTERNAL_SECRET) {
 if (!config.NATS_URL) logger.warn("NATS_URL is not set: key changes will not reach routers in other processes");
 const { db, bus } = await openBackends(config, logger, "identity");
 const health = { draining: false };
+const catalog = createInternalClient(config.CATALOG_URL, createServiceSigner(config.SWITCHYARD_INTERNAL_SECRET, "identity"));
 const identity = await startIdentity({
   db,
   bus,
@@ -20,6 +22,7 @@ const identity = await startIdentity({
   verifyCaller: createCallerVerifier(config.SWITCHYARD_INTERNAL_SECRET, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
   verifyService: createServiceVerifier(config.SWITCHYARD_INTERNAL_SECRET, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
   health,
+  knownProvider: async (slug) => (await catalog.post("/internal/providers/known", { slug }, knownProviderResponse))?.known ?? false,
 });
 await serveProcess("identity", config, {
   handler: identity.app,

@@ -234,4 +234,11 @@ CREATE TABLE identity.guardrail_budget_keys (
 CREATE INDEX guardrail_budget_keys_by_guardrail ON identity.guardrail_budget_keys (guardrail_id);
 `,
   },
+  {
+    id: "009_provider_key_fallback",
+    sql: `
+-- Whether a request may fall back to the operator's key for the provider when the workspace's own fails.
+ALTER TABLE identity.provider_keys ADD COLUMN operator_fallback boolean NOT NULL DEFAULT true;
+`,
+  },
 ];

@@ -51,6 +51,10 @@ export interface IdentityDeps {
    * then drop the key before the change's response is sent instead of when its event arrives.
    */
   keyChanged?: (hash: string) => void;
+  /** Told after a workspace's change commits, likewise (standalone's catalog drops its copy of the policy). */
+  workspaceChanged?: (id: string) => void;
+  /** Whether the operator's catalog has a provider: a workspace brings its own key only for one it has. */
+  knownProvider(slug: string): Promise<boolean>;
 }
 
 export interface RunningIdentity {
@@ -119,7 +123,9 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     db,
     sealer,
     events,
+    knownProvider: deps.knownProvider,
     keyChanged: (hash) => deps.keyChanged?.(hash),
+    workspaceChanged: (id) => deps.workspaceChanged?.(id),
     accessTokens,
     subjectTokens: createSubjectTokenVerifier({ allowInsecureIssuers, minRefreshIntervalMs: deps.config.FEDERATION_KEYS_REFRESH_MS }),
     federation: { allowInsecureIssuers, exchangesPerPolicyPerMinute: deps.config.FEDERATION_EXCHANGES_PER_MINUTE },

@@ -15,6 +15,8 @@ export interface InferenceDeps {
   resolve(request: ResolveRequest): Promise<ResolvedModel>;
   /** Identity's spend holds, asked before every attempt. */
   holds: SpendHolds;
+  /** The workspace's own key for a provider (BYOK), opened by identity for the attempt that uses it. */
+  providerKey(workspaceId: string, provider: string): Promise<string | undefined>;
   /** How long a hold lives unsettled: the request deadline plus time for its completion event to arrive. */
   holdTtlMs: number;
   /** Charge a provider's reported usage even past the worst case held for it (`SPEND_CHARGE_BEYOND_HOLD`). */

@@ -44,10 +44,10 @@ CREATE INDEX generations_by_key ON inference.generations (key_hash, created_at);
     sql: `
 -- What the guardrails' content filters redacted or flagged in a generation's prompt (null when nothing),
 -- the preset it ran, and who asked: the request's end user and metadata, the app (HTTP-Referer, X-Title)
--- and its User-Agent.
+-- and its User-Agent; whether it ran on the workspace's own provider key (BYOK).
 ALTER TABLE inference.generations ADD COLUMN content_filters jsonb, ADD COLUMN preset_id text,
   ADD COLUMN external_user text, ADD COLUMN metadata jsonb, ADD COLUMN http_referer text, ADD COLUMN app_title text,
-  ADD COLUMN user_agent text;
+  ADD COLUMN user_agent text, ADD COLUMN is_byok boolean NOT NULL DEFAULT false;
 `,
   },
 ];

@@ -39,6 +39,10 @@ export interface Priced {
 export interface Accounted extends Priced {
   /** What the key is charged: `cost.total`, capped at the worst case held for the generation. */
   charge: Charge;
+  /** Served with the workspace's own key (BYOK): the charge counts as BYOK usage and the gateway bills none of it. */
+  isByok: boolean;
+  /** What the gateway bills: the charge of what was not BYOK. */
+  billed: bigint;
 }
 
 /** Counts what the provider reported, or estimates it from the text (the prompt's is built only then), then prices it with the one function. */
@@ -66,14 +70,15 @@ export function usageBody(a: Accounted): ChatUsage {
     total_tokens: a.usage.promptTokens + a.usage.completionTokens,
     prompt_tokens_details: { cached_tokens: a.usage.cachedTokens, ...(a.usage.cacheWriteTokens ? { cache_write_tokens: a.usage.cacheWriteTokens } : {}) },
     completion_tokens_details: { reasoning_tokens: a.usage.reasoningTokens },
-    // What the key pays; the details say what the reported usage came to, which is more when it was capped.
-    cost: picoToUsd(a.charge.charged),
+    // What the gateway bills (nothing for BYOK); the details say what the reported usage came to, which is
+    // more when it was capped, and what the provider charged the workspace's own key.
+    cost: picoToUsd(a.billed),
     cost_details: {
       upstream_inference_prompt_cost: picoToUsd(a.cost.prompt),
       upstream_inference_completions_cost: picoToUsd(a.cost.completion),
       upstream_inference_cost: picoToUsd(a.cost.total),
     },
-    is_byok: false,
+    is_byok: a.isByok,
     server_tool_use_details: { tool_calls_requested: 0, tool_calls_executed: 0 },
   };
 }
@@ -99,7 +104,7 @@ export function metadataBody(m: MetadataInput): OpenRouterMetadata {
       available: m.candidates.map((c) => ({ model: c.model, provider: c.endpoint.provider, selected: c === m.selected })),
     },
     generation_time: m.generationTimeMs,
-    is_byok: false,
+    is_byok: m.selected.byokKey !== undefined,
     region: m.region,
     requested: m.requested,
     strategy: m.attempt > 1 ? "fallback" : "direct",

@@ -17,6 +17,7 @@ export interface InferenceStartDeps {
   logger: Logger;
   resolve: InferenceDeps["resolve"];
   holds: InferenceDeps["holds"];
+  providerKey: InferenceDeps["providerKey"];
   config: Pick<
     InferenceConfig,
     | "providerEnv"
@@ -66,6 +67,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     logger: deps.logger,
     resolve: deps.resolve,
     holds: deps.holds,
+    providerKey: deps.providerKey,
     // Identity keeps a hold at most a week.
     holdTtlMs: Math.min(deps.config.REQUEST_TIMEOUT_MS + deps.config.SPEND_HOLD_GRACE_MS, 7 * 86_400_000),
     chargeBeyondHold: deps.config.SPEND_CHARGE_BEYOND_HOLD,

@@ -13,6 +13,8 @@ export interface MediaDeps {
   resolve(request: ResolveRequest): Promise<ResolvedModel>;
   /** Identity's spend holds, asked before every attempt. */
   holds: SpendHolds;
+  /** The workspace's own key for a provider (BYOK), opened by identity for the attempt that uses it. */
+  providerKey(workspaceId: string, provider: string): Promise<string | undefined>;
   holdTtlMs: number;
   /** Charge a provider's reported usage even past the worst case held for it (`SPEND_CHARGE_BEYOND_HOLD`). */
   chargeBeyondHold: boolean;

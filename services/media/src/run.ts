@@ -1,5 +1,5 @@
 import { sessionIdHeader, type ProviderPreferences } from "@switchyard/contracts";
-import { badRequest, callerOf, forbidden, HttpError, type Caller } from "@switchyard/runtime";
+import { badRequest, callerOf, forbidden, HttpError, picoToUsd, type Caller } from "@switchyard/runtime";
 import {
   capCharge,
   firstAccepting,
@@ -8,6 +8,7 @@ import {
   requestDeadline,
   requestFilters,
   upstreamFailure,
+  withWorkspaceKeys,
   type Attempt,
   type CompiledFilters,
   type Finding,
@@ -102,6 +103,8 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     throw new HttpError("not_found", `No endpoints available for ${resolved.model}: ${reasons.join("; ") || "none configured"}`);
   }
 
+  // The workspace's own keys go first where it brought one.
+  const keyed = await withWorkspaceKeys(candidates, (provider) => deps.providerKey(caller.workspaceId, provider));
   const { signal, timedOut } = requestDeadline(res, deps.requestTimeoutMs);
   const generationId = newGenerationId();
   res.setHeader("X-Generation-Id", generationId);
@@ -110,7 +113,7 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     caller,
     generationId,
     model: resolved.model,
-    candidates,
+    candidates: keyed,
     providers: options.providers,
     guardrailIds: resolved.guardrail_ids,
     filters: requestFilters(resolved.content_filters),
@@ -146,7 +149,7 @@ export async function firstAccepted<P, T>(
   try {
     const accepted = await firstAccepting(run.providers, run.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts }, run.attempts, async (provider, target, candidate, attempt) => {
       const amount = worstCase(candidate);
-      await reserveMedia(hold, amount);
+      await reserveMedia(hold, amount, candidate.byokKey !== undefined);
       held.set(candidate, amount);
       return call(provider, target, candidate, attempt);
     });
@@ -175,3 +178,6 @@ export function chargeFor(run: MediaRun<unknown>, served: Served, usage: MediaUs
     usage,
   });
 }
+
+/** What the gateway bills for a served generation: nothing when it ran on the workspace's own key (BYOK). */
+export const billedUsd = (served: Served, charge: Charge): number => picoToUsd(served.candidate.byokKey ? 0n : charge.charged);

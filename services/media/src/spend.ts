@@ -7,8 +7,8 @@ export type { HoldContext, SpendHolds } from "@switchyard/upstream";
  * Holds the most this attempt can cost before its provider is called. Refused: 403 `Key limit exceeded`
  * when the key's settled spend has reached its limit, else 402 with what it could cost and what is left.
  */
-export async function reserveMedia(context: HoldContext, worstCase: bigint): Promise<void> {
-  const refused = await requestHold(context, worstCase);
+export async function reserveMedia(context: HoldContext, worstCase: bigint, isByok: boolean): Promise<void> {
+  const refused = await requestHold(context, worstCase, isByok);
   if (!refused) return;
   const remaining = toPico(refused.remaining_usd);
   throw new HttpError(

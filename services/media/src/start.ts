@@ -13,6 +13,7 @@ export interface MediaStartDeps {
   logger: Logger;
   resolve: MediaDeps["resolve"];
   holds: MediaDeps["holds"];
+  providerKey: MediaDeps["providerKey"];
   config: Pick<
     MediaConfig,
     | "providerEnv"
@@ -52,6 +53,7 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     logger: deps.logger,
     resolve: deps.resolve,
     holds: deps.holds,
+    providerKey: deps.providerKey,
     // Identity keeps a hold at most a week.
     holdTtlMs: Math.min(config.MEDIA_TIMEOUT_MS + config.SPEND_HOLD_GRACE_MS, 7 * 86_400_000),
     chargeBeyondHold: config.SPEND_CHARGE_BEYOND_HOLD,

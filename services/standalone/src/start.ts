@@ -40,6 +40,8 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
   const health = { draining: false };
   // A key's change reaches the router's cache at its commit, so the next request already sees it.
   let forgetKey = (_hash: string) => {}; // the router's, once it runs
+  let knownProvider = (_slug: string) => false; // catalog's, once it runs
+  let forgetWorkspace = (_id: string) => {}; // catalog's, once it runs
   const identity = await startIdentity({
     db,
     bus,
@@ -50,6 +52,8 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     health,
     requestLogs: false,
     keyChanged: (hash) => forgetKey(hash),
+    knownProvider: async (slug) => knownProvider(slug),
+    workspaceChanged: (id) => forgetWorkspace(id),
     ...(announce ? { announce } : {}),
   });
   const catalog = await startCatalog({
@@ -63,6 +67,8 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     health,
     requestLogs: false,
   });
+  knownProvider = catalog.knownProvider;
+  forgetWorkspace = catalog.forgetWorkspace;
   const storage = await startStorage({
     db,
     bus,
@@ -99,6 +105,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     logger: logger.child({ service: "inference" }),
     resolve: (request) => catalog.resolveModel(request),
     holds: holds.holds,
+    providerKey: identity.providerKey,
     config,
     verifyCaller: createCallerVerifier(secret),
     health,
@@ -111,6 +118,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     logger: logger.child({ service: "media" }),
     resolve: (request) => catalog.resolveModel(request),
     holds: holds.holds,
+    providerKey: identity.providerKey,
     config,
     verifyCaller: createCallerVerifier(secret),
     health,

@@ -4,7 +4,7 @@ import type { EndpointEntry } from "../models/snapshot.js";
 
 /** Everything that narrows what a request may use: workspace, guardrails of the key, regional hostname. */
 export interface AccessPolicy {
-  workspace: Pick<WorkspacePolicy, "allowed_providers" | "ignored_providers" | "data_collection" | "zdr">;
+  workspace: Pick<WorkspacePolicy, "allowed_providers" | "ignored_providers" | "data_collection" | "zdr" | "byok">;
   guardrails: readonly GuardrailRow[];
   /** Set when the request came in on a regional hostname. */
   region?: string | undefined;
@@ -38,7 +38,8 @@ export function collectsData(policy: { training: boolean; retains_prompts: boole
  */
 export function exclusionOf(e: EndpointEntry, policy: AccessPolicy): string | undefined {
   const provider = e.providerEntry;
-  if (!provider.usable) return `provider ${provider.slug} has no API key configured`;
+  // A provider the operator has no key for serves a workspace that brought its own.
+  if (!provider.usable && !policy.workspace.byok.some((k) => k.provider === provider.slug)) return `provider ${provider.slug} has no API key configured`;
   if (policy.region && e.region !== policy.region) return `endpoint is in region ${e.region}, not ${policy.region}`;
   const ws = policy.workspace;
   if (ws.allowed_providers && !ws.allowed_providers.includes(provider.slug)) return `workspace allows only providers ${ws.allowed_providers.join(", ")}`;

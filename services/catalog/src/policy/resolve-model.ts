@@ -1,4 +1,4 @@
-import type { ResolvedContentFilter, ResolvedEndpoint, ResolvedModel, ResolveRequest } from "@switchyard/contracts";
+import type { ResolvedContentFilter, ResolvedEndpoint, ResolvedModel, ResolveRequest, WorkspacePolicy } from "@switchyard/contracts";
 import type { GuardrailRow } from "../guardrails/records.js";
 import { badRequest, notFound } from "@switchyard/runtime";
 import type { CatalogDeps } from "../deps.js";
@@ -10,7 +10,8 @@ import { exclusionOf } from "./access.js";
 const variants = { free: null, floor: "price", nitro: "throughput" } as const;
 const isFree = (e: EndpointEntry) => [e.pricing.prompt, e.pricing.completion, e.pricing.request].every((p) => Number(p) === 0);
 
-function toResolved(e: EndpointEntry): ResolvedEndpoint {
+function toResolved(e: EndpointEntry, workspace: WorkspacePolicy): ResolvedEndpoint {
+  const own = workspace.byok.find((k) => k.provider === e.providerEntry.slug);
   const pricing = Object.fromEntries(Object.entries(e.pricing).filter((entry): entry is [string, string] => entry[1] !== undefined));
   return {
     provider: e.providerEntry.slug,
@@ -27,6 +28,8 @@ function toResolved(e: EndpointEntry): ResolvedEndpoint {
     quantization: e.quantization ?? null,
     api_key_env: [...(e.providerEntry.api_key_env ? [e.providerEntry.api_key_env] : []), envName(e.providerEntry.slug, "API_KEY")],
     requires_api_key: e.providerEntry.requires_api_key,
+    operator_key: e.providerEntry.usable,
+    byok: own ? { operator_fallback: own.operator_fallback } : null,
   };
 }
 
@@ -89,7 +92,7 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
   for (const e of model.endpointEntries) {
     const reason = variant === "free" && !isFree(e) ? "not free" : exclusionOf(e, policy);
     if (reason) excluded.push({ provider: e.providerEntry.slug, reason });
-    else endpoints.push(toResolved(e));
+    else endpoints.push(toResolved(e, workspace));
   }
   const sort = variant ? variants[variant as keyof typeof variants] : workspace.default_provider_sort;
   return {

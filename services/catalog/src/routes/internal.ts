@@ -1,4 +1,4 @@
-import { resolveModelBody } from "@switchyard/contracts";
+import { knownProviderBody, resolveModelBody } from "@switchyard/contracts";
 import { parseInput } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import type { CatalogDeps } from "../deps.js";
@@ -18,4 +18,12 @@ export const resolveModelRoute =
       host: body.host,
     });
     res.json({ data });
+  };
+
+/** `POST /internal/providers/known`, for identity, before it stores a workspace's own key for a provider. */
+export const knownProviderRoute =
+  (deps: CatalogDeps): RequestHandler =>
+  async (req, res) => {
+    const { slug } = parseInput(knownProviderBody, req.body, "body");
+    res.json({ known: deps.catalog.current().providersBySlug.has(slug) });
   };

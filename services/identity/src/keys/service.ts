@@ -10,6 +10,8 @@ export interface KeyDeps {
   events: EventSink;
   /** Told after a key's change commits, so this process's caches of it drop it at once. */
   keyChanged?: (hash: string) => void;
+  /** Told after a workspace's change (its settings, its own provider keys) commits, likewise. */
+  workspaceChanged?: (id: string) => void;
 }
 
 const keyNotFound = () => notFound("API key not found");

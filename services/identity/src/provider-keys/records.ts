@@ -1,13 +1,15 @@
+import { z } from "zod";
 import type { Queryable } from "@switchyard/runtime";
 import type { Sealer } from "./sealed.js";
 
-/** Providers a workspace may bring its own key for (their Files APIs are fronted by `/files`). */
-export const byokProviders = ["openai", "anthropic"] as const;
-export type ByokProvider = (typeof byokProviders)[number];
+/** A provider of the operator's catalog, by its slug: a workspace may bring its own key for any. */
+export const providerSlug = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must be a provider slug of the catalog");
 
 export interface ProviderKeySummary {
   provider: string;
   label: string;
+  /** When the workspace's key fails, the request may go on with the operator's key for the provider. */
+  operator_fallback: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -16,25 +18,33 @@ const context = (workspaceId: string, provider: string) => `${workspaceId}/${pro
 /** Enough of the key to tell two apart, never enough to use: its last four characters. */
 const labelOf = (key: string) => `…${key.slice(-4)}`;
 
-export async function putProviderKey(db: Queryable, sealer: Sealer, workspaceId: string, provider: ByokProvider, key: string): Promise<ProviderKeySummary> {
+export async function putProviderKey(
+  db: Queryable,
+  sealer: Sealer,
+  workspaceId: string,
+  provider: string,
+  key: string,
+  operatorFallback: boolean,
+): Promise<ProviderKeySummary> {
   const [row] = await db.query<{ created_at: Date; updated_at: Date }>(
-    `INSERT INTO identity.provider_keys (workspace_id, provider, sealed_key, label) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (workspace_id, provider) DO UPDATE SET sealed_key = excluded.sealed_key, label = excluded.label, updated_at = now()
+    `INSERT INTO identity.provider_keys (workspace_id, provider, sealed_key, label, operator_fallback) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (workspace_id, provider) DO UPDATE SET sealed_key = excluded.sealed_key, label = excluded.label,
+       operator_fallback = excluded.operator_fallback, updated_at = now()
      RETURNING created_at, updated_at`,
-    [workspaceId, provider, sealer.seal(key, context(workspaceId, provider)), labelOf(key)],
+    [workspaceId, provider, sealer.seal(key, context(workspaceId, provider)), labelOf(key), operatorFallback],
   );
-  return { provider, label: labelOf(key), created_at: row!.created_at.toISOString(), updated_at: row!.updated_at.toISOString() };
+  return { provider, label: labelOf(key), operator_fallback: operatorFallback, created_at: row!.created_at.toISOString(), updated_at: row!.updated_at.toISOString() };
 }
 
 export async function listProviderKeys(db: Queryable, workspaceId: string): Promise<ProviderKeySummary[]> {
-  const rows = await db.query<{ provider: string; label: string; created_at: Date; updated_at: Date }>(
-    `SELECT provider, label, created_at, updated_at FROM identity.provider_keys WHERE workspace_id = $1 ORDER BY provider`,
+  const rows = await db.query<{ provider: string; label: string; operator_fallback: boolean; created_at: Date; updated_at: Date }>(
+    `SELECT provider, label, operator_fallback, created_at, updated_at FROM identity.provider_keys WHERE workspace_id = $1 ORDER BY provider`,
     [workspaceId],
   );
-  return rows.map((r) => ({ provider: r.provider, label: r.label, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() }));
+  return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() }));
 }
 
-export async function deleteProviderKey(db: Queryable, workspaceId: string, provider: ByokProvider): Promise<boolean> {
+export async function deleteProviderKey(db: Queryable, workspaceId: string, provider: string): Promise<boolean> {
   const rows = await db.query(`DELETE FROM identity.provider_keys WHERE workspace_id = $1 AND provider = $2 RETURNING 1`, [workspaceId, provider]);
   return rows.length > 0;
 }

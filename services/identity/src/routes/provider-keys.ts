@@ -1,19 +1,35 @@
-import { managementCallerOf, notFound, parseInput, HttpError, type Db } from "@switchyard/runtime";
+import { badRequest, managementCallerOf, notFound, parseInput, HttpError, type Db, type EventSink, type Queryable } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import { z } from "zod";
-import { byokProviders, deleteProviderKey, listProviderKeys, openProviderKey, putProviderKey } from "../provider-keys/records.js";
+import { deleteProviderKey, listProviderKeys, openProviderKey, providerSlug, putProviderKey } from "../provider-keys/records.js";
 import type { Sealer } from "../provider-keys/sealed.js";
 import { getWorkspace } from "../workspaces/service.js";
 
 export interface ProviderKeyDeps {
   db: Db;
+  events: EventSink;
+  workspaceChanged?: (id: string) => void;
   /** Undefined when the deployment has no encryption secret: keys can then not be stored. */
   sealer: Sealer | undefined;
+  /** Whether the operator's catalog has the provider (asked of catalog). */
+  knownProvider(slug: string): Promise<boolean>;
 }
 
 const workspaceParams = z.object({ id: z.uuid() });
-const keyParams = workspaceParams.extend({ provider: z.enum(byokProviders) });
-const putBody = z.object({ key: z.string().min(8, "must be a provider API key").max(512).regex(/^\S+$/, "must not contain spaces") });
+const keyParams = workspaceParams.extend({ provider: providerSlug });
+const putBody = z.object({
+  key: z.string().min(8, "must be a provider API key").max(512).regex(/^\S+$/, "must not contain spaces"),
+  /** When the workspace's key fails (refused, rate-limited, down), may the request go on with the operator's key? */
+  operator_fallback: z.boolean().default(true),
+});
+
+/**
+ * The workspace's keys decide which key routing uses, so a change tells every service that remembers a
+ * workspace's policy (catalog, inference and media replicas) to forget it.
+ */
+async function changed(deps: ProviderKeyDeps, tx: Queryable, workspace: { id: string; default_guardrail_id: string }, organizationId: string) {
+  await deps.events.enqueue(tx, "identity.workspace.updated.v1", { id: workspace.id, organization_id: organizationId, default_guardrail_id: workspace.default_guardrail_id });
+}
 
 function sealerOf(deps: ProviderKeyDeps): Sealer {
   if (!deps.sealer) throw new HttpError("unavailable", "Provider keys cannot be stored: set SWITCHYARD_ENCRYPTION_KEY (32+ characters, the same for every identity replica)");
@@ -26,9 +42,18 @@ export const putProviderKeyRoute =
   async (req, res) => {
     const caller = managementCallerOf(res);
     const { id, provider } = parseInput(keyParams, req.params, "path");
-    const { key } = parseInput(putBody, req.body ?? {}, "body");
-    await getWorkspace(deps.db, caller.organizationId, id);
-    res.json({ data: await putProviderKey(deps.db, sealerOf(deps), id, provider, key) });
+    const body = parseInput(putBody, req.body ?? {}, "body");
+    const workspace = await getWorkspace(deps.db, caller.organizationId, id);
+    const sealer = sealerOf(deps);
+    if (!(await deps.knownProvider(provider))) throw badRequest(`Invalid path: provider: the catalog has no provider ${provider}`);
+    const summary = await deps.db.transaction(async (tx) => {
+      const saved = await putProviderKey(tx, sealer, id, provider, body.key, body.operator_fallback);
+      await changed(deps, tx, workspace, caller.organizationId);
+      return saved;
+    });
+    deps.events.committed();
+    deps.workspaceChanged?.(id);
+    res.json({ data: summary });
   };
 
 /** `GET /workspaces/{id}/provider-keys`: which providers have a key, by label only. */
@@ -46,12 +71,19 @@ export const deleteProviderKeyRoute =
   async (req, res) => {
     const caller = managementCallerOf(res);
     const { id, provider } = parseInput(keyParams, req.params, "path");
-    await getWorkspace(deps.db, caller.organizationId, id);
-    if (!(await deleteProviderKey(deps.db, id, provider))) throw notFound(`No ${provider} key in this workspace`);
+    const workspace = await getWorkspace(deps.db, caller.organizationId, id);
+    const deleted = await deps.db.transaction(async (tx) => {
+      if (!(await deleteProviderKey(tx, id, provider))) return false;
+      await changed(deps, tx, workspace, caller.organizationId);
+      return true;
+    });
+    if (!deleted) throw notFound(`No ${provider} key in this workspace`);
+    deps.events.committed();
+    deps.workspaceChanged?.(id);
     res.json({ deleted: true });
   };
 
-const openBody = z.object({ workspace_id: z.uuid(), provider: z.enum(byokProviders) });
+const openBody = z.object({ workspace_id: z.uuid(), provider: providerSlug });
 
 /** `POST /internal/provider-keys/open`: a service about to call a provider with the workspace's key. */
 export const openProviderKeyRoute =

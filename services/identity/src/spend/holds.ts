@@ -79,7 +79,7 @@ const insertHold = `
   SELECT $1, $2, $3::text[], $4::numeric, $5, now() + make_interval(secs => $6::double precision / 1000), $7,
     now() + make_interval(secs => $8::double precision / 1000)`;
 const replaceHold = `
-  ON CONFLICT (generation_id) DO UPDATE SET amount = excluded.amount, guardrail_ids = excluded.guardrail_ids,
+  ON CONFLICT (generation_id) DO UPDATE SET amount = excluded.amount, guardrail_ids = excluded.guardrail_ids, is_byok = excluded.is_byok,
     expires_at = excluded.expires_at, owner = excluded.owner, lease_until = excluded.lease_until`;
 
 const holdParams = (request: HoldRequest, guardrailIds: string[]) => [

@@ -114,6 +114,7 @@ export async function updateWorkspace(deps: KeyDeps, organizationId: string, id:
     });
     if (!row) throw workspaceNotFound();
     deps.events.committed();
+    deps.workspaceChanged?.(id);
     return toWorkspace(row);
   } catch (error) {
     if (isUniqueViolation(error)) throw conflict(`A workspace with slug "${body.slug}" already exists`);
@@ -135,4 +136,5 @@ export async function deleteWorkspace(deps: KeyDeps, organizationId: string, id:
     await deps.events.enqueue(tx, "identity.workspace.deleted.v1", eventData(row));
   });
   deps.events.committed();
+  deps.workspaceChanged?.(id);
 }

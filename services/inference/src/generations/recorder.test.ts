@@ -18,6 +18,7 @@ const generation = (id: string): FinishedGeneration => ({
   contentFilters: [],
   presetId: null,
   broadcast: false,
+  isByok: false,
   attribution: { externalUser: null, metadata: null, httpReferer: null, appTitle: null, userAgent: null },
   requestId: null,
   sessionId: null,

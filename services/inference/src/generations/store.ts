@@ -13,6 +13,8 @@ export interface FinishedGeneration {
   /** What the guardrails' content filters redacted or flagged in its prompt. */
   contentFilters: ContentFilterFinding[];
   presetId: string | null;
+  /** Served with the workspace's own key: its charge is BYOK usage, which the gateway does not bill. */
+  isByok: boolean;
   /** Who asked: the request's end user and metadata, the calling app and its User-Agent. */
   attribution: Attribution;
   /** Its workspace broadcasts its generations: the event says so to the broadcast consumers. */
@@ -60,7 +62,7 @@ const columns = [
   "native_finish_reason text", "prompt_tokens integer", "completion_tokens integer", "reasoning_tokens integer",
   "cached_tokens integer", "usage_estimated boolean", "cost_usd numeric", "upstream_cost_usd numeric", "latency_ms integer",
   "generation_time_ms integer", "service_tier text", "data_region text", "attempts jsonb", "content_filters jsonb", "preset_id text", "external_user text", "metadata jsonb", "http_referer text",
-  "app_title text", "user_agent text",
+  "app_title text", "user_agent text", "is_byok boolean",
 ];
 const names = columns.map((c) => c.split(" ")[0]).join(", ");
 
@@ -99,6 +101,7 @@ const row = (g: FinishedGeneration) => ({
   http_referer: g.attribution.httpReferer,
   app_title: g.attribution.appTitle,
   user_agent: g.attribution.userAgent,
+  is_byok: g.isByok,
 });
 
 const completedEvent = (g: FinishedGeneration) => ({
@@ -117,7 +120,7 @@ const completedEvent = (g: FinishedGeneration) => ({
     completion_tokens: g.completionTokens,
     usage_estimated: g.usageEstimated,
     cost_usd: picoToDecimal(g.charge.charged),
-    is_byok: false,
+    is_byok: g.isByok,
     ...(g.trace ? { trace: g.trace } : {}),
     finish_reason: g.finishReason,
     generation_time_ms: g.generationTimeMs,
@@ -174,6 +177,7 @@ export interface GenerationRow {
   http_referer: string | null;
   app_title: string | null;
   user_agent: string | null;
+  is_byok: boolean | null;
   created_at: Date;
 }
 
@@ -199,7 +203,7 @@ export async function getGeneration(db: Queryable, scope: GenerationScope, id: s
     `SELECT id, request_id, session_id, workspace_id::text, model, provider, upstream_id, status, streamed, finish_reason,
        native_finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cost_usd::text, upstream_cost_usd::text, latency_ms,
        generation_time_ms, service_tier, data_region, attempts, content_filters, preset_id, external_user, metadata, http_referer,
-       app_title, user_agent, created_at
+       app_title, user_agent, is_byok, created_at
      FROM inference.generations WHERE id = $1 AND organization_id = $2 AND ($3::uuid IS NULL OR workspace_id = $3::uuid)`,
     [id, scope.organizationId, scope.workspaceId ?? null],
   );
@@ -221,7 +225,9 @@ function originOf(referer: string | null): string {
 }
 
 export function toGeneration(r: GenerationRow): Generation {
-  const cost = picoToUsd(toPico(r.cost_usd));
+  // A BYOK generation's cost went to the workspace's own key: the gateway billed none of it.
+  const charged = picoToUsd(toPico(r.cost_usd));
+  const cost = r.is_byok ? 0 : charged;
   return {
     id: r.id,
     upstream_id: r.upstream_id,
@@ -246,7 +252,7 @@ export function toGeneration(r: GenerationRow): Generation {
     cancelled: r.status === "cancelled",
     finish_reason: r.finish_reason,
     native_finish_reason: r.native_finish_reason,
-    is_byok: false,
+    is_byok: r.is_byok === true,
     latency: r.latency_ms,
     generation_time: r.generation_time_ms,
     moderation_latency: null,
@@ -267,7 +273,7 @@ export function toGeneration(r: GenerationRow): Generation {
     total_cost: cost,
     cache_discount: null,
     // The reported usage at the endpoint's prices: above `total_cost` when the charge was capped at the hold.
-    upstream_inference_cost: r.upstream_cost_usd === null ? cost : picoToUsd(toPico(r.upstream_cost_usd)),
+    upstream_inference_cost: r.upstream_cost_usd === null ? charged : picoToUsd(toPico(r.upstream_cost_usd)),
     ...(r.content_filters?.length ? { content_filters: r.content_filters } : {}),
     ...(r.metadata ? { metadata: r.metadata } : {}),
     ...(r.app_title ? { app_title: r.app_title } : {}),

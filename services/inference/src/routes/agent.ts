@@ -37,6 +37,8 @@ function sum(a: Accounted | undefined, b: Accounted): Accounted {
     estimated: a.estimated || b.estimated,
     cost: { prompt: c("prompt"), completion: c("completion"), request: c("request"), total: c("total") },
     charge: { charged: a.charge.charged + b.charge.charged, reported: a.charge.reported + b.charge.reported },
+    isByok: a.isByok && b.isByok,
+    billed: a.billed + b.billed,
   };
 }
 

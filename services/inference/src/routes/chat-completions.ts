@@ -15,6 +15,7 @@ import {
   requestDeadline,
   requestFilters,
   upstreamFailure,
+  withWorkspaceKeys,
   type AttemptSignal,
   type Candidate,
   type CompiledFilters,
@@ -179,6 +180,8 @@ export const chatCompletionsRoute =
     if (candidates.length === 0) {
       throw new HttpError("not_found", `No endpoints available for ${models.join(", ")}: ${reasons.join("; ") || "none configured"}`);
     }
+    // The workspace's own keys go first where it brought one.
+    const keyed = await withWorkspaceKeys(candidates, (provider) => deps.providerKey(caller.workspaceId, provider));
 
     // Before any hold or provider call: a blocked prompt costs nothing, a redacted one is all a provider sees.
     const body = upstreamBody(request, caller.workspaceId, preset?.system_prompt);
@@ -201,7 +204,7 @@ export const chatCompletionsRoute =
       request,
       generationId,
       requested,
-      candidates,
+      candidates: keyed,
       guardrailIds: [...guardrailIds],
       presetId: preset?.id ?? null,
       attribution: attributionOf(req, request),
@@ -260,7 +263,7 @@ export async function accepted<T>(
       context.attempts,
       async (provider, target, candidate, attempt) => {
         const body = bodyFor(context, candidate);
-        context.held.set(candidate, await reserve(hold, candidate.endpoint, body));
+        context.held.set(candidate, await reserve(hold, candidate.endpoint, body, candidate.byokKey !== undefined));
         context.inFlight = candidate;
         return call(provider, target, body, attempt);
       },

@@ -33,7 +33,8 @@ export function finish(context: ChatContext, outcome: Outcome): Accounted {
     beyondHold: context.deps.chargeBeyondHold,
     usage: priced.usage,
   });
-  const accounted = { ...priced, charge };
+  const isByok = candidate.byokKey !== undefined;
+  const accounted = { ...priced, charge, isByok, billed: isByok ? 0n : charge.charged };
   context.deps.recorder.record({
     id: context.generationId,
     keyHash: context.caller.keyHash,
@@ -42,6 +43,7 @@ export function finish(context: ChatContext, outcome: Outcome): Accounted {
     guardrailIds: context.guardrailIds,
     contentFilters: findingsRecord(context.findings),
     presetId: context.presetId,
+    isByok,
     attribution: context.attribution,
     broadcast: context.broadcast,
     requestId: context.requestId,

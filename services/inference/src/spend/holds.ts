@@ -10,9 +10,9 @@ export type { HoldContext, SpendHolds } from "@switchyard/upstream";
  * the attempt may be charged. Refused: 403 `Key limit exceeded` when the key's settled spend has reached its
  * limit, else 402 with the tokens the rest can pay for.
  */
-export async function reserve(context: HoldContext, endpoint: ResolvedEndpoint, body: Record<string, unknown>): Promise<bigint> {
+export async function reserve(context: HoldContext, endpoint: ResolvedEndpoint, body: Record<string, unknown>, isByok: boolean): Promise<bigint> {
   const worst = worstCase(endpoint, body);
-  const refused = await requestHold(context, worst.amount);
+  const refused = await requestHold(context, worst.amount, isByok);
   if (!refused) return worst.amount;
   const affordable = affordableTokens(worst, toPico(refused.remaining_usd));
   throw new HttpError(

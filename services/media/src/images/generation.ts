@@ -1,11 +1,10 @@
 import { parseImageSize, type ImageGenerationRequest } from "@switchyard/contracts";
-import { picoToUsd } from "@switchyard/runtime";
 import { endUser, type Candidate } from "@switchyard/upstream";
 import type { Response } from "express";
 import { imageTokensBound, mediaCost, referenceTokens, type MediaUsage } from "../cost.js";
 import type { ImageCall, ImageProvider, ReferenceImage, UpstreamImages } from "../providers/types.js";
 import { recordGeneration, type MediaGeneration } from "../record.js";
-import { chargeFor, type MediaRun, type Served } from "../run.js";
+import { billedUsd, chargeFor, type MediaRun, type Served } from "../run.js";
 
 /** The tier a request asks for: its `resolution`, or its `size` tier; explicit pixels are served as given. */
 function imageResolutionOf(request: ImageGenerationRequest): ImageCall["resolution"] {
@@ -75,6 +74,7 @@ export const imageRecord = (run: MediaRun<ImageProvider>, candidate: Candidate |
   guardrailIds: run.guardrailIds,
   findings: run.findings,
   broadcast: run.broadcast,
+  isByok: candidate?.byokKey !== undefined,
   requestId: run.requestId,
   model: run.model,
   provider: candidate?.endpoint.provider ?? null,
@@ -92,7 +92,7 @@ export async function sendImages(run: MediaRun<ImageProvider>, call: ImageCall, 
   res.json({
     created: Math.floor(Date.now() / 1000),
     data: result.images.map((image) => ({ b64_json: image.b64, media_type: image.mediaType })),
-    usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens, cost: picoToUsd(charge.charged) },
+    usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens, cost: billedUsd(served, charge) },
   });
 }
 

@@ -1,10 +1,10 @@
-import { metrics, picoToUsd } from "@switchyard/runtime";
+import { metrics } from "@switchyard/runtime";
 import type { Candidate } from "@switchyard/upstream";
 import type { Response } from "express";
 import type { GeneratedImage, ImageCall, ImageProvider, ImageUsage } from "../providers/types.js";
 import { recordGeneration } from "../record.js";
 import { imageRecord, imageUsage, sendImages } from "./generation.js";
-import { chargeFor, firstAccepted, type MediaRun } from "../run.js";
+import { billedUsd, chargeFor, firstAccepted, type MediaRun } from "../run.js";
 
 const keepAliveMs = 10_000;
 const frame = (event: Record<string, unknown>) => `data: ${JSON.stringify(event)}\n\n`;
@@ -58,7 +58,7 @@ export async function streamImages(
     return;
   }
   const created = Math.floor(Date.now() / 1000);
-  const total = { prompt_tokens: used.usage.promptTokens, completion_tokens: used.usage.completionTokens, total_tokens: used.usage.promptTokens + used.usage.completionTokens, cost: picoToUsd(charge.charged) };
+  const total = { prompt_tokens: used.usage.promptTokens, completion_tokens: used.usage.completionTokens, total_tokens: used.usage.promptTokens + used.usage.completionTokens, cost: billedUsd(served, charge) };
   images.forEach((image, index) => {
     const last = index === images.length - 1;
     res.write(frame({ type: "image_generation.completed", b64_json: image.b64, created, media_type: image.mediaType, ...(last ? { usage: total } : {}) }));

@@ -1,11 +1,10 @@
-import { picoToUsd } from "@switchyard/runtime";
 import { enforceFindings, filterPrompt } from "@switchyard/upstream";
 import type { RequestHandler } from "express";
 import { audioTokensPerSecond, mediaCost, transcriptTokensPerSecond, type MediaUsage } from "../cost.js";
 import type { MediaDeps } from "../deps.js";
 import type { UpstreamTranscription } from "../providers/types.js";
 import { recordGeneration } from "../record.js";
-import { chargeFor, firstAccepted, startRun } from "../run.js";
+import { billedUsd, chargeFor, firstAccepted, startRun } from "../run.js";
 import { wavSeconds, worstCaseSeconds } from "../transcription/audio.js";
 import { readTranscription } from "../transcription/request.js";
 
@@ -89,6 +88,7 @@ export const transcriptionsRoute =
       guardrailIds: run.guardrailIds,
       findings: run.findings,
       broadcast: run.broadcast,
+      isByok: served.candidate.byokKey !== undefined,
       requestId: run.requestId,
       model: run.model,
       provider: served.candidate.endpoint.provider,
@@ -104,7 +104,7 @@ export const transcriptionsRoute =
     res.json({
       text: answer.text,
       usage: {
-        cost: picoToUsd(charge.charged),
+        cost: billedUsd(served, charge),
         input_tokens: usage.audioTokens ?? 0,
         output_tokens: usage.completionTokens,
         seconds: Math.round((usage.seconds ?? 0) * 1000) / 1000,
