@@ -1,6 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { OpenRouter } from "@openrouter/sdk";
 import OpenAI, { toFile } from "openai";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./support/eventually.js";
 import { perSecond, speak, startMediaFixture, wavDuration, type MediaFixture } from "./support/media-fixture.js";
@@ -84,6 +85,22 @@ describe("POST /audio/transcriptions", () => {
     const blocked = await transcribe({ model: "openai/whisper-1", input_audio: { data: base64(), format: "wav" }, prompt: "SSN 123-45-6789" }, key);
     expect(blocked.status).toBe(403);
     expect(m.fake.requests.length).toBe(before);
+  });
+
+  it.skipIf(!process.env.DATABASE_URL)("records the request's user on the generation (no transcription API takes one)", async () => {
+    const res = await transcribe({ model: "openai/whisper-1", input_audio: { data: base64(), format: "wav" }, user: "listener-7" });
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(lastRequest().fields)).not.toContain("listener-7");
+    const id = String(res.headers.get("x-generation-id"));
+    const client = new pg.Client({ connectionString: m.gw.databaseUrl });
+    await client.connect();
+    try {
+      const read = async () => (await client.query<{ external_user: string }>(`SELECT external_user FROM media.generations WHERE id = $1`, [id])).rows[0];
+      await eventually(async () => (await read()) !== undefined, 5000);
+      expect((await read())!.external_user).toBe("listener-7");
+    } finally {
+      await client.end();
+    }
   });
 
   it("speaks Deepgram's wire format: raw audio, query options, Token auth", async () => {

@@ -37,9 +37,10 @@ CREATE INDEX generations_by_key ON media.generations (key_hash, created_at);
     sql: `ALTER TABLE media.generations ADD COLUMN upstream_cost_usd numeric(30, 12);`,
   },
   {
-    // What the guardrails' content filters redacted or flagged in the prompt (null when nothing), and
-    // whether it ran on the workspace's own provider key (BYOK).
+    // What the guardrails' content filters redacted or flagged in the prompt (null when nothing), whether
+    // it ran on the workspace's own provider key (BYOK), and the request's end user.
     id: "003_generation_details",
-    sql: `ALTER TABLE media.generations ADD COLUMN content_filters jsonb, ADD COLUMN is_byok boolean NOT NULL DEFAULT false;`,
+    sql: `ALTER TABLE media.generations ADD COLUMN content_filters jsonb, ADD COLUMN is_byok boolean NOT NULL DEFAULT false,
+      ADD COLUMN external_user text;`,
   },
 ];

@@ -15,6 +15,8 @@ export interface MediaGeneration {
   broadcast: boolean;
   /** Served with the workspace's own key: its charge is BYOK usage, which the gateway does not bill. */
   isByok: boolean;
+  /** The request's end user (`user`), as the caller named it. */
+  externalUser: string | null;
   requestId: string | null;
   model: string;
   provider: string | null;
@@ -43,11 +45,11 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
       await deps.db.transaction(async (tx) => {
         await tx.query(
           `INSERT INTO media.generations (id, kind, key_hash, organization_id, workspace_id, request_id, model, provider, status, streamed,
-             seconds, images, prompt_tokens, completion_tokens, usage_estimated, cost_usd, upstream_cost_usd, latency_ms, attempts, content_filters, is_byok)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) ON CONFLICT (id) DO NOTHING`,
+             seconds, images, prompt_tokens, completion_tokens, usage_estimated, cost_usd, upstream_cost_usd, latency_ms, attempts, content_filters, is_byok, external_user)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) ON CONFLICT (id) DO NOTHING`,
           [g.id, g.kind, g.keyHash, g.organizationId, g.workspaceId, g.requestId, g.model, g.provider, g.status, g.streamed,
             g.usage.seconds ?? null, g.usage.images ?? null, g.usage.promptTokens + (g.usage.audioTokens ?? 0), g.usage.completionTokens, g.usageEstimated, cost,
-            upstreamCost, g.latencyMs, JSON.stringify(g.attempts), g.findings.length ? JSON.stringify(findingsRecord(g.findings)) : null, g.isByok],
+            upstreamCost, g.latencyMs, JSON.stringify(g.attempts), g.findings.length ? JSON.stringify(findingsRecord(g.findings)) : null, g.isByok, g.externalUser],
         );
         const data = {
           generation_id: g.id,

@@ -89,6 +89,7 @@ export const transcriptionsRoute =
       findings: run.findings,
       broadcast: run.broadcast,
       isByok: served.candidate.byokKey !== undefined,
+      externalUser: input.user ?? null,
       requestId: run.requestId,
       model: run.model,
       provider: served.candidate.endpoint.provider,

@@ -25,6 +25,8 @@ export interface TranscriptionInput {
   /** `provider.options`, by provider slug. */
   options: Record<string, Record<string, unknown>>;
   sessionId: string | undefined;
+  /** The caller's end user, recorded on the generation (no transcription wire format takes one). */
+  user: string | undefined;
   /** Tracing metadata for broadcast destinations. */
   trace: Record<string, unknown> | undefined;
 }
@@ -96,6 +98,7 @@ export async function readTranscription(req: Request, maxAudioBytes: number): Pr
       granularities: fields["timestamp_granularities[]"] ?? [],
       ...providerField(provider),
       sessionId: fields.session_id,
+      user: fields.user,
       trace: traceField(fields.trace),
     };
   }
@@ -118,6 +121,7 @@ export async function readTranscription(req: Request, maxAudioBytes: number): Pr
     granularities: body.timestamp_granularities ?? [],
     ...providerField(body.provider),
     sessionId: body.session_id,
+    user: body.user,
     trace: body.trace,
   };
 }
