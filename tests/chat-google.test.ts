@@ -103,6 +103,15 @@ describe("Gemini adapter through the gateway", () => {
     expect((res.body.choices as Array<Record<string, unknown>>)[0]).toMatchObject({ finish_reason: "length", native_finish_reason: "MAX_TOKENS" });
   });
 
+  it("passes image_config and modalities on to Gemini as imageConfig and responseModalities", async () => {
+    const res = await gw.call("POST", "/chat/completions", {
+      key,
+      body: { model: "google/text", messages: [{ role: "user", content: "Draw a cat" }], modalities: ["image", "text"], image_config: { aspect_ratio: "16:9", image_size: "2K" } },
+    });
+    expect(res.status).toBe(200);
+    expect(lastUpstream().body.generationConfig).toMatchObject({ responseModalities: ["IMAGE", "TEXT"], imageConfig: { aspectRatio: "16:9", imageSize: "2K" } });
+  });
+
   it("streams text and parallel tool calls to the openai client, with usage at the end", async () => {
     const text = await openai.chat.completions.create({ model: "google/text", messages: [{ role: "user", content: "Hi" }], stream: true });
     let content = "";

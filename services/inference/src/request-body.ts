@@ -22,7 +22,6 @@ const gatewayOnly = new Set([
   "metadata",
   "user",
   "max_tool_calls",
-  "image_config",
 ]);
 
 /**

@@ -155,6 +155,15 @@ function toolConfig(choice: unknown): Json | undefined {
   return undefined;
 }
 
+/** `image_config` of an image model (OpenRouter's `aspect_ratio`, `image_size`) as Gemini's imageConfig. */
+function imageConfig(value: unknown): Json | undefined {
+  if (!isObject(value)) return undefined;
+  const config: Json = {};
+  if (typeof value.aspect_ratio === "string") config.aspectRatio = value.aspect_ratio;
+  if (typeof value.image_size === "string") config.imageSize = value.image_size;
+  return Object.keys(config).length ? config : undefined;
+}
+
 export function generateContentRequest(body: Json): Json {
   const { system, contents: turns } = contents(Array.isArray(body.messages) ? body.messages.filter(isObject) : []);
   if (turns.length === 0) refuse("a request needs at least one user or assistant message");
@@ -179,6 +188,8 @@ export function generateContentRequest(body: Json): Json {
     candidateCount: number(body.n),
     ...responseFormat(body.response_format),
     thinkingConfig: thinking,
+    responseModalities: Array.isArray(body.modalities) ? body.modalities.map((m) => String(m).toUpperCase()) : undefined,
+    imageConfig: imageConfig(body.image_config),
   };
   const generationConfig = Object.fromEntries(Object.entries(config).filter(([, v]) => v !== undefined));
   const tools = declarations.length ? toolConfig(body.tool_choice) : undefined;
