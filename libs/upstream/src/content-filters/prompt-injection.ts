@@ -1,4 +1,4 @@
-import type { Detector } from "./detectors.js";
+import type { Detector } from "./text.js";
 
 /*
  * Phrases of common prompt-injection techniques, matched case-insensitively. Each is a first word (one of a

@@ -1,6 +1,7 @@
 import type { ContentFilterBuiltinSlug } from "@switchyard/contracts";
 import { RE2JS } from "re2js";
-import { detectors, ScanText, type Detector, type Span } from "./detectors.js";
+import { detectors } from "./detectors.js";
+import { ScanText, type Detector, type Span } from "./text.js";
 
 export type FilterAction = "block" | "redact" | "flag";
 

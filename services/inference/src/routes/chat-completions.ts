@@ -4,7 +4,6 @@ import {
   metadataHeader,
   sessionIdHeader,
   type ChatCompletionRequest,
-  type ResolvedModel,
 } from "@switchyard/contracts";
 import { badRequest, forbidden, HttpError, parseInput, type Caller } from "@switchyard/runtime";
 import {
@@ -24,6 +23,7 @@ import {
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { InferenceDeps } from "../deps.js";
 import type { Attempt, Attribution } from "../generations/store.js";
+import { attributionOf, withPreset } from "../request-context.js";
 import { requestedParameters, upstreamBody } from "../request-body.js";
 import { dropUnsupported } from "../parameters.js";
 import { activePlugins, compressMessages, type ActivePlugins } from "../plugins.js";
@@ -81,48 +81,6 @@ const header = (req: ChatHttpRequest, name: string) => {
   const value = req.headers[name];
   return typeof value === "string" ? value : undefined;
 };
-
-type Preset = NonNullable<ResolvedModel["preset"]>;
-
-/** Headers a generation keeps are cut to this many characters: they describe the caller, they are not its data. */
-const headerChars = 1000;
-
-/** Who asked, as the generation records it: the end user and metadata of the body, the app of the headers. */
-function attributionOf(req: ChatHttpRequest, request: ChatCompletionRequest): Attribution {
-  const kept = (...names: string[]) => {
-    for (const name of names) {
-      const value = header(req, name);
-      if (value) return value.slice(0, headerChars);
-    }
-    return null;
-  };
-  return {
-    externalUser: request.user ?? null,
-    metadata: request.metadata ?? null,
-    httpReferer: kept("http-referer", "referer"),
-    appTitle: kept("x-title", "x-openrouter-title"),
-    userAgent: kept("user-agent"),
-  };
-}
-
-/**
- * A preset (the `preset` field, or `@preset/<slug>` as the model) is resolved first: its config gives the
- * request its defaults (parameters, `provider`, `models`, `plugins`, `session_id`, `trace`, `user`,
- * `max_tool_calls`...) and every field the request sets wins. The preset's own `model` is its model
- * reference's answer, so it is left to resolution.
- */
-async function withPreset(
-  parsed: ChatCompletionRequest,
-  body: unknown,
-  resolve: (model: string) => Promise<ResolvedModel>,
-): Promise<{ request: ChatCompletionRequest; preset?: Preset; presetRef?: string }> {
-  const presetRef = parsed.preset ? `@preset/${parsed.preset}` : parsed.model?.startsWith("@preset/") ? parsed.model : undefined;
-  if (!presetRef) return { request: parsed };
-  const preset = (await resolve(presetRef)).preset!;
-  const { model: _model, ...config } = preset.config;
-  const request = parseInput(chatCompletionRequest, { ...config, ...(body as Record<string, unknown>) }, "body");
-  return { request, preset, presetRef };
-}
 
 /** `POST /chat/completions`: validate, resolve models to endpoints, try them in order, answer, account. */
 export const chatCompletionsRoute =
