@@ -49,6 +49,9 @@ describe("workspaces", () => {
       ["POST", "/workspaces", { name: "x", slug: "ok", data_collection: "maybe" }, 400],
       ["POST", "/workspaces", { name: "x", slug: "ok", allowed_providers: ["Not A Slug!"] }, 400],
       ["POST", "/workspaces", { name: "x", slug: "ok", io_logging_sampling_rate: 2 }, 400],
+      // A switch for what Switchyard does not do is refused, not stored to do nothing; so are key ids it has not.
+      ["POST", "/workspaces", { name: "x", slug: "ok", is_data_discount_logging_enabled: true }, 400],
+      ["POST", "/workspaces", { name: "x", slug: "ok", io_logging_api_key_ids: [42] }, 400],
       ["POST", "/workspaces", { name: "Default again", slug: "default" }, 409],
       ["GET", "/workspaces/not-a-uuid", undefined, 400],
       ["GET", "/workspaces/5f0c1c8e-7a8e-4d1c-9a55-0e8d0f7d9b11", undefined, 404],

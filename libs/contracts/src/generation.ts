@@ -75,3 +75,27 @@ export const generation = z.object({
 export type Generation = z.infer<typeof generation>;
 
 export const generationResponse = z.object({ data: generation });
+
+/** `GET /generation/content?id=`: what a workspace with input/output logging kept of a generation. */
+export const generationContentQuery = generationQuery;
+
+/** A failed attempt before the error the client was given. */
+const contentErrorAttempt = z.object({ code: z.number().int(), message: z.string(), provider_name: z.string().nullable(), raw: z.string().nullable() });
+
+export const generationContent = z.object({
+  /** The error the client was given, when the generation failed. */
+  error: z
+    .object({
+      message: z.string().nullable(),
+      status: z.number().int().nullable(),
+      provider_name: z.string().nullable(),
+      raw: z.string().nullable(),
+      previous_errors: z.array(contentErrorAttempt),
+    })
+    .nullable(),
+  /** What the provider was sent: the messages, after the guardrails' content filters. */
+  input: z.union([z.object({ prompt: z.string() }), z.object({ messages: z.array(z.unknown()) })]),
+  output: z.object({ completion: z.string().nullable(), reasoning: z.string().nullable() }),
+});
+export type GenerationContent = z.infer<typeof generationContent>;
+export const generationContentResponse = z.object({ data: generationContent });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { limitReset } from "./common.js";
+import { generationContent, type GenerationContent } from "./generation.js";
 import { contentFilterAction, contentFilterBuiltinSlug } from "./guardrails.js";
 
 /**
@@ -38,6 +39,8 @@ export const workspacePolicy = z.object({
   broadcast: z.boolean().default(false),
   /** Providers the workspace brought its own key for, and whether the operator's key may stand in when it fails. */
   byok: z.array(z.object({ provider: z.string(), operator_fallback: z.boolean() })).default([]),
+  /** Input/output logging: on, with the share of generations kept; null when off. */
+  io_logging: z.object({ sampling_rate: z.number() }).nullable().default(null),
 });
 export type WorkspacePolicy = z.infer<typeof workspacePolicy>;
 export const workspacePolicyBody = z.object({ workspace_id: z.uuid() });
@@ -50,6 +53,28 @@ export const policyActiveResponse = z.object({ active: z.boolean() });
 /** `POST /internal/providers/known`: whether the operator's catalog has a provider. */
 export const knownProviderBody = z.object({ slug: z.string().max(64) });
 export const knownProviderResponse = z.object({ known: z.boolean() });
+
+/**
+ * `POST /internal/generation-content`: inference hands storage what a workspace with input/output logging
+ * keeps of a generation; storage holds it `retention`-long in the object store.
+ */
+export const saveGenerationContentBody = z.object({
+  generation_id: z.string().min(1).max(128),
+  organization_id: z.uuid(),
+  workspace_id: z.uuid(),
+  content: generationContent,
+});
+export type SaveGenerationContent = z.infer<typeof saveGenerationContentBody>;
+export const saveGenerationContentResponse = z.object({ saved: z.boolean() });
+/** `POST /internal/generation-content/read`: a generation's kept content, 404 when none is kept (or left). */
+export const readGenerationContentBody = z.object({ generation_id: z.string().min(1).max(128), organization_id: z.uuid() });
+
+/** Storage's side of input/output logging, in-process in standalone and over the internal routes otherwise. */
+export interface GenerationContentStore {
+  save(entry: SaveGenerationContent): Promise<void>;
+  /** Undefined when none is kept for the generation (or its retention has passed). */
+  read(generationId: string, organizationId: string): Promise<GenerationContent | undefined>;
+}
 
 /** Names of keys of one organization; hashes of other organizations' keys are left out. */
 export const describeKeysBody = z.object({
@@ -165,6 +190,8 @@ export const resolvedModel = z.object({
   disabled_server_tools: z.array(z.string()).default([]),
   /** The caller's workspace broadcasts its generations. */
   broadcast: z.boolean().default(false),
+  /** The caller's workspace keeps this share of its generations' content (input/output logging); null when off. */
+  io_logging: z.object({ sampling_rate: z.number() }).nullable().default(null),
 });
 export type ResolvedModel = z.infer<typeof resolvedModel>;
 export const resolveModelResponse = z.object({ data: resolvedModel });

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { chatCompletionRequest } from "./chat-request.js";
 import { chatCompletion, chatCompletionChunk } from "./chat-response.js";
-import { generationQuery, generationResponse } from "./generation.js";
+import { generationContentQuery, generationContentResponse, generationQuery, generationResponse } from "./generation.js";
 import { imageGenerationRequest, imageGenerationResponse, imageStreamEvent } from "./images.js";
 import { defineRoute, type RouteContract } from "./route.js";
 import { transcriptionMultipartBody, transcriptionRequest, transcriptionResponse } from "./transcription.js";
@@ -52,6 +52,17 @@ export const inferenceRoutes = [
     auth: "any",
     query: generationQuery,
     responses: { 200: generationResponse },
+    errors: [400, 401, 404, 429, 500],
+  }),
+  defineRoute({
+    operationId: "listGenerationContent",
+    method: "get",
+    path: "/generation/content",
+    summary: "What input/output logging kept of a generation: the messages it was sent, its answer, its error",
+    tag: "Generations",
+    auth: "any",
+    query: generationContentQuery,
+    responses: { 200: generationContentResponse },
     errors: [400, 401, 404, 429, 500],
   }),
 ] as const satisfies readonly RouteContract[];

@@ -39,20 +39,32 @@ const slug = z
   .regex(/^[a-z0-9][a-z0-9-]*$/, "must be lower-case letters, digits and dashes");
 const settings = {
   description: z.string().max(1000).nullable().optional(),
-  default_image_model: z.string().max(256).nullable().optional(),
-  default_text_model: z.string().max(256).nullable().optional(),
+  default_image_model: z.string().max(256).nullable().optional().describe("The model of an image request that names none"),
+  default_text_model: z.string().max(256).nullable().optional().describe("The model of a chat request that names none"),
   default_provider_sort: providerSort.nullable().optional().describe("The provider order of requests that set no provider.sort"),
-  disabled_server_tools: z.array(z.string().max(128)).max(64).nullable().optional(),
+  disabled_server_tools: z.array(z.string().max(128)).max(64).nullable().optional().describe("Server tools the workspace's requests may not use"),
   include_byok_in_budgets: z.boolean().optional(),
-  io_logging_api_key_ids: z.array(z.number().int()).max(1000).nullable().optional(),
-  io_logging_sampling_rate: z.number().min(0).max(1).optional(),
-  is_data_discount_logging_enabled: z.boolean().optional(),
-  is_observability_broadcast_enabled: z.boolean().optional(),
-  is_observability_io_logging_enabled: z.boolean().optional(),
-  allowed_providers: z.array(providerSlug).max(200).nullable().optional(),
-  ignored_providers: z.array(providerSlug).max(200).nullable().optional(),
-  data_collection: z.enum(["allow", "deny"]).optional(),
-  zdr: z.boolean().optional(),
+  io_logging_api_key_ids: z
+    .array(z.number().int())
+    .max(0, "Switchyard's keys have no numeric ids; leave it null (or empty) to log every key's requests")
+    .nullable()
+    .optional()
+    .describe("Only null or empty: input/output logging covers every key of the workspace"),
+  io_logging_sampling_rate: z.number().min(0).max(1).optional().describe("The share of generations input/output logging keeps (0 to 1)"),
+  /** Switchyard does not trade prompt logging for a discount: true is refused rather than stored to do nothing. */
+  is_data_discount_logging_enabled: z
+    .boolean()
+    .refine((on) => !on, "Switchyard does not trade prompt logging for a discount; only false is accepted")
+    .optional(),
+  is_observability_broadcast_enabled: z.boolean().optional().describe("Send the workspace's generations to the broadcast destinations (OTLP, webhook)"),
+  is_observability_io_logging_enabled: z
+    .boolean()
+    .optional()
+    .describe("Keep what the workspace's generations were sent and answered, for GET /generation/content (off by default)"),
+  allowed_providers: z.array(providerSlug).max(200).nullable().optional().describe("Only these providers serve the workspace's requests"),
+  ignored_providers: z.array(providerSlug).max(200).nullable().optional().describe("These providers never serve the workspace's requests"),
+  data_collection: z.enum(["allow", "deny"]).optional().describe("deny: no provider that retains prompts or trains on them"),
+  zdr: z.boolean().optional().describe("Only zero-data-retention endpoints serve the workspace's requests"),
 };
 
 export const createWorkspaceBody = z.strictObject({

@@ -36,6 +36,7 @@ const resolved = (endpoints: ResolvedEndpoint[]): ResolvedModel => ({
   content_filters: [],
   disabled_server_tools: [],
   broadcast: false,
+  io_logging: null,
 });
 const base = { sessionId: undefined, requestedParameters: [], coolingDown: () => false };
 const providers = (r: ReturnType<typeof orderCandidates>) => r.candidates.map((c) => c.endpoint.provider);

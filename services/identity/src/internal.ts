@@ -9,6 +9,8 @@ export async function workspacePolicy(db: Queryable, workspaceId: string): Promi
             settings->>'default_text_model' AS default_text_model, settings->>'default_image_model' AS default_image_model,
             settings->>'default_provider_sort' AS default_provider_sort,
             COALESCE((settings->>'is_observability_broadcast_enabled')::boolean, false) AS broadcast,
+            CASE WHEN COALESCE((settings->>'is_observability_io_logging_enabled')::boolean, false)
+              THEN jsonb_build_object('sampling_rate', COALESCE((settings->>'io_logging_sampling_rate')::float8, 1)) END AS io_logging,
             COALESCE((SELECT jsonb_agg(jsonb_build_object('provider', k.provider, 'operator_fallback', k.operator_fallback) ORDER BY k.provider)
                       FROM identity.provider_keys k WHERE k.workspace_id = w.id), '[]'::jsonb) AS byok
      FROM identity.workspaces w WHERE id = $1`,

@@ -14,7 +14,7 @@ import {
 } from "@switchyard/runtime";
 import type { InferenceDeps } from "./deps.js";
 import { chatCompletionsRoute } from "./routes/chat-completions.js";
-import { generationRoute } from "./routes/generation.js";
+import { generationContentRoute, generationRoute } from "./routes/generation.js";
 
 const chatPath = "/api/v1/chat/completions";
 /** As express matches routes: case-insensitive, with or without a trailing slash. */
@@ -37,6 +37,7 @@ export function createApp(deps: InferenceDeps): RequestListener {
   const chat = chatCompletionsRoute(deps);
   app.post(chatPath, caller, (req, res) => chat(req, res, callerOf(res)));
   app.get("/api/v1/generation", caller, generationRoute(deps));
+  app.get("/api/v1/generation/content", caller, generationContentRoute(deps));
   finishHttpApp(app, logger);
   const plain = { logger, service: serviceOf(logger), route: chatPath, observe: deps.requestLogs };
 

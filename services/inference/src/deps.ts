@@ -1,4 +1,4 @@
-import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
+import type { GenerationContentStore, ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
 import type { GenerationRecorder } from "./generations/recorder.js";
 import type { EndpointHealth, UpstreamTimeouts } from "@switchyard/upstream";
@@ -15,6 +15,8 @@ export interface InferenceDeps {
   resolve(request: ResolveRequest): Promise<ResolvedModel>;
   /** Identity's spend holds, asked before every attempt. */
   holds: SpendHolds;
+  /** Storage's keeper of logged generation content (input/output logging). */
+  content: GenerationContentStore;
   /** The workspace's own key for a provider (BYOK), opened by identity for the attempt that uses it. */
   providerKey(workspaceId: string, provider: string): Promise<string | undefined>;
   /** How long a hold lives unsettled: the request deadline plus time for its completion event to arrive. */

@@ -18,6 +18,7 @@ export interface InferenceStartDeps {
   resolve: InferenceDeps["resolve"];
   holds: InferenceDeps["holds"];
   providerKey: InferenceDeps["providerKey"];
+  content: InferenceDeps["content"];
   config: Pick<
     InferenceConfig,
     | "providerEnv"
@@ -68,6 +69,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     resolve: deps.resolve,
     holds: deps.holds,
     providerKey: deps.providerKey,
+    content: deps.content,
     // Identity keeps a hold at most a week.
     holdTtlMs: Math.min(deps.config.REQUEST_TIMEOUT_MS + deps.config.SPEND_HOLD_GRACE_MS, 7 * 86_400_000),
     chargeBeyondHold: deps.config.SPEND_CHARGE_BEYOND_HOLD,

@@ -106,6 +106,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     resolve: (request) => catalog.resolveModel(request),
     holds: holds.holds,
     providerKey: identity.providerKey,
+    content: storage.generationContent,
     config,
     verifyCaller: createCallerVerifier(secret),
     health,

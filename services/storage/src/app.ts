@@ -4,6 +4,7 @@ import type { StorageDeps } from "./deps.js";
 import { containerFileContentRoute, getContainerFileRoute, listContainerFilesRoute } from "./routes/containers.js";
 import { deleteFileRoute, fileContentRoute, getFileRoute } from "./routes/file.js";
 import { listFilesRoute, uploadFileRoute } from "./routes/files.js";
+import { readContentRoute, saveContentRoute } from "./routes/internal-content.js";
 import { syncContainerFilesRoute } from "./routes/internal-sync.js";
 
 /** Storage's HTTP surface: workspace files, sandbox container files, and the sandboxes' sync route. */
@@ -20,5 +21,7 @@ export function createApp(deps: StorageDeps): Express {
   app.get("/api/v1/containers/:container_id/files/:file_id", caller, getContainerFileRoute(deps));
   app.get("/api/v1/containers/:container_id/files/:file_id/content", caller, containerFileContentRoute(deps));
   app.post("/internal/containers/:container_id/files", requireService(deps.verifyService), syncContainerFilesRoute(deps));
+  app.post("/internal/generation-content", requireService(deps.verifyService), saveContentRoute(deps));
+  app.post("/internal/generation-content/read", requireService(deps.verifyService), readContentRoute(deps));
   return finishHttpApp(app, deps.logger);
 }

@@ -12,6 +12,8 @@ export const storageEnv = z.object({
   MAX_FILE_BYTES: z.coerce.number().int().min(1024).default(32 * 1024 * 1024),
   /** An upload unfinished after this long is an orphan: its object and row are removed. */
   ORPHAN_UPLOAD_MS: z.coerce.number().int().min(1000).default(3_600_000),
+  /** How long what input/output logging keeps of a generation is kept (30 days). */
+  GENERATION_CONTENT_RETENTION_MS: z.coerce.number().int().min(1000).default(30 * 86_400_000),
 });
 export type StorageConfig = z.infer<typeof storageEnv> & { providerEnv: Record<string, string | undefined> };
 

@@ -15,6 +15,8 @@ export interface StorageDeps {
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
   maxFileBytes: number;
+  /** How long a logged generation's content is kept. */
+  contentRetentionMs: number;
   /** Off in standalone, where the router logs every request. */
   requestLogs: boolean;
   health: HealthState;

@@ -38,4 +38,20 @@ CREATE TABLE storage.container_files (
 CREATE INDEX container_files_by_workspace ON storage.container_files (workspace_id, container_id, path);
 `,
   },
+  {
+    id: "002_generation_content",
+    sql: `
+-- What workspaces with input/output logging keep of their generations: the body in the object store,
+-- here where it is and until when.
+CREATE TABLE storage.generation_content (
+  generation_id text PRIMARY KEY,
+  organization_id uuid NOT NULL,
+  workspace_id uuid NOT NULL,
+  object_key text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX generation_content_by_expiry ON storage.generation_content (expires_at);
+`,
+  },
 ];

@@ -1,10 +1,11 @@
-import type { FileProvider } from "@switchyard/contracts";
+import type { FileProvider, GenerationContentStore } from "@switchyard/contracts";
 import { busReadiness, migrate, openObjectStore, outboxSink, startOutboxRelay, type Bus, type CallerVerifier, type Db, type HealthState, type Logger, type ServiceVerifier } from "@switchyard/runtime";
 import type { Express } from "express";
 import { createApp } from "./app.js";
 import type { StorageConfig } from "./config.js";
 import { syncContainerFiles, type SyncBody } from "./containers/sync.js";
 import { startSweeper } from "./files/sweeper.js";
+import { readContent, saveContent, startContentRetention } from "./generation-content/records.js";
 import { migrations, schema } from "./migrations.js";
 import { anthropicFiles } from "./providers/anthropic-files.js";
 import { openAiFiles } from "./providers/openai-files.js";
@@ -17,7 +18,7 @@ export interface StorageStartDeps {
   providerKey(workspaceId: string, provider: FileProvider): Promise<string | undefined>;
   config: Pick<
     StorageConfig,
-    "providerEnv" | "MAX_FILE_BYTES" | "ORPHAN_UPLOAD_MS" | "S3_ENDPOINT" | "S3_BUCKET" | "S3_REGION" | "S3_ACCESS_KEY_ID" | "S3_SECRET_ACCESS_KEY" | "S3_FORCE_PATH_STYLE" | "SWITCHYARD_DATA_DIR"
+    "providerEnv" | "MAX_FILE_BYTES" | "ORPHAN_UPLOAD_MS" | "GENERATION_CONTENT_RETENTION_MS" | "S3_ENDPOINT" | "S3_BUCKET" | "S3_REGION" | "S3_ACCESS_KEY_ID" | "S3_SECRET_ACCESS_KEY" | "S3_FORCE_PATH_STYLE" | "SWITCHYARD_DATA_DIR"
   >;
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
@@ -29,6 +30,8 @@ export interface RunningStorage {
   app: Express;
   /** Sandboxes in this process report their files here (others use `POST /internal/containers/{id}/files`). */
   syncContainerFiles(containerId: string, body: SyncBody): Promise<number>;
+  /** Inference in this process keeps and reads logged generation content here (others use the internal routes). */
+  generationContent: GenerationContentStore;
   stop(): Promise<void>;
 }
 
@@ -41,6 +44,8 @@ export async function startStorage(deps: StorageStartDeps): Promise<RunningStora
   const objects = await openObjectStore(deps.config);
   const relay = startOutboxRelay({ db: deps.db, schema, bus: deps.bus, logger: deps.logger });
   const sweeper = startSweeper({ db: deps.db, objects, logger: deps.logger, olderThanMs: deps.config.ORPHAN_UPLOAD_MS });
+  const retentionMs = deps.config.GENERATION_CONTENT_RETENTION_MS;
+  const retention = startContentRetention({ db: deps.db, objects, logger: deps.logger, everyMs: Math.min(60_000, Math.max(1000, retentionMs / 2)) });
   const env = deps.config.providerEnv;
   const events = outboxSink(schema, relay);
   const app = createApp({
@@ -56,6 +61,7 @@ export async function startStorage(deps: StorageStartDeps): Promise<RunningStora
     verifyCaller: deps.verifyCaller,
     verifyService: deps.verifyService,
     maxFileBytes: deps.config.MAX_FILE_BYTES,
+    contentRetentionMs: deps.config.GENERATION_CONTENT_RETENTION_MS,
     requestLogs: deps.requestLogs ?? true,
     health: deps.health,
     readiness: { database: () => deps.db.ping(), objects: () => objects.ping(), ...busReadiness(deps.bus) },
@@ -63,8 +69,13 @@ export async function startStorage(deps: StorageStartDeps): Promise<RunningStora
   return {
     app,
     syncContainerFiles: (containerId, body) => syncContainerFiles({ db: deps.db, objects, events }, containerId, body),
+    generationContent: {
+      save: (entry) => saveContent({ db: deps.db, objects }, entry, retentionMs),
+      read: (generationId, organizationId) => readContent({ db: deps.db, objects }, generationId, organizationId),
+    },
     async stop() {
       sweeper.stop();
+      retention.stop();
       await relay.stop();
     },
   };

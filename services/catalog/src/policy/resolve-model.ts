@@ -110,5 +110,6 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
     content_filters: guardrails.flatMap(contentFiltersOf),
     disabled_server_tools: workspace.disabled_server_tools ?? [],
     broadcast: workspace.broadcast,
+    io_logging: workspace.io_logging,
   };
 }

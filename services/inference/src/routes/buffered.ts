@@ -49,6 +49,7 @@ export async function bufferedTurn(context: ChatContext): Promise<BufferedTurn> 
     status: "completed",
     usage: result.usage,
     completionText: result.choices.map(textOf).join(""),
+    reasoningText: result.choices.map((c) => String((c.message as { reasoning?: unknown } | undefined)?.reasoning ?? "")).join(""),
     upstreamId: result.id,
     finishReason: normalizeFinishReason(first?.finish_reason),
     nativeFinishReason: first?.finish_reason === undefined || first.finish_reason === null ? null : String(first.finish_reason),

@@ -4,6 +4,7 @@ import {
   metadataHeader,
   sessionIdHeader,
   type ChatCompletionRequest,
+  type ResolvedModel,
 } from "@switchyard/contracts";
 import { badRequest, forbidden, HttpError, parseInput, type Caller } from "@switchyard/runtime";
 import {
@@ -48,6 +49,8 @@ export interface ChatContext {
   attribution: Attribution;
   /** Its workspace broadcasts its generations. */
   broadcast: boolean;
+  /** Its workspace logs inputs and outputs, and this request was sampled: its content is kept. */
+  logContent: boolean;
   /** The guardrails' content filters, which every turn's new messages are scanned with too. */
   filters: CompiledFilters;
   /** What they redacted and flagged, recorded on the generation. */
@@ -112,6 +115,7 @@ export const chatCompletionsRoute =
     const guardrailIds = new Set<string>();
     let filters: CompiledFilters | undefined;
     let broadcast = false;
+    let ioLogging: ResolvedModel["io_logging"] = null;
     const disabledTools = new Set<string>();
     let requested = models[0]!;
     for (const model of models) {
@@ -125,6 +129,7 @@ export const chatCompletionsRoute =
       // Guardrails apply to the key, so every model's resolution names the same filters.
       filters ??= requestFilters(resolved.content_filters);
       broadcast = resolved.broadcast;
+      ioLogging = resolved.io_logging;
       for (const tool of resolved.disabled_server_tools) disabledTools.add(tool);
       const ordered = orderCandidates(resolved, {
         preferences: request.provider ?? undefined,
@@ -167,6 +172,7 @@ export const chatCompletionsRoute =
       presetId: preset?.id ?? null,
       attribution: attributionOf(req, request),
       broadcast,
+      logContent: ioLogging !== null && Math.random() < ioLogging.sampling_rate,
       filters: filters!,
       findings,
       body,

@@ -1,6 +1,7 @@
 import { account, metadataBody, type Accounted } from "../responses.js";
 import type { UpstreamUsage } from "../providers/types.js";
 import { capCharge, findingsRecord, type Candidate } from "@switchyard/upstream";
+import { keepContent } from "../generations/content.js";
 import { abandoned, type ChatContext } from "./chat-completions.js";
 
 export interface Outcome {
@@ -8,6 +9,8 @@ export interface Outcome {
   status: "completed" | "error" | "cancelled";
   usage: UpstreamUsage | undefined;
   completionText: string;
+  /** The reasoning the answer carried, for input/output logging. */
+  reasoningText?: string;
   upstreamId: string | null;
   finishReason: string | null;
   nativeFinishReason: string | null;
@@ -33,6 +36,7 @@ export function finish(context: ChatContext, outcome: Outcome): Accounted {
     beyondHold: context.deps.chargeBeyondHold,
     usage: priced.usage,
   });
+  keepContent(context, outcome);
   const isByok = candidate.byokKey !== undefined;
   const accounted = { ...priced, charge, isByok, billed: isByok ? 0n : charge.charged };
   context.deps.recorder.record({

@@ -1,5 +1,5 @@
-import { generationQuery } from "@switchyard/contracts";
-import { callerOf, parseInput } from "@switchyard/runtime";
+import { generationContentQuery, generationQuery } from "@switchyard/contracts";
+import { callerOf, notFound, parseInput } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import type { InferenceDeps } from "../deps.js";
 import { getGeneration, readableBy, rowOf, toGeneration } from "../generations/store.js";
@@ -18,4 +18,22 @@ export const generationRoute =
     const scope = { organizationId: caller.organizationId, workspaceId: caller.management ? undefined : caller.workspaceId };
     if (queued && readableBy(scope, queued.generation)) return void res.json({ data: toGeneration(rowOf(queued.generation, queued.at)) });
     res.json({ data: await getGeneration(deps.db, scope, id) });
+  };
+
+/**
+ * `GET /generation/content?id=`: what input/output logging kept of a generation (the SDK's
+ * `generations.listGenerationContent`), for the callers who may read its record. 404 when its workspace
+ * does not log, the generation was not sampled, or its retention has passed.
+ */
+export const generationContentRoute =
+  (deps: InferenceDeps): RequestHandler =>
+  async (req, res) => {
+    const caller = callerOf(res);
+    const { id } = parseInput(generationContentQuery, req.query, "query");
+    const scope = { organizationId: caller.organizationId, workspaceId: caller.management ? undefined : caller.workspaceId };
+    const queued = deps.recorder.pending(id);
+    if (!(queued && readableBy(scope, queued.generation))) await getGeneration(deps.db, scope, id);
+    const content = await deps.content.read(id, caller.organizationId);
+    if (!content) throw notFound("No content is kept for this generation: its workspace does not log inputs and outputs, it was not sampled, or its retention has passed");
+    res.json({ data: content });
   };

@@ -122,7 +122,7 @@ export async function relayTurn(context: ChatContext, options: RelayOptions): Pr
           delta = { ...delta, tool_calls: collectToolCalls(delta.tool_calls as Array<Record<string, unknown>>, calls, filter) };
           if ((delta.tool_calls as unknown[]).length === 0) delete delta.tool_calls;
         }
-        if (filter && typeof delta.reasoning === "string") reasoning += delta.reasoning;
+        if (typeof delta.reasoning === "string") reasoning += delta.reasoning;
         if (filter && Array.isArray(delta.reasoning_details)) {
           const pieces: Detail[] = [];
           mergeDetails(pieces, delta.reasoning_details);
@@ -161,6 +161,7 @@ export async function relayTurn(context: ChatContext, options: RelayOptions): Pr
     status,
     usage,
     completionText: text,
+    reasoningText: reasoning,
     upstreamId: null,
     finishReason,
     nativeFinishReason: nativeFinish,
