@@ -41,22 +41,31 @@ const percentileCutoffs = z.object({
 
 /** Provider routing preferences of one request (merged over the workspace's). */
 export const providerPreferences = z.looseObject({
-  order: z.array(providerRef).nullable().optional(),
-  allow_fallbacks: z.boolean().nullable().optional(),
-  only: z.array(providerRef).nullable().optional(),
-  ignore: z.array(providerRef).nullable().optional(),
-  require_parameters: z.boolean().nullable().optional(),
-  data_collection: z.enum(["allow", "deny"]).nullable().optional(),
-  zdr: z.boolean().nullable().optional(),
-  enforce_distillable_text: z.boolean().nullable().optional(),
-  quantizations: z.array(z.string().min(1)).nullable().optional(),
+  order: z.array(providerRef).nullable().optional().describe("Providers to try first, in this order"),
+  allow_fallbacks: z
+    .boolean()
+    .nullable()
+    .optional()
+    .describe("false: only the providers of order, or without order only the first endpoint of the default order"),
+  only: z.array(providerRef).nullable().optional().describe("Only these providers may serve the request"),
+  ignore: z.array(providerRef).nullable().optional().describe("These providers never serve the request"),
+  require_parameters: z.boolean().nullable().optional().describe("Only endpoints that support every parameter of the request"),
+  data_collection: z.enum(["allow", "deny"]).nullable().optional().describe("deny: no provider that retains prompts or trains on them"),
+  zdr: z.boolean().nullable().optional().describe("Only zero-data-retention endpoints"),
+  enforce_distillable_text: z.boolean().nullable().optional().describe("Only models whose authors allow distilling their output"),
+  quantizations: z
+    .array(z.string().min(1))
+    .nullable()
+    .optional()
+    .describe("Allowed quantizations; an endpoint that declares none is unknown"),
   sort: z
     .union([
       providerSort,
       z.object({ by: providerSort.nullable().optional(), partition: z.enum(["model", "none"]).nullable().optional() }),
     ])
     .nullable()
-    .optional(),
+    .optional()
+    .describe("price: cheapest first; without it, the workspace's default_provider_sort, else a price-weighted order"),
   max_price: z
     .object({
       prompt: decimalString.optional(),

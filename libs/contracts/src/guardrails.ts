@@ -92,25 +92,47 @@ const flag = z.boolean().nullable().optional();
 
 const settings = {
   description: z.string().max(1000).nullable().optional(),
-  limit_usd: z.number().finite().min(0, "must not be negative").max(1e9).nullable().optional(),
+  limit_usd: z
+    .number()
+    .finite()
+    .min(0, "must not be negative")
+    .max(1e9)
+    .nullable()
+    .optional()
+    .describe("Budget shared by every key the guardrail is assigned to, per reset_interval; bound at the hold"),
   reset_interval: limitReset.nullable().optional(),
-  include_byok_in_budgets: z.boolean().optional(),
-  allowed_providers: slugList,
-  ignored_providers: slugList,
-  allowed_models: slugList,
-  ignored_models: slugList,
-  allowed_data_regions: z.array(dataRegion).min(1, "must not be empty; use null for no restriction").nullable().optional(),
+  include_byok_in_budgets: z.boolean().optional().describe("Count spend on workspaces' own provider keys against the budget"),
+  allowed_providers: slugList.describe("Only these providers serve the keys' requests"),
+  ignored_providers: slugList.describe("These providers never serve the keys' requests"),
+  allowed_models: slugList.describe("Only these models (a variant such as :free is covered by its base id)"),
+  ignored_models: slugList.describe("These models never serve the keys (a base id covers its variants)"),
+  allowed_data_regions: z
+    .array(dataRegion)
+    .min(1, "must not be empty; use null for no restriction")
+    .nullable()
+    .optional()
+    .describe("Only endpoints that process data in these regions"),
   enforce_zdr: flag.describe("Deprecated: copied into each enforce_zdr_<vendor> not given explicitly"),
-  enforce_zdr_anthropic: flag,
-  enforce_zdr_openai: flag,
-  enforce_zdr_google: flag,
-  enforce_zdr_xai: flag,
-  enforce_zdr_other: flag,
-  enable_free_model_publication: flag,
-  enable_free_model_training: flag,
-  enable_paid_model_training: flag,
-  content_filter_builtins: z.array(contentFilterBuiltin).max(50).nullable().optional(),
-  content_filters: z.array(contentFilter).max(100).nullable().optional(),
+  enforce_zdr_anthropic: flag.describe("Anthropic models only on zero-data-retention endpoints"),
+  enforce_zdr_openai: flag.describe("OpenAI models only on zero-data-retention endpoints"),
+  enforce_zdr_google: flag.describe("Google models only on zero-data-retention endpoints"),
+  enforce_zdr_xai: flag.describe("xAI models only on zero-data-retention endpoints"),
+  enforce_zdr_other: flag.describe("Every other vendor's models only on zero-data-retention endpoints"),
+  enable_free_model_publication: flag.describe("Allow free endpoints that may publish prompts (data_policy.publishes_free_prompts)"),
+  enable_free_model_training: flag.describe("Allow free endpoints of providers that train on prompts"),
+  enable_paid_model_training: flag.describe("Allow paid endpoints of providers that train on prompts"),
+  content_filter_builtins: z
+    .array(contentFilterBuiltin)
+    .max(50)
+    .nullable()
+    .optional()
+    .describe("Detectors run on every prompt before a provider sees it: block (403), redact (the label) or flag"),
+  content_filters: z
+    .array(contentFilter)
+    .max(100)
+    .nullable()
+    .optional()
+    .describe("Workspace patterns (RE2) run on every prompt, with the same actions"),
 };
 
 const name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
