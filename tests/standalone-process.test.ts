@@ -36,4 +36,22 @@ describe("standalone process", () => {
     expect(took).toBeLessThan(1000);
     expect(proc.output().match(/sk-sy-v1-[0-9a-f]{72}/g)).toHaveLength(1);
   });
+
+  it("changes a guardrail's budget and keys on its one embedded connection, where catalog's change waits on identity's write", async () => {
+    const call = (method: string, path: string, body?: unknown) =>
+      fetch(`${apiUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${managementKey}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        // A change that waited on itself would never answer: the test fails instead of hanging.
+        signal: AbortSignal.timeout(10_000),
+      });
+    const key = (await (await call("POST", "/keys", { name: "budgeted" })).json()) as { data: { hash: string } };
+    const created = await call("POST", "/guardrails", { name: "a dollar a day", limit_usd: 1, reset_interval: "daily" });
+    expect(created.status).toBe(201);
+    const { data } = (await created.json()) as { data: { id: string } };
+    expect((await call("POST", `/guardrails/${data.id}/assignments/keys`, { key_hashes: [key.data.hash] })).status).toBe(200);
+    expect((await call("PATCH", `/guardrails/${data.id}`, { limit_usd: 2 })).status).toBe(200);
+    expect((await call("DELETE", `/guardrails/${data.id}`)).status).toBe(200);
+  });
 });

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import type { Logger } from "../log.js";
@@ -19,14 +20,28 @@ export async function openPglite(dataDir?: string, options: { logger?: Logger } 
     text: string,
     params?: readonly unknown[],
   ): Promise<T[]> => (await client.query<T>(text, params as unknown[] | undefined)).rows;
+  // One connection serves every service of the process, and a transaction holds it until it ends. So a
+  // statement or transaction begun while one is open, by the code it runs (catalog's change calling identity
+  // in-process), joins it instead of waiting for it forever: in one process, one transaction.
+  const open = new AsyncLocalStorage<{ handle: Queryable; open: boolean }>();
+  const joined = () => {
+    const current = open.getStore();
+    return current?.open ? current.handle : undefined;
+  };
   return {
     kind: "pglite",
-    query: (text, params) => prepared(text, params),
-    transaction: (fn) =>
-      pg.transaction((tx) => {
-        const handle: Queryable = { query: (text, params) => run(tx, text, params) };
-        return fn(handle);
-      }),
+    query: (text, params) => joined()?.query(text, params) ?? prepared(text, params),
+    transaction: (fn) => {
+      const outer = joined();
+      if (outer) return fn(outer);
+      return pg.transaction((tx) => {
+        const current = { handle: { query: (text, params) => run(tx, text, params) } as Queryable, open: true };
+        // Work the transaction started and left running afterwards must not use its handle once it ended.
+        return open.run(current, () => fn(current.handle)).finally(() => {
+          current.open = false;
+        });
+      });
+    },
     async ping() {
       await pg.query("SELECT 1");
     },
