@@ -71,6 +71,13 @@ export const benchConfig = {
     natsUrl: env.NATS_URL ?? "nats://127.0.0.1:4222",
   },
 
+  /** Content filters (`node bench/dist/content-filters.js`). */
+  contentFilters: {
+    rounds: number("BENCH_CF_ROUNDS", 5),
+    iterations: number("BENCH_CF_ITERATIONS", 2000),
+    warmup: number("BENCH_CF_WARMUP", 1000),
+  },
+
   /** Soak (`npm run bench:soak`). */
   soak: {
     seconds: number("BENCH_SOAK_SECONDS", 300),

@@ -1,4 +1,6 @@
+import { builtinLabels, contentFilterBuiltinSlug } from "@switchyard/contracts";
 import { compileFilters, scanText, type CompiledFilters, type FilterRule } from "@switchyard/upstream";
+import { benchConfig } from "./config.js";
 
 /**
  * CPU cost of content filters on an 8 KB prompt: no filters, every builtin (a prompt without personal data,
@@ -7,9 +9,7 @@ import { compileFilters, scanText, type CompiledFilters, type FilterRule } from 
  * several rounds of many scans after a warm-up. Prints, never asserts.
  */
 
-const rounds = Number(process.env.BENCH_CF_ROUNDS ?? 5);
-const iterations = Number(process.env.BENCH_CF_ITERATIONS ?? 2000);
-const warmup = Number(process.env.BENCH_CF_WARMUP ?? 1000);
+const { rounds, iterations, warmup } = benchConfig.contentFilters;
 const size = 8192;
 
 const prose = [
@@ -66,23 +66,13 @@ function prompt(withPii: boolean): string {
   return parts.join(" ").slice(0, size);
 }
 
-const slugs = [
-  "email",
-  "phone",
-  "ssn",
-  "credit-card",
-  "ip-address",
-  "secrets",
-  "person-name",
-  "address",
-  "regex-prompt-injection",
-] as const;
+const slugs = contentFilterBuiltinSlug.options;
 const builtin = (slug: (typeof slugs)[number]): FilterRule => ({
   guardrailId: "g1",
   kind: "builtin",
   slug,
   action: "redact",
-  label: `[${slug.toUpperCase()}]`,
+  label: builtinLabels[slug],
 });
 /** Workspace patterns as people write them: ticket ids, marked documents, passport-like numbers, account ids. */
 const patterns = [
