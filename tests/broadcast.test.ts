@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogEnv } from "./support/catalog-fixture.js";
+import { catalogEnv, imageModel } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
 import { startFakeMediaProvider, type FakeMediaProvider } from "./support/fake-media.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
@@ -53,14 +53,7 @@ beforeAll(async () => {
       ],
       models: [
         { id: "m/ok", name: "ok", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: { prompt: "0.000001", completion: "0.000002" } }] },
-        {
-          id: "m/image",
-          name: "image",
-          context_length: 8000,
-          input_modalities: ["text"],
-          output_modalities: ["image"],
-          endpoints: [{ provider: "pixels", upstream_model: "ok", pricing: { prompt: "0", completion: "0", image_output: "0.04" } }],
-        },
+        imageModel("m/image", "pixels"),
         {
           id: "m/whisper",
           name: "whisper",

@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogEnv } from "./support/catalog-fixture.js";
+import { catalogEnv, imageModel } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
 import { startFakeMediaProvider, type FakeMediaProvider } from "./support/fake-media.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
@@ -33,14 +33,7 @@ beforeAll(async () => {
       models: [
         { id: "byok/alpha", name: "alpha", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: perRequest }] },
         { id: "byok/delta", name: "delta", context_length: 8000, endpoints: [{ provider: "delta", upstream_model: "ok", pricing: perRequest }] },
-        {
-          id: "byok/image",
-          name: "image",
-          context_length: 8000,
-          input_modalities: ["text"],
-          output_modalities: ["image"],
-          endpoints: [{ provider: "pixels", upstream_model: "ok", pricing: { prompt: "0", completion: "0", image_output: "0.04" } }],
-        },
+        imageModel("byok/image", "pixels"),
       ],
     })),
     BYOK_ALPHA_KEY: operatorKey,

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogEnv } from "./support/catalog-fixture.js";
+import { catalogEnv, imageModel } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
 import { startFakeMediaProvider, type FakeMediaProvider } from "./support/fake-media.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
@@ -41,14 +41,7 @@ describe("GET /metrics", () => {
         ],
         models: [
           ...chatModels,
-          {
-            id: "m/image",
-            name: "image",
-            context_length: 8000,
-            input_modalities: ["text"],
-            output_modalities: ["image"],
-            endpoints: [{ provider: "pixels", upstream_model: "ok", pricing: { prompt: "0", completion: "0", image_output: "0.04" } }],
-          },
+          imageModel("m/image", "pixels"),
         ],
       }),
     );

@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogEnv } from "./support/catalog-fixture.js";
+import { catalogEnv, imageModel } from "./support/catalog-fixture.js";
 import { startFakeMediaProvider, type FakeMediaProvider } from "./support/fake-media.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
@@ -59,10 +59,7 @@ beforeAll(async () => {
           { provider: "beta", upstream_model: "ok", pricing: { ...cheap, audio: "0.0001" } },
         ]),
         model("r/distillable", [{ provider: "alpha", upstream_model: "ok", pricing: cheap }], { distillable: true }),
-        model("r/image", [{ provider: "pixels", upstream_model: "ok", pricing: { ...free, image_output: "0.04" } }], {
-          input_modalities: ["text"],
-          output_modalities: ["image"],
-        }),
+        imageModel("r/image", "pixels"),
         model("r/free", [
           { provider: "gamma", upstream_model: "ok", pricing: free },
           { provider: "alpha", upstream_model: "ok", pricing: cheap },

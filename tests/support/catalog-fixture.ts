@@ -69,3 +69,13 @@ export async function catalogEnv(catalog: object = fixtureCatalog): Promise<Reco
   await writeFile(path, JSON.stringify(catalog));
   return { SWITCHYARD_CONFIG: path, ALPHA_KEY: "alpha-secret", BETA_API_KEY: "beta-secret" };
 }
+
+/** An image model served by one provider (a fake media provider's `ok` behaviour) at $0.04 an image. */
+export const imageModel = (id: string, provider: string) => ({
+  id,
+  name: "image",
+  context_length: 8000,
+  input_modalities: ["text"],
+  output_modalities: ["image"],
+  endpoints: [{ provider, upstream_model: "ok", pricing: { prompt: "0", completion: "0", image_output: "0.04" } }],
+});
