@@ -50,6 +50,9 @@ export const workspacePolicyResponse = z.object({ data: workspacePolicy });
 export const policyActiveBody = z.object({ id: z.uuid() });
 export const policyActiveResponse = z.object({ active: z.boolean() });
 
+/** `POST /internal/provider-keys/open`: a workspace's own key for a provider, opened for the service about to use it. */
+export const openProviderKeyResponse = z.object({ data: z.object({ key: z.string().nullable() }) });
+
 /** `POST /internal/providers/known`: whether the operator's catalog has a provider. */
 export const knownProviderBody = z.object({ slug: z.string().max(64) });
 export const knownProviderResponse = z.object({ known: z.boolean() });

@@ -1,6 +1,5 @@
-import { holdOwnerResponse, holdResponse, releaseHoldResponse, resolveModelResponse, type ResolvedModel, type ResolveRequest } from "@switchyard/contracts";
+import { holdOwnerResponse, holdResponse, openProviderKeyResponse, releaseHoldResponse, resolveModelResponse, type ResolvedModel, type ResolveRequest } from "@switchyard/contracts";
 import { notFound, type InternalClient } from "@switchyard/runtime";
-import { z } from "zod";
 import type { IdentityHolds } from "./holds.js";
 
 /** Catalog's model resolution over HTTP, for a service that runs as its own process. */
@@ -34,10 +33,8 @@ async function ownerCall(identity: InternalClient, path: string, body: Record<st
   return answer.holds;
 }
 
-const openedKey = z.object({ data: z.object({ key: z.string().nullable() }) });
-
 /** A workspace's own provider key, opened by identity over HTTP. */
 export const remoteProviderKey =
   (identity: InternalClient) =>
   async (workspaceId: string, provider: string): Promise<string | undefined> =>
-    (await identity.post("/internal/provider-keys/open", { workspace_id: workspaceId, provider }, openedKey))?.data.key ?? undefined;
+    (await identity.post("/internal/provider-keys/open", { workspace_id: workspaceId, provider }, openProviderKeyResponse))?.data.key ?? undefined;

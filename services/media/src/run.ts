@@ -37,6 +37,8 @@ export interface MediaRun<P> {
   findings: Finding[];
   /** Its workspace broadcasts its generations. */
   broadcast: boolean;
+  /** The request's end user (`user`) as the caller named it, for the generation's record only. */
+  externalUser: string | null;
   attempts: Attempt[];
   signal: AbortSignal;
   timedOut: () => boolean;
@@ -56,6 +58,8 @@ export interface RunOptions<P> {
   unfit: (provider: P) => string | undefined;
   /** The request's tracing metadata, for broadcast destinations. */
   trace: Record<string, unknown> | undefined;
+  /** The request's end user, recorded on the generation. */
+  user: string | undefined;
 }
 
 const header = (req: Request, name: string) => {
@@ -119,6 +123,7 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     filters: requestFilters(resolved.content_filters),
     findings: [],
     broadcast: resolved.broadcast,
+    externalUser: options.user ?? null,
     attempts: [],
     signal,
     timedOut,

@@ -1,4 +1,4 @@
-import { fileProvider } from "@switchyard/contracts";
+import { fileProvider, openProviderKeyResponse } from "@switchyard/contracts";
 import {
   createCallerVerifier,
   createInternalClient,
@@ -8,7 +8,6 @@ import {
   openBackends,
   serveProcess,
 } from "@switchyard/runtime";
-import { z } from "zod";
 import { loadStorageConfig } from "./config.js";
 import { startStorage } from "./start.js";
 
@@ -22,14 +21,13 @@ if (!secret) {
 }
 const { db, bus } = await openBackends(config, logger, "storage");
 const identity = createInternalClient(config.IDENTITY_URL, createServiceSigner(secret, "storage"));
-const opened = z.object({ data: z.object({ key: z.string().nullable() }) });
 const health = { draining: false };
 const storage = await startStorage({
   db,
   bus,
   logger,
   async providerKey(workspaceId, provider) {
-    const answer = await identity.post("/internal/provider-keys/open", { workspace_id: workspaceId, provider: fileProvider.parse(provider) }, opened);
+    const answer = await identity.post("/internal/provider-keys/open", { workspace_id: workspaceId, provider: fileProvider.parse(provider) }, openProviderKeyResponse);
     return answer?.data.key ?? undefined;
   },
   config,

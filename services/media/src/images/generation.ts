@@ -30,7 +30,6 @@ export function imageCall(request: ImageGenerationRequest, references: Reference
     seed: request.seed,
     moderation: request.moderation,
     user: request.user === undefined ? undefined : endUser(workspaceId, request.user),
-    endUser: request.user,
     references,
     options,
   };
@@ -66,12 +65,7 @@ export function imageUsage(call: ImageCall, images: number, reported: { promptTo
 }
 
 /** What recording one image generation needs beside its usage and cost. */
-export const imageRecord = (
-  run: MediaRun<ImageProvider>,
-  call: ImageCall,
-  candidate: Candidate | undefined,
-  streamed: boolean,
-): Omit<MediaGeneration, "usage" | "usageEstimated" | "charge" | "status"> => ({
+export const imageRecord = (run: MediaRun<ImageProvider>, candidate: Candidate | undefined, streamed: boolean): Omit<MediaGeneration, "usage" | "usageEstimated" | "charge" | "status"> => ({
   id: run.generationId,
   kind: "image",
   keyHash: run.caller.keyHash,
@@ -81,7 +75,7 @@ export const imageRecord = (
   findings: run.findings,
   broadcast: run.broadcast,
   isByok: candidate?.byokKey !== undefined,
-  externalUser: call.endUser ?? null,
+  externalUser: run.externalUser,
   requestId: run.requestId,
   model: run.model,
   provider: candidate?.endpoint.provider ?? null,
@@ -95,7 +89,7 @@ export const imageRecord = (
 export async function sendImages(run: MediaRun<ImageProvider>, call: ImageCall, served: Served, result: UpstreamImages, res: Response): Promise<void> {
   const { usage, estimated } = imageUsage(call, result.images.length, result.usage);
   const charge = chargeFor(run, served, usage);
-  await recordGeneration(run.deps, { ...imageRecord(run, call, served.candidate, false), status: "completed", usage, usageEstimated: estimated, charge });
+  await recordGeneration(run.deps, { ...imageRecord(run, served.candidate, false), status: "completed", usage, usageEstimated: estimated, charge });
   res.json({
     created: Math.floor(Date.now() / 1000),
     data: result.images.map((image) => ({ b64_json: image.b64, media_type: image.mediaType })),

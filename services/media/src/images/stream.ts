@@ -51,7 +51,7 @@ export async function streamImages(
   const charge = chargeFor(run, served, used.usage);
   const status = run.signal.aborted ? "cancelled" : failure !== undefined ? "error" : "completed";
   metrics.streamDuration.observe({ service: "media", status }, (performance.now() - run.started) / 1000);
-  await recordGeneration(run.deps, { ...imageRecord(run, call, served.candidate, true), status, usage: used.usage, usageEstimated: used.estimated, charge });
+  await recordGeneration(run.deps, { ...imageRecord(run, served.candidate, true), status, usage: used.usage, usageEstimated: used.estimated, charge });
   if (res.writableEnded || res.destroyed) return;
   if (status !== "completed") {
     res.end(frame({ type: "error", error: { message: `Provider returned error: ${failure ?? "stream ended"}`, code: "502" } }));

@@ -87,8 +87,6 @@ export interface ImageCall {
   moderation?: "auto" | "low" | undefined;
   /** The end user, as a per-workspace hash: never the caller's raw id. */
   user?: string | undefined;
-  /** The end user as the caller named it, for the generation's record only. */
-  endUser?: string | undefined;
   references: ReferenceImage[];
   /** `provider.options[<slug>]`, passed to the provider untouched. */
   options: Record<string, unknown>;

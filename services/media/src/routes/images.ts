@@ -25,6 +25,7 @@ export const imagesRoute =
       providers: deps.imagers,
       unfit: unfitFor(request),
       trace: request.trace,
+      user: request.user,
     });
     // Before references are fetched or spend held: a blocked prompt costs nothing, a redacted one is what the provider gets.
     const prompt = filterPrompt(run.filters, request.prompt);

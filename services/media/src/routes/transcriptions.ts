@@ -43,6 +43,7 @@ export const transcriptionsRoute =
       unfit: (provider) =>
         input.verbose && !provider.verbose ? "no timestamps for verbose_json" : input.prompt !== undefined && !provider.prompts ? "no prompt support" : undefined,
       trace: input.trace,
+      user: input.user,
     });
     // The prompt is text the caller wrote: the guardrails' content filters apply to it before anything is held.
     if (input.prompt !== undefined) {
@@ -89,7 +90,7 @@ export const transcriptionsRoute =
       findings: run.findings,
       broadcast: run.broadcast,
       isByok: served.candidate.byokKey !== undefined,
-      externalUser: input.user ?? null,
+      externalUser: run.externalUser,
       requestId: run.requestId,
       model: run.model,
       provider: served.candidate.endpoint.provider,
