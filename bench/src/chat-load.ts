@@ -1,12 +1,23 @@
 import type { Pool } from "undici";
+import type { Dialect } from "./plans.js";
 
-/** Where and how a target takes a chat completion. */
+/** Where and how a target takes a chat completion (and, where it serves one, a Responses API request). */
 export interface ChatEndpoint {
   /** `http://127.0.0.1:<port>` */
   origin: string;
   path: string;
+  /** `POST` path of the Responses API; unset where the target does not serve it. */
+  responsesPath?: string;
   headers: Record<string, string>;
   model: string;
+}
+
+/** One kind of request to one endpoint: its path and body, made once so the load generator's own work stays out of the figures. */
+export interface LoadRequest {
+  dialect: Dialect;
+  stream: boolean;
+  path: string;
+  body: string;
 }
 
 /** What requests to one target measured: successes' latencies in ms, streams' time to first `data:` frame, errors. */
@@ -21,10 +32,28 @@ export interface ChatTally {
 
 export const emptyTally = (): ChatTally => ({ latencies: [], ttfb: [], seconds: 0, errors: 0, errorSamples: [] });
 
-const messages = [{ role: "user", content: "Say hello" }];
+const prompt = "Say hello";
 
-/** Bodies are made once per endpoint and mode, so the load generator's own work stays out of the figures. */
-export const chatBody = (endpoint: ChatEndpoint, stream: boolean) => JSON.stringify({ model: endpoint.model, messages, stream });
+/** The request of `dialect` and mode to `endpoint`: chat `{model, messages, stream}`, Responses `{model, input, stream}`. */
+export function loadRequest(endpoint: ChatEndpoint, dialect: Dialect, stream: boolean): LoadRequest {
+  if (dialect === "chat") return { dialect, stream, path: endpoint.path, body: JSON.stringify({ model: endpoint.model, messages: [{ role: "user", content: prompt }], stream }) };
+  if (!endpoint.responsesPath) throw new Error(`${endpoint.origin} does not serve the Responses API`);
+  return { dialect, stream, path: endpoint.responsesPath, body: JSON.stringify({ model: endpoint.model, input: prompt, stream }) };
+}
+
+/**
+ * Why a 200's body is not a complete answer, or undefined when it is: chat's streams end with `data: [DONE]`
+ * and its answers have `choices`; a Responses stream has its `response.completed` event (and no `[DONE]`),
+ * a buffered one is a `response` object.
+ */
+export function incompleteAnswer(dialect: Dialect, stream: boolean, text: string): string | undefined {
+  if (dialect === "chat") {
+    if (stream) return text.includes("data: [DONE]") ? undefined : `stream without [DONE]: ${text.slice(-300)}`;
+    return text.includes('"choices"') ? undefined : `answer without choices: ${text.slice(0, 300)}`;
+  }
+  if (stream) return text.includes("response.completed") ? undefined : `stream without response.completed: ${text.slice(-300)}`;
+  return text.includes('"object":"response"') ? undefined : `answer that is not a response object: ${text.slice(0, 300)}`;
+}
 
 function fail(tally: ChatTally, message: string) {
   tally.errors++;
@@ -32,17 +61,18 @@ function fail(tally: ChatTally, message: string) {
 }
 
 /**
- * One chat completion; records its latency (to the end of the body: for streams, past `[DONE]`) and, for
- * streams, the time to the first `data:` frame. An answer that is not a 200 with a complete body is an error.
+ * One request; records its latency (to the end of the body: for streams, past `[DONE]` or the last event) and,
+ * for streams, the time to the first `data:` frame. An answer that is not a 200 with a complete body is an error.
  */
-export async function chatRequest(pool: Pool, endpoint: ChatEndpoint, body: string, stream: boolean, tally: ChatTally): Promise<void> {
+export async function chatRequest(pool: Pool, endpoint: ChatEndpoint, request: LoadRequest, tally: ChatTally): Promise<void> {
+  const { stream } = request;
   const start = performance.now();
   try {
     const res = await pool.request({
       method: "POST",
-      path: endpoint.path,
+      path: request.path,
       headers: { "content-type": "application/json", ...endpoint.headers },
-      body,
+      body: request.body,
     });
     let text = "";
     let firstFrame: number | undefined;
@@ -52,8 +82,8 @@ export async function chatRequest(pool: Pool, endpoint: ChatEndpoint, body: stri
     }
     const total = performance.now() - start;
     if (res.statusCode !== 200) return fail(tally, `status ${res.statusCode}: ${text.slice(0, 300)}`);
-    if (stream && !text.includes("data: [DONE]")) return fail(tally, `stream without [DONE]: ${text.slice(-300)}`);
-    if (!stream && !text.includes('"choices"')) return fail(tally, `answer without choices: ${text.slice(0, 300)}`);
+    const incomplete = incompleteAnswer(request.dialect, stream, text);
+    if (incomplete) return fail(tally, incomplete);
     tally.latencies.push(total);
     if (firstFrame !== undefined) tally.ttfb.push(firstFrame);
   } catch (error) {
@@ -61,14 +91,21 @@ export async function chatRequest(pool: Pool, endpoint: ChatEndpoint, body: stri
   }
 }
 
-/** `count` requests with `concurrency` workers (each waits for its answer before the next); adds to `tally`. */
-export async function chatLoad(pool: Pool, endpoint: ChatEndpoint, stream: boolean, count: number, concurrency: number, tally: ChatTally): Promise<void> {
-  const body = chatBody(endpoint, stream);
+/** `count` requests of `dialect` with `concurrency` workers (each waits for its answer before the next); adds to `tally`. */
+export async function chatLoad(
+  pool: Pool,
+  endpoint: ChatEndpoint,
+  plan: { dialect: Dialect; stream: boolean },
+  count: number,
+  concurrency: number,
+  tally: ChatTally,
+): Promise<void> {
+  const request = loadRequest(endpoint, plan.dialect, plan.stream);
   let next = 0;
   const worker = async () => {
     while (next < count) {
       next++;
-      await chatRequest(pool, endpoint, body, stream, tally);
+      await chatRequest(pool, endpoint, request, tally);
     }
   };
   const started = performance.now();

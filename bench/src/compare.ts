@@ -4,9 +4,10 @@ import { join } from "node:path";
 import { Pool } from "undici";
 import { chatLoad, emptyTally, type ChatTally } from "./chat-load.js";
 import { cleanup, cleanupOnSignals, onCleanup } from "./cleanup.js";
-import { benchConfig, type ChatPlan, type CompareTargetName } from "./config.js";
-import { checkGoals, verdict } from "./goals.js";
+import { benchConfig, type CompareTargetName } from "./config.js";
+import { checkGoals, cpuVsChat, signedPercent, verdict } from "./goals.js";
 import { markdown, percentile } from "./measure.js";
+import { planLabel, planMode as mode, servesDialect, skippedTargets, type ChatPlan } from "./plans.js";
 import { startPortkeyTarget } from "./portkey-target.js";
 import { freshDatabase } from "./database.js";
 import { cpuSnapshot, cpuSpent, pidsByComm, rssSampler, settle } from "./proc-stats.js";
@@ -17,7 +18,8 @@ import { startTopologyTarget } from "./topology-target.js";
  * One-command gateway comparison: the same chat completions sent straight to a fake upstream (direct),
  * through Switchyard standalone, through Switchyard as separate processes (topology) and through the
  * Portkey gateway, interleaved (for each plan, rounds in which every target runs once, in a rotated order)
- * so machine noise hits all alike. Prints a Markdown table and writes bench/results/compare.json.
+ * so machine noise hits all alike. Responses API plans run against Switchyard's targets only, and their rows
+ * say their CPU per request against chat's. Prints a Markdown table and writes bench/results/compare.json.
  */
 const config = benchConfig.compare;
 const backendNames = ["postgres", "nats-server"] as const;
@@ -37,7 +39,6 @@ interface Measured {
   slots: Array<{ cpuMs: number; upstreamCpuMs: number }>;
 }
 
-const mode = (plan: ChatPlan) => (plan.stream ? "stream" : "buffered");
 const rotate = <T>(items: T[], by: number) => [...items.slice(by % items.length), ...items.slice(0, by % items.length)];
 const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
 const mb = (bytes: number) => bytes / 1024 / 1024;
@@ -76,22 +77,30 @@ async function startTargets(dir: string, upstream: { url: string; pid: number },
   return targets;
 }
 
-/** Brings every target to its running state (JIT, caches, pools) before anything is measured. */
+/**
+ * Brings every target to its running state (JIT, caches, pools) before anything is measured: `count` chat
+ * requests each, and when Responses plans will run, half as many more Responses requests to the targets that serve them.
+ */
 async function warmUp(targets: Target[]) {
   const count = config.startupWarmupRequests;
   if (count === 0) return;
+  const responses = config.plans.some((plan) => plan.dialect === "responses");
   const started = performance.now();
   for (const target of targets) {
     const pool = new Pool(target.origin, { connections: 10, headersTimeout: 30_000, bodyTimeout: 30_000 });
     const tally = emptyTally();
     try {
-      for (const stream of [false, true]) await chatLoad(pool, target, stream, Math.ceil(count / 2), 10, tally);
+      for (const stream of [false, true]) await chatLoad(pool, target, { dialect: "chat", stream }, Math.ceil(count / 2), 10, tally);
+      if (responses && servesDialect(target.name, "responses")) {
+        for (const stream of [false, true]) await chatLoad(pool, target, { dialect: "responses", stream }, Math.ceil(count / 4), 10, tally);
+      }
     } finally {
       await pool.close();
     }
     if (tally.errors) console.log(`  ${target.name} start-up warm-up: ${tally.errors} errors, e.g. ${tally.errorSamples[0]}`);
   }
-  console.log(`start-up warm-up: ${count} requests per target (half streamed, c=10) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  const extra = responses ? `, and ${Math.ceil(count / 4) * 2} Responses requests to each target that serves them` : "";
+  console.log(`start-up warm-up: ${count} requests per target (half streamed, c=10)${extra} in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
 
 /** One measurement slot: `count` requests to one target, with its CPU, the backends' CPU and its RSS around them. */
@@ -100,7 +109,7 @@ async function slot(target: Target, upstreamPid: number, pool: Pool, plan: ChatP
   const rss = rssSampler(() => target.pids());
   const errors = into.tally.errors;
   const count = into.tally.latencies.length;
-  await chatLoad(pool, target, plan.stream, config.requestsPerRound, plan.concurrency, into.tally);
+  await chatLoad(pool, target, plan, config.requestsPerRound, plan.concurrency, into.tally);
   // The slot's CPU includes the work its requests left behind, which then stays out of the next slot.
   into.settleMs += await settle(() => [...target.pids(), ...pidsByComm(backendNames)]);
   into.peakRss = Math.max(into.peakRss, rss.stop());
@@ -122,7 +131,7 @@ async function measurePlan(plan: ChatPlan, targets: Target[], upstreamPid: numbe
   try {
     for (const target of targets) {
       const warm = emptyTally();
-      await chatLoad(pool(target), target, plan.stream, config.warmupRequests, plan.concurrency, warm);
+      await chatLoad(pool(target), target, plan, config.warmupRequests, plan.concurrency, warm);
       if (warm.errors) console.log(`  ${target.name} warm-up: ${warm.errors} errors, e.g. ${warm.errorSamples[0]}`);
     }
     const profileDir = benchConfig.cpuProfileDir;
@@ -134,7 +143,8 @@ async function measurePlan(plan: ChatPlan, targets: Target[], upstreamPid: numbe
     for (let round = 0; round < config.rounds; round++) {
       for (const target of rotate(targets, round)) await slot(target, upstreamPid, pool(target), plan, measured.get(target.name)!);
     }
-    for (const target of profiled) console.log(`  CPU profile: ${await target.stopProfile!(`${mode(plan)}-c${plan.concurrency}`)}`);
+    const label = `${plan.dialect === "chat" ? "" : `${plan.dialect}-`}${mode(plan)}-c${plan.concurrency}`;
+    for (const target of profiled) console.log(`  CPU profile: ${await target.stopProfile!(label)}`);
     return measured;
   } finally {
     await Promise.all([...pools.values()].map((p) => p.close()));
@@ -149,6 +159,7 @@ function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measu
   const perRequest = (ms: number) => ms / Math.max(1, m.requests);
   return {
     target: name,
+    dialect: plan.dialect,
     mode: mode(plan),
     concurrency: plan.concurrency,
     requests: latencies.length,
@@ -163,6 +174,8 @@ function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measu
     ttfb_p99_ms: plan.stream ? percentile(ttfb, 99) : undefined,
     added_ttfb_p50_ms: plan.stream && d ? percentile(ttfb, 50) - percentile(d.ttfb, 50) : undefined,
     cpu_ms_per_request: perRequest(m.cpuMs),
+    /** Responses rows: CPU per request against the same target's chat row of this mode and concurrency (0.04 is 4% more); filled in once every plan has run. */
+    cpu_vs_chat: undefined as number | undefined,
     backend_cpu_ms_per_request: perRequest(m.backendCpuMs),
     upstream_cpu_ms_per_request: perRequest(m.upstreamCpuMs),
     client_cpu_ms_per_request: perRequest(m.clientCpuMs),
@@ -180,6 +193,7 @@ const table = (rows: Row[]) =>
   markdown(
     rows.map((r) => ({
       target: r.target,
+      dialect: r.dialect,
       mode: r.mode,
       c: r.concurrency,
       requests: r.requests,
@@ -192,6 +206,7 @@ const table = (rows: Row[]) =>
       "TTFB p50 ms": dash(r.ttfb_p50_ms),
       "added TTFB p50 ms": dash(r.added_ttfb_p50_ms),
       "CPU ms/req": r.cpu_ms_per_request,
+      "CPU vs chat": r.cpu_vs_chat === undefined ? "-" : signedPercent(r.cpu_vs_chat),
       "backend CPU ms/req": r.backend_cpu_ms_per_request,
       "peak RSS MB": r.peak_rss_mb,
     })),
@@ -199,8 +214,10 @@ const table = (rows: Row[]) =>
 
 async function main() {
   const started = { date: new Date().toISOString(), loadavg: loadavg() };
+  const skipped = skippedTargets(config.plans, config.targets);
   console.log(
-    `Gateway comparison: targets ${config.targets.join(", ")}; plans ${config.plans.map((p) => `${mode(p)}:${p.concurrency}`).join(", ")}; ` +
+    `Gateway comparison: targets ${config.targets.join(", ")}; plans ${config.plans.map(planLabel).join(", ")}; ` +
+      skipped.map((note) => `${note}; `).join("") +
       `${config.rounds} rounds × ${config.requestsPerRound} requests per target and plan (warm-up ${config.startupWarmupRequests} at start, ${config.warmupRequests} per plan); ` +
       `${config.targets.includes("topology") ? `topology with ${config.topologyInferenceReplicas} inference process${config.topologyInferenceReplicas > 1 ? "es" : ""}; ` : ""}` +
       `${cpus().length} CPUs, load ${started.loadavg.map((l) => l.toFixed(2)).join(" ")}`,
@@ -210,26 +227,36 @@ async function main() {
   const upstream = await startUpstream();
   onCleanup(upstream.stop);
   const catalogPath = await writeCatalog(dir, upstream.url);
-  const notes: string[] = [];
+  const notes: string[] = [...skipped];
   const targets = await startTargets(dir, upstream, catalogPath, notes);
   await warmUp(targets);
 
   const rows: Row[] = [];
   for (const plan of config.plans) {
+    const planTargets = targets.filter((t) => servesDialect(t.name, plan.dialect));
+    if (planTargets.length === 0) {
+      console.log(`${planLabel(plan)}: skipped, no target running serves it`);
+      continue;
+    }
     const planStarted = performance.now();
-    const measured = await measurePlan(plan, targets, upstream.pid);
-    const planRows = targets.map((t) => row(t.name, plan, measured.get(t.name)!, measured.get("direct")));
+    const measured = await measurePlan(plan, planTargets, upstream.pid);
+    const planRows = planTargets.map((t) => row(t.name, plan, measured.get(t.name)!, measured.get("direct")));
     rows.push(...planRows);
-    const summary = planRows.map((r) => `${r.target} p50 ${r.p50_ms.toFixed(2)} ms ${r.rps.toFixed(0)} req/s${r.errors ? ` ${r.errors} errors` : ""}`);
-    console.log(`${mode(plan)} c=${plan.concurrency} (${((performance.now() - planStarted) / 1000).toFixed(0)} s): ${summary.join("; ")}`);
+    const summary = planRows.map((r) => {
+      const vsChat = cpuVsChat(r, rows);
+      const cpu = plan.dialect === "chat" ? "" : ` cpu ${r.cpu_ms_per_request.toFixed(3)} ms/req${vsChat === undefined ? "" : ` cpu vs chat ${signedPercent(vsChat)}`}`;
+      return `${r.target} p50 ${r.p50_ms.toFixed(2)} ms ${r.rps.toFixed(0)} req/s${cpu}${r.errors ? ` ${r.errors} errors` : ""}`;
+    });
+    console.log(`${planLabel(plan)} (${((performance.now() - planStarted) / 1000).toFixed(0)} s): ${summary.join("; ")}`);
   }
+  for (const r of rows) r.cpu_vs_chat = cpuVsChat(r, rows);
 
   console.log(`\n${table(rows)}\n`);
   const goals = checkGoals(rows);
   console.log(`${markdown(goals.map((g) => ({ goal: g.goal, measured: g.measured, "": verdict(g) })))}\n`);
   for (const note of notes) console.log(`NOTE: ${note}`);
   const failed = rows.filter((r) => r.errors > 0);
-  for (const r of failed) console.log(`ERRORS ${r.target} ${r.mode} c=${r.concurrency}: ${r.errors}, e.g.\n  ${r.error_samples.join("\n  ")}`);
+  for (const r of failed) console.log(`ERRORS ${r.target} ${r.dialect} ${r.mode} c=${r.concurrency}: ${r.errors}, e.g.\n  ${r.error_samples.join("\n  ")}`);
   const finished = { date: new Date().toISOString(), loadavg: loadavg() };
   console.log(`load average at start ${started.loadavg.map((l) => l.toFixed(2)).join(" ")}, at end ${finished.loadavg.map((l) => l.toFixed(2)).join(" ")}`);
 

@@ -1,23 +1,12 @@
 /** Benchmark knobs, read once. Nothing else in the benchmarks reads the environment. */
+import { defaultPlans, parsePlans } from "./plans.js";
+
 const env = process.env;
 const number = (name: string, fallback: number) => {
   const value = Number(env[name] ?? fallback);
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number, not ${env[name]}`);
   return value;
 };
-
-export interface ChatPlan {
-  stream: boolean;
-  concurrency: number;
-}
-
-/** Plans as `mode:concurrency` pairs, e.g. `buffered:1,stream:10`. */
-const plans = (text: string): ChatPlan[] =>
-  text.split(",").map((plan) => {
-    const [mode, concurrency] = plan.trim().split(":");
-    if ((mode !== "buffered" && mode !== "stream") || !(Number(concurrency) >= 1)) throw new Error(`BENCH_CHAT_PLANS: bad plan ${plan}`);
-    return { stream: mode === "stream", concurrency: Number(concurrency) };
-  });
 
 const replicas = (text: string): 1 | 2 => {
   if (text !== "1" && text !== "2") throw new Error(`BENCH_TOPOLOGY_INFERENCE_REPLICAS must be 1 or 2, not ${text}`);
@@ -54,7 +43,8 @@ export const benchConfig = {
      * first plan (concurrency 1) measured start-up rather than a running gateway.
      */
     startupWarmupRequests: number("BENCH_STARTUP_WARMUP_REQUESTS", 6000),
-    plans: plans(env.BENCH_CHAT_PLANS ?? "buffered:1,buffered:10,buffered:50,stream:1,stream:10,stream:50"),
+    /** `[dialect:]mode:concurrency` (see plans.ts); Responses plans run against Switchyard's targets only. */
+    plans: parsePlans(env.BENCH_CHAT_PLANS ?? defaultPlans),
     targets: (env.BENCH_TARGETS ?? compareTargetNames.join(",")).split(",").map((name) => {
       const target = compareTargetNames.find((known) => known === name.trim());
       if (!target) throw new Error(`BENCH_TARGETS: unknown target ${name} (known: ${compareTargetNames.join(", ")})`);

@@ -1,6 +1,8 @@
 /** The figures of one row of the comparison that the goals read. */
 export interface GoalRow {
   target: string;
+  /** `chat` or `responses`; a row without one is chat's. */
+  dialect?: string | undefined;
   mode: string;
   concurrency: number;
   cpu_ms_per_request: number;
@@ -16,20 +18,43 @@ export interface GoalCheck {
 }
 
 const fixed = (n: number) => n.toFixed(3);
+const dialectOf = (row: GoalRow) => row.dialect ?? "chat";
+const find = (rows: readonly GoalRow[], target: string, mode: string, concurrency: number, dialect = "chat") =>
+  rows.find((r) => r.target === target && r.mode === mode && r.concurrency === concurrency && dialectOf(r) === dialect);
+
+/** The most a Responses request may cost in CPU against a chat completion of the same target, mode and concurrency. */
+export const responsesCpuLimit = 1.1;
 
 /**
- * The comparison's performance goals, judged on the rows of one run: gateway CPU per buffered request at
+ * A non-chat row's CPU per request against the same target's chat row of the same mode and concurrency, as a
+ * fraction (0.04 is 4% more); undefined for chat rows and when the chat row did not run.
+ */
+export function cpuVsChat(row: GoalRow, rows: readonly GoalRow[]): number | undefined {
+  if (dialectOf(row) === "chat") return undefined;
+  const chat = find(rows, row.target, row.mode, row.concurrency);
+  if (!chat || chat.cpu_ms_per_request <= 0) return undefined;
+  return row.cpu_ms_per_request / chat.cpu_ms_per_request - 1;
+}
+
+/** `+4.0%`, `-12.3%`: a fraction from `cpuVsChat` as printed (one decimal, so `+10.3%` does not read as within 10%). */
+export const signedPercent = (fraction: number) => {
+  const percent = Math.round(fraction * 1000) / 10;
+  return `${percent >= 0 ? "+" : ""}${percent.toFixed(1)}%`;
+};
+
+/**
+ * The comparison's performance goals, judged on the chat rows of one run: gateway CPU per buffered request at
  * c=10 against Portkey's (standalone at most half, the topology at most the same), standalone's added p50 at
- * c=1 under 1 ms, and each Switchyard form's added time to the first streamed byte at c=1 under 2 ms.
+ * c=1 under 1 ms, and each Switchyard form's added time to the first streamed byte at c=1 under 2 ms. Then
+ * the Responses API's CPU per request at c=10, buffered and streamed, within 10% of chat's, standalone and topology.
  */
 export function checkGoals(rows: readonly GoalRow[]): GoalCheck[] {
-  const find = (target: string, mode: "buffered" | "stream", concurrency: number) =>
-    rows.find((r) => r.target === target && r.mode === mode && r.concurrency === concurrency);
-  const portkey = find("portkey", "buffered", 10);
+  const chat = (target: string, mode: "buffered" | "stream", concurrency: number) => find(rows, target, mode, concurrency);
+  const portkey = chat("portkey", "buffered", 10);
 
   const cpuShare = (target: string, most: number): GoalCheck => {
     const goal = `${target} CPU per request at most ${most === 1 ? "Portkey's" : `${most} of Portkey's`} (buffered, c=10)`;
-    const own = find(target, "buffered", 10);
+    const own = chat(target, "buffered", 10);
     if (!own || !portkey) return { goal, measured: "not measured", met: undefined };
     const share = own.cpu_ms_per_request / portkey.cpu_ms_per_request;
     return { goal, measured: `${fixed(own.cpu_ms_per_request)} vs ${fixed(portkey.cpu_ms_per_request)} ms = ${share.toFixed(2)}`, met: share <= most };
@@ -38,12 +63,25 @@ export function checkGoals(rows: readonly GoalRow[]): GoalCheck[] {
   const under = (goal: string, value: number | undefined, limit: number): GoalCheck =>
     value === undefined ? { goal, measured: "not measured", met: undefined } : { goal, measured: `${fixed(value)} ms`, met: value < limit };
 
+  const responsesCpu = (target: string, mode: "buffered" | "stream"): GoalCheck => {
+    const goal = `${target} Responses CPU per request within ${Math.round((responsesCpuLimit - 1) * 100)}% of chat's (${mode}, c=10)`;
+    const responses = find(rows, target, mode, 10, "responses");
+    const own = chat(target, mode, 10);
+    if (!responses || !own || own.cpu_ms_per_request <= 0) return { goal, measured: "not measured", met: undefined };
+    const ratio = responses.cpu_ms_per_request / own.cpu_ms_per_request;
+    return { goal, measured: `${fixed(responses.cpu_ms_per_request)} vs ${fixed(own.cpu_ms_per_request)} ms = ${signedPercent(ratio - 1)}`, met: ratio <= responsesCpuLimit };
+  };
+
   return [
     cpuShare("standalone", 0.5),
     cpuShare("topology", 1),
-    under("standalone adds under 1 ms at p50 (buffered, c=1)", find("standalone", "buffered", 1)?.added_p50_ms, 1),
-    under("standalone adds under 2 ms to the first streamed byte (c=1)", find("standalone", "stream", 1)?.added_ttfb_p50_ms, 2),
-    under("topology adds under 2 ms to the first streamed byte (c=1)", find("topology", "stream", 1)?.added_ttfb_p50_ms, 2),
+    under("standalone adds under 1 ms at p50 (buffered, c=1)", chat("standalone", "buffered", 1)?.added_p50_ms, 1),
+    under("standalone adds under 2 ms to the first streamed byte (c=1)", chat("standalone", "stream", 1)?.added_ttfb_p50_ms, 2),
+    under("topology adds under 2 ms to the first streamed byte (c=1)", chat("topology", "stream", 1)?.added_ttfb_p50_ms, 2),
+    responsesCpu("standalone", "buffered"),
+    responsesCpu("standalone", "stream"),
+    responsesCpu("topology", "buffered"),
+    responsesCpu("topology", "stream"),
   ];
 }
 

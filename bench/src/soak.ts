@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
-import { chatBody, chatRequest, emptyTally } from "./chat-load.js";
+import { chatRequest, emptyTally, loadRequest } from "./chat-load.js";
 import { cleanup, cleanupOnSignals, onCleanup } from "./cleanup.js";
 import { benchConfig } from "./config.js";
 import { markdown, percentile } from "./measure.js";
@@ -42,7 +42,7 @@ async function main() {
   const pool = new Pool(gateway.origin, { connections: 64, headersTimeout: 30_000, bodyTimeout: 30_000 });
   onCleanup(() => pool.close());
 
-  const bodies = { stream: chatBody(gateway, true), buffered: chatBody(gateway, false) };
+  const requests = { stream: loadRequest(gateway, "chat", true), buffered: loadRequest(gateway, "chat", false) };
   const warmup = emptyTally();
   const measured = { stream: emptyTally(), buffered: emptyTally() };
   const samples: RssSample[] = [];
@@ -76,7 +76,7 @@ async function main() {
           continue;
         }
         const tally = phase() === "warm-up" ? warmup : stream ? measured.stream : measured.buffered;
-        const request = chatRequest(pool, gateway, stream ? bodies.stream : bodies.buffered, stream, tally).finally(() => inFlight.delete(request));
+        const request = chatRequest(pool, gateway, stream ? requests.stream : requests.buffered, tally).finally(() => inFlight.delete(request));
         inFlight.add(request);
       }
       if (elapsed() - lastReport >= 30) {

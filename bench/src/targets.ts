@@ -111,6 +111,7 @@ export async function startStandaloneTarget(catalogPath: string, dataDir: string
       name,
       origin,
       path: "/api/v1/chat/completions",
+      responsesPath: "/api/v1/responses",
       headers: { authorization: `Bearer ${key}` },
       model: "bench/model",
       pids: () => [gateway.pid],

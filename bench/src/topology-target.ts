@@ -178,6 +178,7 @@ export async function startTopologyTarget(catalogPath: string, dataDir: string):
       name: "topology",
       origin,
       path: "/api/v1/chat/completions",
+      responsesPath: "/api/v1/responses",
       headers: { authorization: `Bearer ${key}` },
       model: "bench/model",
       pids: all,
