@@ -20,8 +20,8 @@ export type Behavior =
 
 export interface FakeProvider {
   baseUrl: string;
-  /** Bodies and headers of every request received, in order. */
-  requests: Array<{ body: Record<string, unknown>; authorization: string | undefined }>;
+  /** Bodies, paths and headers of every request received, in order. */
+  requests: Array<{ body: Record<string, unknown>; path: string; authorization: string | undefined }>;
   /** Requests whose client went away before the answer ended (aborts reaching upstream). */
   aborted: number;
   stop(): Promise<void>;
@@ -31,12 +31,19 @@ const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17, promp
 /** What `over-usage` reports whatever `max_tokens` allowed: a provider that bills more than it may produce. */
 export const overUsage = { prompt_tokens: 12, completion_tokens: 2000, total_tokens: 2012 };
 
+/** Legacy logprobs for one piece of text, as a `/completions` route sends them when asked. */
+const legacyLogprobs = (text: string, offset: number) => ({ tokens: [text], token_logprobs: [-0.25], top_logprobs: [{ [text]: -0.25 }], text_offset: [offset] });
+
 /**
  * An OpenAI-compatible provider on 127.0.0.1: the upstream model name picks the behaviour, so one fake can
  * succeed, report more completion tokens than it was allowed, fail with 500 or 429 + Retry-After, reset the
  * connection, cut a stream after two chunks, pause a stream for 4 s after its first chunk, or stall until the caller
  * aborts: before any answer (`stall`), after a stream's headers (`silent-stream`), or after a stream's first chunk
  * (`stall-after-first`).
+ *
+ * A path ending in `/completions` but not `/chat/completions` is the legacy text completions route: the same
+ * behaviours and usage, answered as `text_completion` objects, with the prompt prepended when `echo` is set
+ * and a logprobs entry per piece of text when `logprobs` is.
  */
 export async function startFakeProvider(name: string, behaviorOf: (model: string) => Behavior = (m) => m as Behavior): Promise<FakeProvider> {
   const fake: FakeProvider = { baseUrl: "", requests: [], aborted: 0, stop: async () => {} };
@@ -44,7 +51,11 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
-    fake.requests.push({ body, authorization: req.headers.authorization });
+    const path = (req.url ?? "").split("?")[0]!;
+    fake.requests.push({ body, path, authorization: req.headers.authorization });
+    const legacy = path.endsWith("/completions") && !path.endsWith("/chat/completions");
+    const echoed = legacy && body.echo === true ? String(body.prompt) : "";
+    const logprobs = (text: string, offset: number) => (legacy && typeof body.logprobs === "number" ? legacyLogprobs(text, offset) : null);
     res.on("close", () => {
       if (!res.writableFinished) fake.aborted++;
     });
@@ -61,15 +72,18 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
     if (behavior === "slow") await new Promise((resolve) => setTimeout(resolve, 2300)); // thinks a while before its first byte
     const content = behavior === "malformed-json" ? '```json\n{"answer": 42, "items": [1, 2,],}\n```' : `Hello from ${name}`;
     if (!body.stream) {
+      const choice = legacy
+        ? { index: 0, text: echoed + content, logprobs: logprobs(echoed + content, 0), finish_reason: "stop" }
+        : { index: 0, finish_reason: "stop", message: { role: "assistant", content } };
       res.writeHead(200, { "content-type": "application/json" });
       res.end(
         JSON.stringify({
           id: `up-${fake.requests.length}`,
-          object: "chat.completion",
+          object: legacy ? "text_completion" : "chat.completion",
           created: 1,
           model: body.model,
           system_fingerprint: "fp_fake",
-          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }],
+          choices: [choice],
           ...(behavior === "no-usage" ? {} : { usage: behavior === "over-usage" ? overUsage : usage }),
         }),
       );
@@ -78,18 +92,24 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
     res.writeHead(200, { "content-type": "text/event-stream" });
     if (behavior === "silent-stream") return void res.flushHeaders();
     const frame = (choices: unknown[], extra: object = {}) =>
-      `data: ${JSON.stringify({ id: "up-stream", object: "chat.completion.chunk", created: 1, model: body.model, choices, ...extra })}\n\n`;
-    res.write(frame([{ index: 0, delta: { role: "assistant", content: "Hello " } }]));
+      `data: ${JSON.stringify({ id: "up-stream", object: legacy ? "text_completion" : "chat.completion.chunk", created: 1, model: body.model, choices, ...extra })}\n\n`;
+    /** One piece of the answer's text as a choice of either shape; the legacy route's echo opens its first. */
+    const piece = (text: string, first: boolean) => {
+      const said = first ? echoed + text : text;
+      if (legacy) return { index: 0, text: said, logprobs: logprobs(said, first ? 0 : echoed.length + "Hello ".length), finish_reason: null };
+      return { index: 0, delta: first ? { role: "assistant", content: text } : { content: text } };
+    };
+    res.write(frame([piece("Hello ", true)]));
     if (behavior === "stall-after-first") return;
     // A stream that stays open a while after its first words, for faults in the middle of a stream.
     if (behavior === "drip") await new Promise((resolve) => setTimeout(resolve, 4000));
     if (res.destroyed) return;
-    res.write(frame([{ index: 0, delta: { content: `from ${name}` } }]));
+    res.write(frame([piece(`from ${name}`, false)]));
     if (behavior === "cut") {
       setTimeout(() => res.socket?.destroy(), 20);
       return;
     }
-    res.write(frame([{ index: 0, delta: {}, finish_reason: "stop" }]));
+    res.write(frame([legacy ? { index: 0, text: "", logprobs: null, finish_reason: "stop" } : { index: 0, delta: {}, finish_reason: "stop" }]));
     const wantsUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage;
     if (wantsUsage && behavior !== "no-usage") res.write(frame([], { usage: behavior === "over-usage" ? overUsage : usage }));
     res.end("data: [DONE]\n\n");

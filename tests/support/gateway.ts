@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "@switchyard/runtime";
-import { loadStandaloneConfig, startStandalone, type Standalone } from "@switchyard/standalone";
+import { loadStandaloneConfig, startStandalone, type Standalone, type StandaloneOptions } from "@switchyard/standalone";
 import { testObjectStoreEnv } from "./object-store.js";
 import { createTestDatabase } from "./postgres.js";
 
@@ -26,8 +26,11 @@ export interface TestResponse {
   body: Record<string, unknown> & { data?: Record<string, unknown> & Array<Record<string, unknown>>; error?: { code: number; message: string } };
 }
 
-/** The whole gateway in this process, on its own database, through real HTTP on 127.0.0.1. */
-export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+/**
+ * The whole gateway in this process, on its own database, through real HTTP on 127.0.0.1; `options` are
+ * what no environment variable sets (web fetch's made-up hosts).
+ */
+export async function startTestGateway(env: Record<string, string> = {}, options: StandaloneOptions = {}): Promise<TestGateway> {
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), "switchyard-test-"));
   const config = loadStandaloneConfig({
@@ -40,7 +43,7 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     ...testObjectStoreEnv(),
     ...env,
   });
-  const standalone = await startStandalone(config, silentLogger());
+  const standalone = await startStandalone(config, silentLogger(), options);
   const baseUrl = `http://127.0.0.1:${standalone.port}`;
   const apiUrl = `${baseUrl}/api/v1`;
   return {

@@ -30,3 +30,5 @@ export * from "./routes-catalog.js";
 export * from "./routes-guardrails.js";
 export * from "./federation.js";
 export * from "./sandbox.js";
+export * from "./completions.js";
+export * from "./responses.js";

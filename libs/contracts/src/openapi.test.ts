@@ -53,7 +53,7 @@ describe("OpenAPI document", () => {
       "post /auth/keys/code", "post /auth/keys", "post /oauth/token", "get /oauth/jwks",
       "get /federation-policies", "post /federation-policies", "get /federation-policies/{id}", "patch /federation-policies/{id}",
       "delete /federation-policies/{id}",
-      "post /chat/completions", "post /audio/transcriptions", "post /images", "get /generation", "get /generation/content",
+      "post /chat/completions", "post /responses", "post /completions", "post /audio/transcriptions", "post /images", "get /generation", "get /generation/content",
       "get /files", "get /containers/{container_id}/files", "get /containers/{container_id}/files/{file_id}",
       "get /models", "get /models/user", "get /models/{author}/{slug}/endpoints", "get /providers",
       "get /presets", "get /presets/{slug}", "get /presets/{slug}/versions", "get /presets/{slug}/versions/{version}",

@@ -1,6 +1,8 @@
 import type { z } from "zod";
 import { chatCompletionRequest } from "./chat-request.js";
 import { chatCompletion, chatCompletionChunk } from "./chat-response.js";
+import { completionsRequest, textCompletion, textCompletionChunk } from "./completions.js";
+import { responseObject, responsesRequest } from "./responses.js";
 import { generationContentQuery, generationContentResponse, generationQuery, generationResponse } from "./generation.js";
 import { imageGenerationRequest, imageGenerationResponse, imageStreamEvent } from "./images.js";
 import { defineRoute, type RouteContract } from "./route.js";
@@ -19,6 +21,29 @@ export const inferenceRoutes = [
     auth: "inference",
     body: chatCompletionRequest,
     responses: { 200: chatCompletion },
+    errors: [400, 401, 402, 403, 404, 408, 413, 422, 429, 500, 502, 503, 524, 529],
+  }),
+  defineRoute({
+    operationId: "createResponses",
+    method: "post",
+    path: "/responses",
+    summary:
+      "Create a response (OpenAI Responses API); with stream true the 200 is text/event-stream of response.* events with sequence numbers",
+    tag: "Responses",
+    auth: "inference",
+    body: responsesRequest,
+    responses: { 200: responseObject },
+    errors: [400, 401, 402, 403, 404, 408, 413, 422, 429, 500, 502, 503, 524, 529],
+  }),
+  defineRoute({
+    operationId: "createCompletions",
+    method: "post",
+    path: "/completions",
+    summary: "Create a legacy text completion; with stream true the 200 is text/event-stream of text_completion frames",
+    tag: "Completions",
+    auth: "inference",
+    body: completionsRequest,
+    responses: { 200: textCompletion },
     errors: [400, 401, 402, 403, 404, 408, 413, 422, 429, 500, 502, 503, 524, 529],
   }),
   defineRoute({
@@ -75,5 +100,6 @@ export const alternateRequestBodies: Readonly<Record<string, { mediaType: string
 /** SSE frame schemas of the operations that stream when the body says `stream: true`. */
 export const streamingResponses: Readonly<Record<string, z.ZodType>> = {
   sendChatCompletionRequest: chatCompletionChunk,
+  createCompletions: textCompletionChunk,
   createImages: imageStreamEvent,
 };

@@ -4,7 +4,15 @@ import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 
 /** The fetch could not complete: network error, timeout, non-200, oversize or non-JSON body. */
-export class FetchFailed extends Error {}
+export class FetchFailed extends Error {
+  /** The HTTP status of an answer that was not 200, when that is why. */
+  readonly status: number | undefined;
+
+  constructor(message: string, status?: number) {
+    super(message);
+    this.status = status;
+  }
+}
 /** The URL or an address its host resolves to is not one we may connect to. */
 export class FetchRefused extends FetchFailed {}
 
@@ -23,6 +31,29 @@ export interface SafeFetchOptions {
   maxRedirects?: number;
   /** Tests point a made-up hostname at 127.0.0.1 with this; defaults to the system resolver. */
   resolve?: Resolve;
+  /**
+   * Host names whose loopback or private answers are let through, as `allowInsecure` lets every host's
+   * (tests name the made-up hosts they resolve to local servers). Literal addresses, every other name, and
+   * forbidden answers (link-local, metadata...) are vetted as usual.
+   */
+  localHosts?: readonly string[];
+  /** Called with each URL before it is fetched, the first and every redirect's; what it throws ends the fetch. */
+  checkUrl?: (url: URL) => void;
+  /** A body over `maxBytes` is cut there and returned as `truncated`, instead of failing the fetch. */
+  truncate?: boolean;
+  /** Sent as `user-agent`; none by default. */
+  userAgent?: string;
+  /** An abort (the caller gone) ends the fetch as the timeout does. */
+  signal?: AbortSignal;
+}
+
+/** A fetched document: its body, what it says it is, and the URL it came from after redirects. */
+export interface FetchedBytes {
+  body: Buffer;
+  contentType: string | undefined;
+  url: string;
+  /** The body was over `maxBytes` and was cut (only with `truncate`). */
+  truncated: boolean;
 }
 
 const systemResolve: Resolve = (host) => dns.lookup(host, { all: true, verbatim: true });
@@ -143,13 +174,14 @@ function pinnedLookup(pinned: LookupAddress): LookupFunction {
   };
 }
 
-type Hop = { redirect: URL } | { body: Buffer; contentType: string | undefined };
+type Hop = { redirect: URL } | { body: Buffer; contentType: string | undefined; truncated: boolean };
 
 function request(url: URL, pinned: LookupAddress, options: SafeFetchOptions & { accept: string }, signal: AbortSignal): Promise<Hop> {
   const client = url.protocol === "https:" ? https : http;
   return new Promise<Hop>((resolve, reject) => {
     // agent: false keeps a pooled socket to some earlier address from being reused for this host.
-    const req = client.request(url, { method: "GET", headers: { accept: options.accept }, lookup: pinnedLookup(pinned), agent: false, signal });
+    const headers = { accept: options.accept, ...(options.userAgent ? { "user-agent": options.userAgent } : {}) };
+    const req = client.request(url, { method: "GET", headers, lookup: pinnedLookup(pinned), agent: false, signal });
     req.on("error", (error) => reject(signal.aborted ? new FetchFailed(`timed out fetching ${url.href}`) : new FetchFailed(`fetching ${url.href}: ${error.message}`)));
     req.on("response", (res) => {
       const status = res.statusCode ?? 0;
@@ -164,28 +196,34 @@ function request(url: URL, pinned: LookupAddress, options: SafeFetchOptions & { 
       }
       if (status !== 200) {
         res.destroy();
-        return reject(new FetchFailed(`${url.href} answered ${status}`));
+        return reject(new FetchFailed(`${url.href} answered ${status}`, status));
       }
+      const contentType = res.headers["content-type"];
       const declared = Number(res.headers["content-length"]);
-      if (declared > options.maxBytes) {
+      if (declared > options.maxBytes && !options.truncate) {
         res.destroy();
         return reject(new FetchFailed(`${url.href} declares ${declared} bytes, over the ${options.maxBytes} byte limit`));
       }
       const chunks: Buffer[] = [];
       let size = 0;
       res.on("data", (chunk: Buffer) => {
+        // Past the limit the connection is being dropped; what still arrives is not read.
+        if (size > options.maxBytes) return;
         size += chunk.length;
-        if (size > options.maxBytes) {
-          res.destroy();
-          reject(new FetchFailed(`${url.href} sent a body over the ${options.maxBytes} byte limit`));
-        } else chunks.push(chunk);
+        if (size <= options.maxBytes) return void chunks.push(chunk);
+        if (options.truncate) {
+          // Settled before the connection is dropped, so the close below is not read as a failure.
+          chunks.push(chunk.subarray(0, chunk.length - (size - options.maxBytes)));
+          resolve({ body: Buffer.concat(chunks), contentType, truncated: true });
+        } else reject(new FetchFailed(`${url.href} sent a body over the ${options.maxBytes} byte limit`));
+        res.destroy();
       });
       res.on("error", (error) => reject(new FetchFailed(`reading ${url.href}: ${error.message}`)));
       res.on("close", () => {
         if (!res.complete) reject(new FetchFailed(`${url.href} closed the connection mid-body`));
       });
       res.on("end", () => {
-        if (size <= options.maxBytes) resolve({ body: Buffer.concat(chunks), contentType: res.headers["content-type"] });
+        if (size <= options.maxBytes) resolve({ body: Buffer.concat(chunks), contentType, truncated: false });
       });
     });
     req.end();
@@ -197,14 +235,17 @@ function request(url: URL, pinned: LookupAddress, options: SafeFetchOptions & { 
  * vetted and then connected to the vetted address only, so DNS rebinding between check and connect does
  * not work; one deadline covers resolution, redirects and the body.
  */
-export async function fetchBytes(href: string, options: SafeFetchOptions & { accept: string }): Promise<{ body: Buffer; contentType: string | undefined }> {
+export async function fetchBytes(href: string, options: SafeFetchOptions & { accept: string }): Promise<FetchedBytes> {
   const maxRedirects = options.maxRedirects ?? 3;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+  const cancel = () => controller.abort();
   const timedOut = new Promise<never>((_, reject) =>
-    controller.signal.addEventListener("abort", () => reject(new FetchFailed(`timed out fetching ${href}`)), { once: true }),
+    controller.signal.addEventListener("abort", () => reject(new FetchFailed(options.signal?.aborted ? `fetching ${href} was cancelled` : `timed out fetching ${href}`)), { once: true }),
   );
   timedOut.catch(() => {});
+  options.signal?.addEventListener("abort", cancel, { once: true });
+  if (options.signal?.aborted) cancel();
   try {
     let url: URL;
     try {
@@ -213,14 +254,17 @@ export async function fetchBytes(href: string, options: SafeFetchOptions & { acc
       throw new FetchRefused(`not a URL: ${href}`);
     }
     for (let redirects = 0; ; redirects++) {
-      const pinned = await Promise.race([vetUrl(url, options.allowInsecure, options.resolve, options.allowHttp), timedOut]);
+      options.checkUrl?.(url);
+      const insecure = options.allowInsecure || (isIP(url.hostname) === 0 && (options.localHosts?.includes(url.hostname) ?? false));
+      const pinned = await Promise.race([vetUrl(url, insecure, options.resolve, options.allowHttp), timedOut]);
       const hop = await Promise.race([request(url, pinned, options, controller.signal), timedOut]);
-      if ("body" in hop) return hop;
+      if ("body" in hop) return { ...hop, url: url.href };
       if (redirects === maxRedirects) throw new FetchFailed(`${href} redirected more than ${maxRedirects} times`);
       url = hop.redirect;
     }
   } finally {
     clearTimeout(timer);
+    options.signal?.removeEventListener("abort", cancel);
     controller.abort();
   }
 }

@@ -11,41 +11,46 @@ import {
   serviceOf,
   servePlain,
   verifiedCaller,
+  type Caller,
 } from "@switchyard/runtime";
+import type { ServerResponse } from "node:http";
 import type { InferenceDeps } from "./deps.js";
-import { chatCompletionsRoute } from "./routes/chat-completions.js";
-import { generationContentRoute, generationRoute } from "./routes/generation.js";
+import { chatCompletionsRoute, type JsonRequest } from "./dialects/chat/route.js";
+import { completionsRoute } from "./dialects/completions/route.js";
+import { responsesRoute } from "./dialects/responses/route.js";
+import { generationContentRoute, generationRoute } from "./generations/routes.js";
 
-const chatPath = "/api/v1/chat/completions";
-/** As express matches routes: case-insensitive, with or without a trailing slash. */
-const isChatPath = (url: string | undefined) => {
-  const path = pathOf(url).toLowerCase();
-  return path === chatPath || path === `${chatPath}/`;
-};
+type Dialect = (req: JsonRequest, res: ServerResponse, caller: Caller) => Promise<void>;
 
 /**
- * Inference's HTTP surface: chat completions and the generation records they leave. Completions, the
- * requests that matter for speed, skip express (its routing and body parsing cost about as much CPU as
- * everything else this service does for a request); express keeps the rest, and completions whose body
- * is compressed or in another charset.
+ * Inference's HTTP surface: each dialect's generation route and the generation records they leave.
+ * Generation requests, the ones that matter for speed, skip express (its routing and body parsing cost
+ * about as much CPU as everything else this service does for a request); express keeps the rest, and
+ * generation requests whose body is compressed or in another charset.
  */
 export function createApp(deps: InferenceDeps): RequestListener {
   const { logger } = deps;
   const app = createHttpApp({ logger, maxBodyBytes: deps.maxBodyBytes, requestLogs: deps.requestLogs });
   mountHealth(app, deps.readiness, deps.health);
   const caller = requireCaller(deps.verifyCaller);
-  const chat = chatCompletionsRoute(deps);
-  app.post(chatPath, caller, (req, res) => chat(req, res, callerOf(res)));
+  const dialects = new Map<string, Dialect>([
+    ["/api/v1/chat/completions", chatCompletionsRoute(deps)],
+    ["/api/v1/responses", responsesRoute(deps)],
+    ["/api/v1/completions", completionsRoute(deps)],
+  ]);
+  for (const [path, route] of dialects) app.post(path, caller, (req, res) => route(req, res, callerOf(res)));
   app.get("/api/v1/generation", caller, generationRoute(deps));
   app.get("/api/v1/generation/content", caller, generationContentRoute(deps));
   finishHttpApp(app, logger);
-  const plain = { logger, service: serviceOf(logger), route: chatPath, observe: deps.requestLogs };
 
   return (req, res) => {
-    if (req.method !== "POST" || !isChatPath(req.url) || !readsAsPlainJson(req)) return void app(req, res);
-    servePlain(req, res, plain, async () => {
-      const caller = await verifiedCaller(req, deps.verifyCaller);
-      await chat({ headers: req.headers, body: await readJsonBody(req, deps.maxBodyBytes) }, res, caller);
+    // As express matches routes: case-insensitive, with or without a trailing slash.
+    const path = req.method === "POST" ? pathOf(req.url).toLowerCase().replace(/(.)\/$/, "$1") : "";
+    const route = dialects.get(path);
+    if (!route || !readsAsPlainJson(req)) return void app(req, res);
+    servePlain(req, res, { logger, service: serviceOf(logger), route: path, observe: deps.requestLogs }, async () => {
+      const verified = await verifiedCaller(req, deps.verifyCaller);
+      await route({ headers: req.headers, body: await readJsonBody(req, deps.maxBodyBytes) }, res, verified);
     });
   };
 }

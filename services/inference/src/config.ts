@@ -35,6 +35,12 @@ export const inferenceEnv = z.object({
   WEB_SEARCH_API_KEY: z.string().optional(),
   /** Longest wait for one search. */
   WEB_SEARCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Lets the `openrouter:web_fetch` tool fetch pages from public addresses; off, requests declaring it are refused. */
+  WEB_FETCH_ENABLED: envFlag(true),
+  /** Longest wait for one fetch, redirects and body included. */
+  WEB_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Most bytes of a page read; a longer page is cut there. */
+  WEB_FETCH_MAX_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
   /** An OTLP/HTTP endpoint (an OpenTelemetry Collector…) that gets one span per generation. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   /** Headers of the OTLP requests, as `name=value` pairs separated by commas (the OpenTelemetry convention). */

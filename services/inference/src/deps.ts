@@ -5,6 +5,7 @@ import type { EndpointHealth, UpstreamTimeouts } from "@switchyard/upstream";
 import type { SpendHolds } from "./spend/holds.js";
 import type { Sandbox } from "./tools/run.js";
 import type { SearchBackend } from "./tools/search.js";
+import type { WebFetchOptions } from "./tools/web-fetch.js";
 
 export interface InferenceDeps {
   db: Db;
@@ -39,6 +40,8 @@ export interface InferenceDeps {
   sandbox: Sandbox | undefined;
   /** The operator's web search backend; undefined when none is configured. */
   search: SearchBackend | undefined;
+  /** How the web fetch tool reaches pages; undefined when the operator turned it off (WEB_FETCH_ENABLED). */
+  webFetch: WebFetchOptions | undefined;
   /** Most model turns one request's server-tool loop may take. */
   maxToolSteps: number;
   health: HealthState;

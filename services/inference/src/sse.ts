@@ -25,11 +25,31 @@ export function sseWriter(res: ServerResponse, headers: Record<string, string>) 
     data(value: unknown) {
       write(`data: ${JSON.stringify(value)}\n\n`);
     },
+    /** A named event, as the Responses API streams them. */
+    event(name: string, value: unknown) {
+      write(`event: ${name}\ndata: ${JSON.stringify(value)}\n\n`);
+    },
     done() {
       write("data: [DONE]\n\n");
     },
     get started() {
       return res.headersSent;
+    },
+  };
+}
+
+const keepAliveMs = 2000;
+
+/** `: OPENROUTER PROCESSING` comments while nothing else is sent: a provider thinking, a tool running. */
+export function keepAlive(sse: ReturnType<typeof sseWriter>) {
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    start() {
+      timer ??= setInterval(() => sse.comment("OPENROUTER PROCESSING"), keepAliveMs);
+    },
+    stop() {
+      clearInterval(timer);
+      timer = undefined;
     },
   };
 }

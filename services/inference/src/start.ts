@@ -8,6 +8,7 @@ import { migrations, schema } from "./migrations.js";
 import { startSharedHealth } from "@switchyard/upstream";
 import type { Sandbox } from "./tools/run.js";
 import { searchBackend } from "./tools/search.js";
+import type { WebFetchOptions } from "./tools/web-fetch.js";
 import { startBroadcast } from "./broadcast/consumer.js";
 import { broadcastDestinations } from "./broadcast/config.js";
 
@@ -35,6 +36,9 @@ export interface InferenceStartDeps {
     | "WEB_SEARCH_URL"
     | "WEB_SEARCH_API_KEY"
     | "WEB_SEARCH_TIMEOUT_MS"
+    | "WEB_FETCH_ENABLED"
+    | "WEB_FETCH_TIMEOUT_MS"
+    | "WEB_FETCH_MAX_BYTES"
     | "OTEL_EXPORTER_OTLP_ENDPOINT"
     | "OTEL_EXPORTER_OTLP_HEADERS"
     | "OTEL_SERVICE_NAME"
@@ -47,6 +51,8 @@ export interface InferenceStartDeps {
   health: HealthState;
   /** Per-request logs; standalone turns them off because its router logs every request. */
   requestLogs?: boolean;
+  /** Tests only: how web fetch resolves made-up host names to their local servers (never set from the environment). */
+  webFetchHosts?: Pick<WebFetchOptions, "resolve" | "localHosts">;
 }
 
 export interface RunningInference {
@@ -82,6 +88,9 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     timeouts,
     sandbox: deps.sandbox,
     search: searchBackend(deps.config),
+    webFetch: deps.config.WEB_FETCH_ENABLED
+      ? { timeoutMs: deps.config.WEB_FETCH_TIMEOUT_MS, maxBytes: deps.config.WEB_FETCH_MAX_BYTES, ...deps.webFetchHosts }
+      : undefined,
     maxToolSteps: deps.config.SERVER_TOOL_MAX_STEPS,
     health: deps.health,
     readiness: { database: () => deps.db.ping(), ...busReadiness(deps.bus) },

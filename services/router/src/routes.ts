@@ -29,6 +29,8 @@ export const serviceRoutes: readonly ServiceRoute[] = [
   { prefix: "/api/v1/guardrails", service: "catalog" },
   { prefix: "/api/v1/catalog", service: "catalog" },
   { prefix: "/api/v1/chat/completions", service: "inference" },
+  { prefix: "/api/v1/responses", service: "inference" },
+  { prefix: "/api/v1/completions", service: "inference" },
   { prefix: "/api/v1/generation", service: "inference" },
   { prefix: "/api/v1/audio/transcriptions", service: "media", uploads: true },
   { prefix: "/api/v1/images", service: "media", uploads: true },

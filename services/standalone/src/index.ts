@@ -1,2 +1,2 @@
-export { startStandalone, type Standalone } from "./start.js";
+export { startStandalone, type Standalone, type StandaloneOptions } from "./start.js";
 export { standaloneEnv, loadStandaloneConfig, type StandaloneConfig } from "./config.js";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { startCatalog, type RunningCatalog } from "@switchyard/catalog";
 import { startIdentity, type RunningIdentity } from "@switchyard/identity";
-import { startInference } from "@switchyard/inference";
+import { startInference, type InferenceStartDeps } from "@switchyard/inference";
 import { startMedia } from "@switchyard/media";
 import { startSandbox } from "@switchyard/sandbox";
 import { startStorage, type RunningStorage } from "@switchyard/storage";
@@ -29,11 +29,19 @@ export interface Standalone {
   stop(): Promise<void>;
 }
 
+export interface StandaloneOptions {
+  /** Where a generated bootstrap key is shown; stdout by default. */
+  announce?: (text: string) => void;
+  /** Tests only: how web fetch resolves the made-up host names of their local servers. */
+  webFetchHosts?: InferenceStartDeps["webFetchHosts"];
+}
+
 /**
  * Every service in one process on one port. The router hands requests to the services' apps directly,
  * without a loopback HTTP hop; the backends are embedded unless DATABASE_URL / NATS_URL are set.
  */
-export async function startStandalone(config: StandaloneConfigWithProviders, logger: Logger, announce?: (text: string) => void): Promise<Standalone> {
+export async function startStandalone(config: StandaloneConfigWithProviders, logger: Logger, options: StandaloneOptions = {}): Promise<Standalone> {
+  const { announce, webFetchHosts } = options;
   // One process signs and verifies its own caller headers; a random secret is enough when none is set.
   const secret = config.SWITCHYARD_INTERNAL_SECRET ?? randomBytes(32).toString("hex");
   const { db, bus } = await openBackends(config, logger, "standalone");
@@ -112,6 +120,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     health,
     requestLogs: false,
     sandbox,
+    ...(webFetchHosts ? { webFetchHosts } : {}),
   });
   const media = await startMedia({
     db,

@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { messagesRequest } from "./anthropic-messages.js";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
-import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
+import type { CompletionChoice, PartBatch } from "../generation/parts.js";
+import type { Detail } from "../tools/reasoning.js";
+import type { ToolCall } from "../tools/run.js";
+import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
 const apiVersion = "2023-06-01";
 const reasoningFormat = "anthropic-claude-v1";
@@ -36,7 +39,7 @@ const event = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("message_start"), message: z.looseObject({ id: z.string().nullish(), usage: usage.nullish() }) }),
   z.looseObject({ type: z.literal("content_block_start"), index: z.number().int(), content_block: contentBlock }),
   z.looseObject({ type: z.literal("content_block_delta"), index: z.number().int(), delta: z.looseObject({ type: z.string() }) }),
-  z.looseObject({ type: z.literal("content_block_stop") }),
+  z.looseObject({ type: z.literal("content_block_stop"), index: z.number().int() }),
   z.looseObject({ type: z.literal("message_delta"), delta: z.looseObject({ stop_reason: z.string().nullish() }), usage: usage.nullish() }),
   z.looseObject({ type: z.literal("message_stop") }),
   z.looseObject({ type: z.literal("ping") }),
@@ -70,15 +73,15 @@ function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boo
   ];
 }
 
-/** A whole Messages response as one Chat Completions choice; the stop reason stays native for the gateway to map. */
-function toChoice(m: z.infer<typeof message>): Record<string, unknown> {
+/** A whole Messages response as one choice; the stop reason stays native for the gateway to map. */
+function toChoice(m: z.infer<typeof message>): CompletionChoice {
   let content = "";
   let reasoning = "";
-  const details: Array<Record<string, unknown>> = [];
-  const toolCalls: Array<Record<string, unknown>> = [];
+  const details: Detail[] = [];
+  const toolCalls: ToolCall[] = [];
   for (const b of m.content) {
     if (b.type === "text") content += b.text ?? "";
-    else if (b.type === "tool_use") toolCalls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } });
+    else if (b.type === "tool_use") toolCalls.push({ id: b.id ?? `call_${toolCalls.length}`, type: "function", function: { name: b.name ?? "", arguments: JSON.stringify(b.input ?? {}) } });
     else if (b.type === "thinking") {
       reasoning += b.thinking ?? "";
       details.push({ type: "reasoning.text", text: b.thinking ?? "", signature: b.signature ?? null, format: reasoningFormat, index: details.length });
@@ -86,26 +89,20 @@ function toChoice(m: z.infer<typeof message>): Record<string, unknown> {
   }
   return {
     index: 0,
-    message: {
-      role: "assistant",
-      content: content || null,
-      ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
-      ...(details.length ? { reasoning: reasoning || null, reasoning_details: details } : {}),
-    },
-    finish_reason: m.stop_reason ?? null,
+    text: content || null,
+    reasoning: details.length ? reasoning || null : null,
+    reasoningDetails: details,
+    toolCalls,
+    finishReason: m.stop_reason ?? null,
+    fields: {},
+    choiceFields: {},
   };
 }
 
-/** Turns Anthropic's stream events into Chat Completions chunks, keeping the usage it reports at the start and the end. */
-async function* chunks(events: AsyncIterable<string>): AsyncGenerator<UpstreamChunk> {
+/** Turns Anthropic's stream events into parts, keeping the usage it reports at the start and the end. */
+async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch> {
   let counted: Usage = {};
   const toolIndex = new Map<number, number>();
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null): UpstreamChunk => ({
-    choices: [{ index: 0, delta, finish_reason: finish }],
-    usage: undefined,
-    systemFingerprint: null,
-    serviceTier: null,
-  });
   for await (const data of events) {
     let parsed;
     try {
@@ -121,29 +118,34 @@ async function* chunks(events: AsyncIterable<string>): AsyncGenerator<UpstreamCh
     const e = parsed.data;
     if (e.type === "message_start") {
       counted = { ...counted, ...(e.message.usage ?? {}) };
-      yield chunk({ role: "assistant", content: "" });
+      yield [{ type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }];
     } else if (e.type === "content_block_start" && e.content_block.type === "tool_use") {
       toolIndex.set(e.index, toolIndex.size);
-      const call = { index: toolIndex.get(e.index), id: e.content_block.id, type: "function", function: { name: e.content_block.name, arguments: "" } };
-      yield chunk({ tool_calls: [call] });
+      yield [{ type: "tool-call-start", choice: 0, index: toolIndex.get(e.index)!, id: e.content_block.id ?? `call_${e.index}`, name: e.content_block.name ?? "" }];
     } else if (e.type === "content_block_start" && e.content_block.type === "text" && e.content_block.text) {
-      yield chunk({ content: e.content_block.text });
+      yield [{ type: "text", choice: 0, text: e.content_block.text }];
     } else if (e.type === "content_block_start" && e.content_block.type === "redacted_thinking") {
-      yield chunk({ reasoning_details: [{ type: "reasoning.encrypted", data: e.content_block.data ?? "", format: reasoningFormat, index: e.index }] });
+      yield [{ type: "reasoning-detail", choice: 0, detail: { type: "reasoning.encrypted", data: e.content_block.data ?? "", format: reasoningFormat, index: e.index } }];
     } else if (e.type === "content_block_delta") {
       const d = e.delta as { type: string; text?: string; partial_json?: string; thinking?: string; signature?: string };
-      if (d.type === "text_delta") yield chunk({ content: d.text ?? "" });
-      else if (d.type === "input_json_delta") yield chunk({ tool_calls: [{ index: toolIndex.get(e.index) ?? 0, function: { arguments: d.partial_json ?? "" } }] });
+      if (d.type === "text_delta") yield [{ type: "text", choice: 0, text: d.text ?? "" }];
+      else if (d.type === "input_json_delta") yield [{ type: "tool-call-delta", choice: 0, index: toolIndex.get(e.index) ?? 0, arguments: d.partial_json ?? "" }];
       else if (d.type === "thinking_delta") {
-        yield chunk({ reasoning: d.thinking ?? "", reasoning_details: [{ type: "reasoning.text", text: d.thinking ?? "", format: reasoningFormat, index: e.index }] });
+        yield [
+          { type: "reasoning", choice: 0, text: d.thinking ?? "" },
+          { type: "reasoning-detail", choice: 0, detail: { type: "reasoning.text", text: d.thinking ?? "", format: reasoningFormat, index: e.index } },
+        ];
       } else if (d.type === "signature_delta") {
-        yield chunk({ reasoning_details: [{ type: "reasoning.text", signature: d.signature ?? "", format: reasoningFormat, index: e.index }] });
+        yield [{ type: "reasoning-detail", choice: 0, detail: { type: "reasoning.text", signature: d.signature ?? "", format: reasoningFormat, index: e.index } }];
       }
+    } else if (e.type === "content_block_stop") {
+      const index = toolIndex.get(e.index);
+      if (index !== undefined) yield [{ type: "tool-call-end", choice: 0, index }];
     } else if (e.type === "message_delta") {
       counted = { ...counted, ...Object.fromEntries(Object.entries(e.usage ?? {}).filter(([, v]) => v !== null && v !== undefined)) };
-      if (e.delta.stop_reason) yield chunk({}, e.delta.stop_reason);
+      if (e.delta.stop_reason) yield [{ type: "finish", choice: 0, reason: e.delta.stop_reason }];
     } else if (e.type === "message_stop") {
-      yield { choices: [], usage: toUsage(counted), systemFingerprint: null, serviceTier: null };
+      yield [{ type: "usage", usage: toUsage(counted) }];
       return;
     } else if (e.type === "error") {
       throw new UpstreamError(`anthropic: ${e.error.type}: ${e.error.message}`, e.error.type === "overloaded_error" ? 529 : 502, false);
@@ -167,6 +169,6 @@ export const anthropic: ChatProvider = {
   },
   async stream(body, target, signal) {
     const res = await postJson(...call(body, target, true), signal);
-    return chunks(sseData(res.body));
+    return batches(sseData(res.body));
   },
 };

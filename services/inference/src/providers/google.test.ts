@@ -3,8 +3,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PartBatch } from "../generation/parts.js";
 import { google } from "./google.js";
-import { UpstreamError, type UpstreamChunk, type UpstreamTarget } from "./types.js";
+import { UpstreamError, type UpstreamTarget } from "./types.js";
 
 const fixtures = join(import.meta.dirname, "../../../../tests/fixtures/google");
 
@@ -83,11 +84,14 @@ const complete = (model: string, body: Record<string, unknown> = { messages: hel
   google.complete(body, target(model, keyed), new AbortController().signal);
 const lastRequest = () => requests.at(-1)!;
 
-async function collect(model: string, body: Record<string, unknown> = { messages: hello }): Promise<UpstreamChunk[]> {
-  const out: UpstreamChunk[] = [];
-  for await (const chunk of await google.stream(body, target(model), new AbortController().signal)) out.push(chunk);
+async function collect(model: string, body: Record<string, unknown> = { messages: hello }): Promise<PartBatch[]> {
+  const out: PartBatch[] = [];
+  for await (const batch of await google.stream(body, target(model), new AbortController().signal)) out.push(batch);
   return out;
 }
+
+/** The ids of the tool calls the batches start, in order. */
+const startedCallIds = (batches: PartBatch[]) => batches.flat().flatMap((p) => (p.type === "tool-call-start" ? [p.id] : []));
 
 async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
   const error = await promise.then(
@@ -230,8 +234,13 @@ describe("Google Gemini adapter, buffered", () => {
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: "Hello! How can I help you today?", reasoning: "**Greeting the user**\n\nA short, friendly hello is enough here." },
-          finish_reason: "STOP",
+          text: "Hello! How can I help you today?",
+          reasoning: "**Greeting the user**\n\nA short, friendly hello is enough here.",
+          reasoningDetails: [],
+          toolCalls: [],
+          finishReason: "STOP",
+          fields: {},
+          choiceFields: {},
         },
       ],
       usage: { promptTokens: 1210, completionTokens: 51, cachedTokens: 1024, cacheWriteTokens: 0, reasoningTokens: 42 },
@@ -242,26 +251,38 @@ describe("Google Gemini adapter, buffered", () => {
 
   it("returns function calls as tool calls, and takes them and their results back on the next turn", async () => {
     const result = await complete("tools", { messages: [{ role: "user", content: "Weather in Paris and Tokyo?" }], tools: [weatherTool] });
+    expect(result.choices).toHaveLength(1);
     const choice = result.choices[0]!;
-    expect(choice.finish_reason).toBe("tool_calls");
-    const message = choice.message as { content: unknown; tool_calls: Array<{ id: string; type: string; function: { name: string; arguments: string } }>; reasoning_details: unknown };
-    expect(message.content).toBeNull();
-    expect(message.tool_calls.map((c) => c.function)).toEqual([
-      { name: "get_weather", arguments: '{"city":"Paris"}' },
-      { name: "get_weather", arguments: '{"city":"Tokyo","units":"celsius"}' },
-    ]);
-    const [paris, tokyo] = message.tool_calls;
+    const [paris, tokyo] = choice.toolCalls;
     expect(paris!.id).toMatch(/^call_\w+$/);
+    expect(tokyo!.id).toMatch(/^call_\w+$/);
     expect(paris!.id).not.toBe(tokyo!.id);
-    expect(message.reasoning_details).toEqual([
-      { type: "reasoning.encrypted", data: "CiIBVKhc7oDTmE0jbiHhOj0RrhbuVcLIR6f2I3CIJ9bgkjHsQm4a", id: paris!.id, format: "google-gemini-v1", index: 0 },
-    ]);
+    expect(choice).toEqual({
+      index: 0,
+      text: null,
+      reasoning: null,
+      reasoningDetails: [
+        { type: "reasoning.encrypted", data: "CiIBVKhc7oDTmE0jbiHhOj0RrhbuVcLIR6f2I3CIJ9bgkjHsQm4a", id: paris!.id, format: "google-gemini-v1", index: 0 },
+      ],
+      toolCalls: [
+        { id: paris!.id, type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
+        { id: tokyo!.id, type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo","units":"celsius"}' } },
+      ],
+      finishReason: "tool_calls",
+      fields: {},
+      choiceFields: {},
+    });
     expect(result.usage).toEqual({ promptTokens: 64, completionTokens: 88, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 58 });
 
     await complete("text", {
       messages: [
         { role: "user", content: "Weather in Paris and Tokyo?" },
-        { role: "assistant", ...message, tool_calls: [...message.tool_calls, { id: "call_broken", type: "function", function: { name: "get_time", arguments: "{not json" } }] },
+        {
+          role: "assistant",
+          content: choice.text,
+          tool_calls: [...choice.toolCalls, { id: "call_broken", type: "function", function: { name: "get_time", arguments: "{not json" } }],
+          reasoning_details: choice.reasoningDetails,
+        },
         { role: "tool", tool_call_id: tokyo!.id, content: '{"temp":24,"sky":"clear"}' },
         { role: "tool", tool_call_id: paris!.id, content: "18 degrees and raining" },
         { role: "tool", tool_call_id: "call_broken", content: [{ type: "text", text: "[1,2]" }] },
@@ -293,15 +314,16 @@ describe("Google Gemini adapter, buffered", () => {
 
   it("maps MAX_TOKENS to length, SAFETY to content_filter, and a blocked prompt to one filtered choice", async () => {
     const long = await complete("max-tokens");
-    expect(long.choices).toEqual([{ index: 0, message: { role: "assistant", content: "Once upon a time, in a land far" }, finish_reason: "MAX_TOKENS" }]);
+    const choice = (text: string, finishReason: string) => ({ index: 0, text, reasoning: null, reasoningDetails: [], toolCalls: [], finishReason, fields: {}, choiceFields: {} });
+    expect(long.choices).toEqual([choice("Once upon a time, in a land far", "MAX_TOKENS")]);
     expect(long.usage).toEqual({ promptTokens: 7, completionTokens: 8, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
 
     const unsafe = await complete("safety");
-    expect(unsafe.choices).toEqual([{ index: 0, message: { role: "assistant", content: "" }, finish_reason: "SAFETY" }]);
+    expect(unsafe.choices).toEqual([choice("", "SAFETY")]);
 
     const blocked = await complete("blocked");
     expect(blocked.id).toBe("ryQoaMXiF8-mz7IPsqbO4Qk");
-    expect(blocked.choices).toEqual([{ index: 0, message: { role: "assistant", content: "" }, finish_reason: "content_filter" }]);
+    expect(blocked.choices).toEqual([choice("", "content_filter")]);
     expect(blocked.usage?.promptTokens).toBe(13);
   });
 
@@ -326,48 +348,73 @@ describe("Google Gemini adapter, buffered", () => {
 });
 
 describe("Google Gemini adapter, streamed", () => {
-  it("streams thoughts and text as deltas in order, then the last usage in a chunk of its own", async () => {
-    const chunks = await collect("text-stream");
+  it("streams thoughts and text as parts in order, then the last usage in a batch of its own", async () => {
+    const batches = await collect("text-stream");
     expect(lastRequest().url).toBe("/v1beta/models/text-stream:streamGenerateContent?alt=sse");
-    expect(chunks.map((c) => c.choices)).toEqual([
-      [{ index: 0, delta: { role: "assistant", reasoning: "**Choosing a greeting**\n\nA short hello fits." }, finish_reason: null }],
-      [{ index: 0, delta: { content: "Hello" }, finish_reason: null }],
-      [{ index: 0, delta: { content: " from" }, finish_reason: null }],
-      [{ index: 0, delta: { content: " Gemini!" }, finish_reason: "STOP" }],
-      [],
+    expect(batches).toEqual([
+      [
+        { type: "passthrough", choice: 0, fields: { role: "assistant" } },
+        { type: "reasoning", choice: 0, text: "**Choosing a greeting**\n\nA short hello fits." },
+      ],
+      [{ type: "text", choice: 0, text: "Hello" }],
+      [{ type: "text", choice: 0, text: " from" }],
+      [
+        { type: "text", choice: 0, text: " Gemini!" },
+        { type: "finish", choice: 0, reason: "STOP" },
+      ],
+      [{ type: "usage", usage: { promptTokens: 8, completionTokens: 35, cachedTokens: 4, cacheWriteTokens: 0, reasoningTokens: 31 } }],
     ]);
-    expect(chunks.slice(0, -1).every((c) => c.usage === undefined)).toBe(true);
-    expect(chunks.at(-1)!.usage).toEqual({ promptTokens: 8, completionTokens: 35, cachedTokens: 4, cacheWriteTokens: 0, reasoningTokens: 31 });
   });
 
-  it("streams function calls as tool call deltas, one index per call", async () => {
-    const chunks = await collect("tools-stream", { messages: hello, tools: [weatherTool] });
-    const deltas = chunks.flatMap((c) => c.choices.map((choice) => choice.delta as Record<string, unknown>));
-    expect(deltas[0]).toEqual({ role: "assistant", content: "Checking both cities." });
-    const calls = deltas.flatMap((d) => (d.tool_calls ?? []) as Array<{ index: number; id: string; type: string; function: unknown }>);
-    expect(calls.map(({ index, type, function: fn }) => ({ index, type, fn }))).toEqual([
-      { index: 0, type: "function", fn: { name: "get_weather", arguments: '{"city":"Paris"}' } },
-      { index: 1, type: "function", fn: { name: "get_weather", arguments: '{"city":"Tokyo"}' } },
+  it("streams each function call as a whole tool call, one index per call", async () => {
+    const batches = await collect("tools-stream", { messages: hello, tools: [weatherTool] });
+    const ids = startedCallIds(batches);
+    expect(ids).toHaveLength(2);
+    const [paris, tokyo] = ids as [string, string];
+    expect(paris).toMatch(/^call_\w+$/);
+    expect(tokyo).toMatch(/^call_\w+$/);
+    expect(paris).not.toBe(tokyo);
+    expect(batches).toEqual([
+      [
+        { type: "passthrough", choice: 0, fields: { role: "assistant" } },
+        { type: "text", choice: 0, text: "Checking both cities." },
+      ],
+      [
+        {
+          type: "reasoning-detail",
+          choice: 0,
+          detail: { type: "reasoning.encrypted", data: "CiIBVKhc7oDTmE0jbiHhOj0RrhbuVcLIR6f2I3CIJ9bgkjHsQm4a", id: paris, format: "google-gemini-v1", index: 0 },
+        },
+        { type: "tool-call-start", choice: 0, index: 0, id: paris, name: "get_weather" },
+        { type: "tool-call-delta", choice: 0, index: 0, arguments: '{"city":"Paris"}' },
+        { type: "tool-call-end", choice: 0, index: 0 },
+      ],
+      [
+        { type: "tool-call-start", choice: 0, index: 1, id: tokyo, name: "get_weather" },
+        { type: "tool-call-delta", choice: 0, index: 1, arguments: '{"city":"Tokyo"}' },
+        { type: "tool-call-end", choice: 0, index: 1 },
+        { type: "finish", choice: 0, reason: "tool_calls" },
+      ],
+      [{ type: "usage", usage: { promptTokens: 64, completionTokens: 36, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } }],
     ]);
-    expect(calls[0]!.id).toMatch(/^call_\w+$/);
-    expect(deltas[1]!.reasoning_details).toEqual([
-      { type: "reasoning.encrypted", data: "CiIBVKhc7oDTmE0jbiHhOj0RrhbuVcLIR6f2I3CIJ9bgkjHsQm4a", id: calls[0]!.id, format: "google-gemini-v1", index: 0 },
-    ]);
-    expect(chunks.map((c) => c.choices[0]?.finish_reason)).toEqual([null, null, "tool_calls", undefined]);
-    expect(chunks.at(-1)!.usage).toEqual({ promptTokens: 64, completionTokens: 36, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
   });
 
   it("fails on a chunk that does not parse, after passing on what came before it", async () => {
-    const seen: UpstreamChunk[] = [];
+    const seen: PartBatch[] = [];
     const stream = await google.stream({ messages: hello }, target("malformed-stream"), new AbortController().signal);
     const error = await failure(
       (async () => {
-        for await (const chunk of stream) seen.push(chunk);
+        for await (const batch of stream) seen.push(batch);
       })(),
     );
     expect(error.message).toBe("google sent a chunk that does not parse");
     expect(error.status).toBe(502);
     expect(error.retryable).toBe(false);
-    expect(seen.map((c) => c.choices)).toEqual([[{ index: 0, delta: { role: "assistant", content: "Partial" }, finish_reason: null }]]);
+    expect(seen).toEqual([
+      [
+        { type: "passthrough", choice: 0, fields: { role: "assistant" } },
+        { type: "text", choice: 0, text: "Partial" },
+      ],
+    ]);
   });
 });

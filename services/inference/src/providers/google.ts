@@ -2,7 +2,10 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { generateContentRequest, signatureFormat } from "./google-messages.js";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
-import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
+import type { CompletionChoice, PartBatch, StreamPart } from "../generation/parts.js";
+import type { Detail } from "../tools/reasoning.js";
+import type { ToolCall } from "../tools/run.js";
+import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
 const count = z.number().int().min(0).nullish();
 const usageMetadata = z.looseObject({
@@ -59,19 +62,19 @@ const callId = () => `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
 interface Pieces {
   content: string;
   reasoning: string;
-  toolCalls: Array<Record<string, unknown>>;
+  toolCalls: ToolCall[];
   /** Thought signatures of tool calls, which Gemini wants back with the calls on the next turn. */
-  signatures: Array<Record<string, unknown>>;
+  signatures: Detail[];
 }
 
-/** One candidate's parts as OpenAI message fields; tool calls are numbered from `firstCall`. */
+/** One candidate's parts as text, reasoning and tool calls; signature entries are numbered from `firstCall`. */
 function pieces(c: Candidate, firstCall: number): Pieces {
   const out: Pieces = { content: "", reasoning: "", toolCalls: [], signatures: [] };
   for (const p of c.content?.parts ?? []) {
     if (p.functionCall) {
       const id = callId();
       const index = firstCall + out.toolCalls.length;
-      out.toolCalls.push({ index, id, type: "function", function: { name: p.functionCall.name, arguments: JSON.stringify(p.functionCall.args ?? {}) } });
+      out.toolCalls.push({ id, type: "function", function: { name: p.functionCall.name, arguments: JSON.stringify(p.functionCall.args ?? {}) } });
       if (p.thoughtSignature) out.signatures.push({ type: "reasoning.encrypted", data: p.thoughtSignature, id, format: signatureFormat, index });
     } else if (p.thought) {
       out.reasoning += p.text ?? "";
@@ -80,24 +83,23 @@ function pieces(c: Candidate, firstCall: number): Pieces {
   return out;
 }
 
-function choices(r: Response): Array<Record<string, unknown>> {
+/** A prompt Gemini blocked has no candidates: one empty choice that ends in `content_filter`. */
+const blockedChoice = (): CompletionChoice => ({ index: 0, text: "", reasoning: null, reasoningDetails: [], toolCalls: [], finishReason: "content_filter", fields: {}, choiceFields: {} });
+
+function choices(r: Response): CompletionChoice[] {
   const candidates = r.candidates ?? [];
-  if (candidates.length === 0 && r.promptFeedback?.blockReason) {
-    return [{ index: 0, message: { role: "assistant", content: "" }, finish_reason: "content_filter" }];
-  }
+  if (candidates.length === 0 && r.promptFeedback?.blockReason) return [blockedChoice()];
   return candidates.map((c, i) => {
     const p = pieces(c, 0);
-    const toolCalls = p.toolCalls.map(({ index: _index, ...call }) => call);
     return {
       index: c.index ?? i,
-      message: {
-        role: "assistant",
-        content: p.content || (toolCalls.length ? null : ""),
-        ...(p.reasoning ? { reasoning: p.reasoning } : {}),
-        ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
-        ...(p.signatures.length ? { reasoning_details: p.signatures } : {}),
-      },
-      finish_reason: finishReason(c.finishReason, toolCalls.length > 0),
+      text: p.content || (p.toolCalls.length ? null : ""),
+      reasoning: p.reasoning || null,
+      reasoningDetails: p.signatures,
+      toolCalls: p.toolCalls,
+      finishReason: finishReason(c.finishReason, p.toolCalls.length > 0),
+      fields: {},
+      choiceFields: {},
     };
   });
 }
@@ -119,14 +121,36 @@ interface CandidateState {
   toolCalls: number;
 }
 
+/** One streamed candidate as parts: Gemini sends each function call whole, so it starts and ends at once. */
+function candidateParts(c: Candidate, index: number, state: CandidateState): StreamPart[] {
+  const p = pieces(c, state.toolCalls);
+  const parts: StreamPart[] = [];
+  if (!state.started) parts.push({ type: "passthrough", choice: index, fields: { role: "assistant" } });
+  state.started = true;
+  if (p.content) parts.push({ type: "text", choice: index, text: p.content });
+  if (p.reasoning) parts.push({ type: "reasoning", choice: index, text: p.reasoning });
+  // A call's thought signature comes before the call, as a buffered answer lists it.
+  for (const detail of p.signatures) parts.push({ type: "reasoning-detail", choice: index, detail });
+  for (const call of p.toolCalls) {
+    const callIndex = state.toolCalls++;
+    parts.push(
+      { type: "tool-call-start", choice: index, index: callIndex, id: call.id, name: call.function.name },
+      { type: "tool-call-delta", choice: index, index: callIndex, arguments: call.function.arguments },
+      { type: "tool-call-end", choice: index, index: callIndex },
+    );
+  }
+  const finish = finishReason(c.finishReason, state.toolCalls > 0);
+  if (finish) parts.push({ type: "finish", choice: index, reason: finish });
+  return parts;
+}
+
 /**
- * Each streamed GenerateContentResponse becomes one chunk. Gemini repeats its running usage on many of
- * them, so only the last one seen is reported, in a chunk of its own once the stream has ended.
+ * Each streamed GenerateContentResponse becomes one batch of parts. Gemini repeats its running usage on many
+ * of them, so only the last one seen is reported, once the stream has ended.
  */
-async function* chunks(events: AsyncIterable<string>): AsyncGenerator<UpstreamChunk> {
+async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch> {
   let usage: Usage | undefined;
   const states = new Map<number, CandidateState>();
-  const chunk = (list: Array<Record<string, unknown>>): UpstreamChunk => ({ choices: list, usage: undefined, systemFingerprint: null, serviceTier: null });
   for await (const data of events) {
     let parsed;
     try {
@@ -140,29 +164,17 @@ async function* chunks(events: AsyncIterable<string>): AsyncGenerator<UpstreamCh
     usage = r.usageMetadata ?? usage;
     const candidates = r.candidates ?? [];
     if (candidates.length === 0) {
-      if (r.promptFeedback?.blockReason) yield chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: "content_filter" }]);
+      if (r.promptFeedback?.blockReason) yield [{ type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }, { type: "finish", choice: 0, reason: "content_filter" }];
       continue;
     }
-    yield chunk(
-      candidates.map((c, i) => {
-        const index = c.index ?? i;
-        const state = states.get(index) ?? { started: false, toolCalls: 0 };
-        states.set(index, state);
-        const p = pieces(c, state.toolCalls);
-        state.toolCalls += p.toolCalls.length;
-        const delta = {
-          ...(state.started ? {} : { role: "assistant" }),
-          ...(p.content ? { content: p.content } : {}),
-          ...(p.reasoning ? { reasoning: p.reasoning } : {}),
-          ...(p.toolCalls.length ? { tool_calls: p.toolCalls } : {}),
-          ...(p.signatures.length ? { reasoning_details: p.signatures } : {}),
-        };
-        state.started = true;
-        return { index, delta, finish_reason: finishReason(c.finishReason, state.toolCalls > 0) };
-      }),
-    );
+    yield candidates.flatMap((c, i) => {
+      const index = c.index ?? i;
+      const state = states.get(index) ?? { started: false, toolCalls: 0 };
+      states.set(index, state);
+      return candidateParts(c, index, state);
+    });
   }
-  if (usage) yield { choices: [], usage: toUsage(usage), systemFingerprint: null, serviceTier: null };
+  if (usage) yield [{ type: "usage", usage: toUsage(usage) }];
 }
 
 /** Google's Gemini API (generativelanguage v1beta). */
@@ -182,6 +194,6 @@ export const google: ChatProvider = {
   },
   async stream(body, target, signal) {
     const res = await postJson(...call(body, target, true), signal);
-    return chunks(sseData(res.body));
+    return batches(sseData(res.body));
   },
 };

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
-import { UpstreamError, type ChatProvider, type UpstreamChunk, type UpstreamTarget, type UpstreamUsage } from "./types.js";
+import type { PartBatch, StreamPart } from "../generation/parts.js";
+import { chatChoice, chatDeltaParts } from "./chat-parts.js";
+import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
 const usage = z
   .looseObject({
@@ -52,7 +54,7 @@ export const openAiCompatible: ChatProvider = {
     const c = parsed.data;
     return {
       id: c.id ?? null,
-      choices: c.choices,
+      choices: c.choices.map(chatChoice),
       usage: toUsage(c.usage),
       systemFingerprint: c.system_fingerprint ?? null,
       serviceTier: c.service_tier ?? null,
@@ -61,12 +63,18 @@ export const openAiCompatible: ChatProvider = {
   async stream(body, target, signal) {
     const res = await postJson(...call({ ...body, stream: true, stream_options: { include_usage: true } }, target), signal);
     const stream = res.body;
-    return (async function* (): AsyncGenerator<UpstreamChunk> {
+    return (async function* (): AsyncGenerator<PartBatch> {
+      const started = new Set<string>();
       for await (const data of sseData(stream)) {
         const parsed = completion.safeParse(JSON.parse(data));
         if (!parsed.success) throw new UpstreamError(`${target.provider} sent a chunk that does not parse`, 502, false);
         const c = parsed.data;
-        yield { choices: c.choices, usage: toUsage(c.usage), systemFingerprint: c.system_fingerprint ?? null, serviceTier: c.service_tier ?? null };
+        const parts: StreamPart[] = [];
+        if (c.system_fingerprint || c.service_tier) parts.push({ type: "metadata", systemFingerprint: c.system_fingerprint ?? null, serviceTier: c.service_tier ?? null });
+        for (const [i, choice] of c.choices.entries()) parts.push(...chatDeltaParts(choice, i, started));
+        const used = toUsage(c.usage);
+        if (used) parts.push({ type: "usage", usage: used });
+        if (parts.length) yield parts;
       }
     })();
   },

@@ -2,14 +2,47 @@ import { firstAccepting as tryInOrder, type Attempt, type AttemptContext, type A
 import { anthropic } from "../providers/anthropic.js";
 import { google } from "../providers/google.js";
 import { openAiCompatible } from "../providers/openai-compatible.js";
+import { openAiResponses } from "../providers/openai-responses.js";
+import { openAiText } from "../providers/openai-text.js";
 import type { ChatProvider } from "../providers/types.js";
+import { responsesCannotCarry } from "../providers/openai-responses-request.js";
+import type { Dialect } from "../generation/plan.js";
 
-/** Chat wire formats by the catalog's adapter name. */
-const providers: Record<string, ChatProvider> = { openai: openAiCompatible, "openai-compatible": openAiCompatible, anthropic, google };
+/**
+ * The upstream API a request prefers where an endpoint speaks it: Chat Completions everywhere; OpenAI's
+ * Responses API on OpenAI's own endpoints (`responses`); the legacy text completions on OpenAI-compatible
+ * ones (`text`). Endpoints without the preferred API get Chat Completions' translation to their own.
+ */
+export type Wire = "chat" | "responses" | "text";
+
+const chat: Record<string, ChatProvider> = { openai: openAiCompatible, "openai-compatible": openAiCompatible, anthropic, google };
+
+const byWire: Record<Wire, Record<string, ChatProvider>> = {
+  chat,
+  responses: { ...chat, openai: openAiResponses },
+  text: { ...chat, openai: openAiText, "openai-compatible": openAiText },
+};
+
+/**
+ * The wire a dialect's request prefers: a Responses request whose body OpenAI's Responses API cannot carry
+ * (a sampling parameter it lacks, a part it has no place for) keeps to Chat Completions there.
+ */
+export function wireFor(dialect: Dialect, body: Record<string, unknown>): Wire {
+  if (dialect === "completions") return "text";
+  if (dialect === "responses" && responsesCannotCarry(body).length === 0) return "responses";
+  return "chat";
+}
+
+/** The adapter's name speaks legacy completions: it gets the prompt as it was, not a chat translation. */
+export const speaksText = (provider: ChatProvider): boolean => provider === openAiText;
+
+/** Whether an endpoint's adapter has the wire's own API. */
+export const hasOwnApi = (wire: Wire, adapter: string): boolean => byWire[wire][adapter] !== chat[adapter];
 
 export const firstAccepting = <T>(
+  wire: Wire,
   candidates: Candidate[],
   context: AttemptContext,
   attempts: Attempt[],
   call: (provider: ChatProvider, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,
-) => tryInOrder(providers, candidates, context, attempts, call);
+) => tryInOrder(byWire[wire], candidates, context, attempts, call);

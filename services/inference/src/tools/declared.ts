@@ -1,9 +1,10 @@
 import type { ChatCompletionRequest, SandboxContainer } from "@switchyard/contracts";
 import { badRequest } from "@switchyard/runtime";
+import { webFetchConfig } from "./web-fetch.js";
 import { webSearchConfig } from "./web-search-config.js";
 
 /** What the gateway does with calls to a declared server tool. */
-export type ServerToolKind = "datetime" | "web_search" | "bash" | "shell";
+export type ServerToolKind = "datetime" | "web_search" | "web_fetch" | "bash" | "shell";
 
 export interface ServerTool {
   kind: ServerToolKind;
@@ -11,7 +12,7 @@ export interface ServerTool {
   type: string;
   /** The function name the model calls it by. */
   name: string;
-  /** The tool's settings: its `parameters` as declared (timezone, environment...); for web search, gathered from every form the SDK sends. */
+  /** The tool's settings: its `parameters` as declared (timezone, environment...); for web search, gathered from every form the SDK sends; for web fetch, checked and normalized. */
   config: Record<string, unknown>;
 }
 
@@ -31,6 +32,7 @@ const kinds: Record<string, ServerToolKind> = {
   web_search_preview: "web_search",
   web_search_preview_2025_03_11: "web_search",
   web_search_2025_08_26: "web_search",
+  "openrouter:web_fetch": "web_fetch",
   "openrouter:bash": "bash",
   "openrouter:shell": "shell",
   shell: "shell",
@@ -46,6 +48,11 @@ const definitions: Record<ServerToolKind, { name: string; description: string; p
     name: "web_search",
     description: "Searches the web and returns the most relevant results with their titles, URLs and excerpts.",
     parameters: { type: "object", properties: { query: { type: "string", description: "What to search for" } }, required: ["query"] },
+  },
+  web_fetch: {
+    name: "web_fetch",
+    description: "Fetches a web page or text document by its URL and returns its readable text, with the page title and the final URL after redirects.",
+    parameters: { type: "object", properties: { url: { type: "string", description: "The http or https URL to fetch" } }, required: ["url"] },
   },
   bash: {
     name: "bash",
@@ -83,6 +90,8 @@ export function toolFunctionName(type: string): string {
 export interface ToolAvailability {
   sandbox: boolean;
   webSearch: boolean;
+  /** The operator lets the gateway fetch pages (WEB_FETCH_ENABLED). */
+  webFetch: boolean;
   /** Server tool types the workspace turned off. */
   disabled: string[];
 }
@@ -97,6 +106,9 @@ function checkConfig(tool: ServerTool, where: string, availability: ToolAvailabi
   }
   if (tool.kind === "web_search") {
     if (!availability.webSearch) throw badRequest(`Invalid body: ${where}: ${tool.type} needs a search backend, and this gateway has none configured (WEB_SEARCH_URL)`);
+  }
+  if (tool.kind === "web_fetch" && !availability.webFetch) {
+    throw badRequest(`Invalid body: ${where}: ${tool.type} is turned off on this gateway (WEB_FETCH_ENABLED)`);
   }
   if (tool.kind === "bash" || tool.kind === "shell") {
     if (!availability.sandbox) throw badRequest(`Invalid body: ${where}: ${tool.type} needs a sandbox, and this gateway has none configured (SANDBOX_URL)`);
@@ -153,7 +165,8 @@ export function declaredTools(request: ChatCompletionRequest, availability: Tool
     if (availability.disabled.includes(tool.type) || availability.disabled.includes(`openrouter:${kind}`)) {
       throw badRequest(`Invalid body: ${where}: ${tool.type} is disabled for this workspace`);
     }
-    const config = kind === "web_search" ? webSearchConfig(tool as Record<string, unknown>, where) : record((tool as { parameters?: unknown }).parameters);
+    const declaredTool = tool as Record<string, unknown>;
+    const config = kind === "web_search" ? webSearchConfig(declaredTool, where) : kind === "web_fetch" ? webFetchConfig(declaredTool, where) : record(declaredTool.parameters);
     // Bash's default engines hand the call back to the client, which runs it; only `openrouter` runs it here.
     const passthrough = kind === "bash" && config.engine !== "openrouter";
     const definition = definitions[kind];

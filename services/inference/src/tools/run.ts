@@ -1,6 +1,8 @@
 import type { SandboxExecRequest, SandboxExecResponse } from "@switchyard/contracts";
+import { FetchFailed } from "@switchyard/upstream";
 import { containerFor, validTimezone, type ServerTool, type ServerToolKind } from "./declared.js";
 import type { SearchBackend } from "./search.js";
+import { webFetch, type WebFetchOptions } from "./web-fetch.js";
 import { onDomain } from "./web-search-config.js";
 
 /** The sandbox service: in-process in standalone, `POST /internal/sandbox/exec` otherwise. */
@@ -40,15 +42,19 @@ export interface RunContext {
   search: SearchBackend | undefined;
   /** Web searches and their results so far in this request, against `max_uses` and `max_total_results`. */
   searches: { uses: number; results: number };
+  /** The operator's bounds of web fetches; undefined when the gateway does not fetch pages. */
+  webFetch: WebFetchOptions | undefined;
+  /** Web fetches so far in this request, against `max_uses`. */
+  fetches: { uses: number };
 }
 
-/** A call that did not run (refused, or failed): the model still reads a result for it. */
-export const failedRun = (call: ToolCall, tool: ServerTool, message: string): ToolRun => ({
+/** A call that did not run (refused, or failed): the model still reads a result for it, and a fetch's HTTP status. */
+export const failedRun = (call: ToolCall, tool: ServerTool, message: string, status?: number): ToolRun => ({
   id: call.id,
   kind: tool.kind,
   name: tool.name,
   arguments: call.function.arguments,
-  output: JSON.stringify({ error: message }),
+  output: JSON.stringify({ error: message, ...(status !== undefined ? { status } : {}) }),
   executed: false,
 });
 
@@ -126,10 +132,16 @@ export async function runTool(call: ToolCall, tool: ServerTool, context: RunCont
   }
   try {
     const output =
-      tool.kind === "datetime" ? datetime(args, tool) : tool.kind === "web_search" ? await webSearch(args, tool, context) : await sandboxed(args, tool, context);
+      tool.kind === "datetime"
+        ? datetime(args, tool)
+        : tool.kind === "web_search"
+          ? await webSearch(args, tool, context)
+          : tool.kind === "web_fetch"
+            ? await webFetch(args, tool.config, context)
+            : await sandboxed(args, tool, context);
     return { id: call.id, kind: tool.kind, name: tool.name, arguments: call.function.arguments, output: JSON.stringify(output), executed: true };
   } catch (error) {
     if (context.signal.aborted) throw error;
-    return failedRun(call, tool, (error as Error).message);
+    return failedRun(call, tool, (error as Error).message, error instanceof FetchFailed ? error.status : undefined);
   }
 }

@@ -21,7 +21,8 @@ function domain(value: string): string {
     .replace(/\.$/, "");
 }
 
-function domains(value: unknown, where: string): string[] | undefined {
+/** A request's list of domains, normalized; undefined when it restricts nothing. */
+export function domains(value: unknown, where: string): string[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value) || !value.every((d) => typeof d === "string" && domain(d).length > 0)) {
     throw badRequest(`Invalid body: ${where}: must be an array of domain names`);

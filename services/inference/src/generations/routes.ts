@@ -2,7 +2,7 @@ import { generationContentQuery, generationQuery } from "@switchyard/contracts";
 import { callerOf, notFound, parseInput } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import type { InferenceDeps } from "../deps.js";
-import { getGeneration, readableBy, rowOf, toGeneration } from "../generations/store.js";
+import { getGeneration, readableBy, rowOf, toGeneration } from "./store.js";
 
 /**
  * `GET /generation?id=`: the stored record of one generation. A workspace's key reads only its own

@@ -1,0 +1,129 @@
+import { streamErrorChunk, type ChatUsage, type ServerToolCallDetail } from "@switchyard/contracts";
+import type { Candidate } from "@switchyard/upstream";
+import type { ServerResponse } from "node:http";
+import type { AgentSink } from "../../generation/agent.js";
+import type { Generation } from "../../generation/generation.js";
+import type { PartBatch } from "../../generation/parts.js";
+import type { Plan } from "../../generation/plan.js";
+import { hidesReasoning, visibleChoices } from "../../providers/hide-reasoning.js";
+import { normalizeFinishReason } from "../../responses.js";
+import { keepAlive, sseWriter } from "../../sse.js";
+
+type Delta = Record<string, unknown> & { tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments: string } }> };
+
+interface ChoiceChunk {
+  delta: Delta;
+  choiceFields: Record<string, unknown>;
+  finish: string | null;
+}
+
+/** Adds one part to its choice's delta. */
+function addPart(choices: Map<number, ChoiceChunk>, part: Exclude<PartBatch[number], { type: "metadata" | "usage" }>) {
+  let entry = choices.get(part.choice);
+  if (!entry) choices.set(part.choice, (entry = { delta: {}, choiceFields: {}, finish: null }));
+  const { delta } = entry;
+  if (part.type === "passthrough") {
+    entry.delta = { ...part.fields, ...delta };
+    Object.assign(entry.choiceFields, part.choiceFields ?? {});
+  } else if (part.type === "text") delta.content = ((delta.content as string | undefined) ?? "") + part.text;
+  else if (part.type === "reasoning") delta.reasoning = ((delta.reasoning as string | undefined) ?? "") + part.text;
+  else if (part.type === "reasoning-detail") ((delta.reasoning_details ??= []) as unknown[]).push(part.detail);
+  else if (part.type === "tool-call-start") (delta.tool_calls ??= []).push({ index: part.index, id: part.id, type: "function", function: { name: part.name, arguments: "" } });
+  else if (part.type === "tool-call-delta") {
+    const same = delta.tool_calls?.find((c) => c.index === part.index);
+    if (same) same.function.arguments += part.arguments;
+    else (delta.tool_calls ??= []).push({ index: part.index, function: { arguments: part.arguments } });
+  } else if (part.type === "finish") entry.finish = part.reason;
+}
+
+/** A delta with nothing to say (a role alone, nulls, empty text): under the server-tool loop it is not sent. */
+const says = (delta: Delta) => !Object.keys(delta).every((k) => k === "role" || delta[k] === null || delta[k] === "");
+
+/**
+ * Chat Completions' stream: `chat.completion.chunk` frames, one per provider event, `: OPENROUTER
+ * PROCESSING` comments while waiting, the final chunk with the whole usage, then `[DONE]`. Under the
+ * server-tool loop (`loop`), finish reasons wait for the last turn, which sends its own finish chunk.
+ */
+export class ChatStream implements AgentSink {
+  private readonly sse;
+  private readonly alive;
+  private readonly created = Math.floor(Date.now() / 1000);
+  private fingerprint: string | null = null;
+  private serviceTier: string | null = null;
+
+  constructor(
+    private readonly plan: Plan,
+    private readonly res: ServerResponse,
+    private readonly loop: boolean,
+  ) {
+    this.sse = sseWriter(res, { "x-generation-id": plan.generationId });
+    this.alive = keepAlive(this.sse);
+  }
+
+  get started(): boolean {
+    return this.sse.started;
+  }
+
+  keepAlive(on: boolean): void {
+    if (on) this.alive.start();
+    else this.alive.stop();
+  }
+
+  private frame(model: string) {
+    return { id: this.plan.generationId, object: "chat.completion.chunk", created: this.created, model };
+  }
+
+  /** Debugging aid: the exact body the serving endpoint received, before any of its output. */
+  accepted(generation: Generation, candidate: Candidate): void {
+    this.fingerprint = null;
+    this.serviceTier = null;
+    if (this.plan.request.debug?.echo_upstream_body) this.sse.data({ ...this.frame(candidate.model), choices: [], debug: { echo_upstream_body: generation.sentBody(candidate) } });
+  }
+
+  parts(batch: PartBatch, candidate: Candidate): void {
+    const choices = new Map<number, ChoiceChunk>();
+    for (const part of batch) {
+      if (part.type === "metadata") {
+        this.fingerprint ??= part.systemFingerprint ?? null;
+        this.serviceTier ??= part.serviceTier ?? null;
+      } else if (part.type !== "usage") addPart(choices, part);
+    }
+    const out = [];
+    for (const [index, { delta, choiceFields, finish }] of choices) {
+      if (this.loop && !says(delta)) continue;
+      out.push({ ...choiceFields, index, delta, finish_reason: this.loop ? null : normalizeFinishReason(finish), native_finish_reason: this.loop ? null : finish });
+    }
+    if (out.length === 0) return;
+    this.sse.data({ ...this.frame(candidate.model), ...this.tail(), choices: visibleChoices(this.plan.request, out) });
+  }
+
+  private tail() {
+    return { ...(this.fingerprint ? { system_fingerprint: this.fingerprint } : {}), ...(this.serviceTier ? { service_tier: this.serviceTier } : {}) };
+  }
+
+  /** The in-band error frame: after the first byte the status is 200, so the failure travels as data. */
+  fail(code: number, message: string, model: string): void {
+    this.sse.data(streamErrorChunk(this.plan.generationId, model, code, message, this.created));
+  }
+
+  /** The server tool calls of a round, as reasoning entries, unless the request hides reasoning. */
+  serverCalls(entries: ServerToolCallDetail[], candidate: Candidate): void {
+    if (hidesReasoning(this.plan.request)) return;
+    this.sse.data({ ...this.frame(candidate.model), choices: [{ index: 0, delta: { reasoning_details: entries }, finish_reason: null }] });
+  }
+
+  /** The loop's finish, sent once its last turn has ended. */
+  finish(candidate: Candidate, finishReason: string | null, native: string | null): void {
+    this.sse.data({ ...this.frame(candidate.model), choices: [{ index: 0, delta: {}, finish_reason: finishReason ?? "stop", native_finish_reason: native }] });
+  }
+
+  /** The last chunk: empty delta, the whole usage (and metadata when asked), then `[DONE]`. */
+  close(candidate: Candidate, usage: ChatUsage, metadata: object): void {
+    this.sse.data({ ...this.frame(candidate.model), ...(this.fingerprint ? { system_fingerprint: this.fingerprint } : {}), choices: [{ index: 0, delta: {}, finish_reason: null }], usage, ...metadata });
+    this.sse.done();
+  }
+
+  end(): void {
+    this.res.end();
+  }
+}

@@ -1,0 +1,237 @@
+import {
+  serverToolCallType,
+  type serverToolItemTypes,
+  type ResponsesContentPart,
+  type ResponsesFunctionTool,
+  type ResponsesInputItem,
+  type ResponsesRequest,
+  type ResponsesTextFormat,
+  type ResponsesToolChoice,
+} from "@switchyard/contracts";
+
+type Message = Record<string, unknown>;
+type Detail = Record<string, unknown> & { type: string };
+type Item<T extends ResponsesInputItem["type"]> = Extract<ResponsesInputItem, { type: T }>;
+type ServerItem = Extract<ResponsesInputItem, { type: (typeof serverToolItemTypes)[number] }>;
+
+/** A Responses request as the gateway runs it. */
+export interface MappedRequest {
+  /** A body `chatCompletionRequest` parses: the normalised request every provider path takes. */
+  chat: Record<string, unknown>;
+  /**
+   * The reasoning summary the client asked for (`reasoning.summary`), null when none. The renderers show
+   * the model's reasoning text as summary parts when it is set, as reasoning text otherwise.
+   */
+  summary: "auto" | "concise" | "detailed" | null;
+}
+
+/** One content part as chat takes it. */
+function chatPart(part: ResponsesContentPart): Message {
+  switch (part.type) {
+    case "input_text": {
+      const { text, cache_control, prompt_cache_breakpoint } = part;
+      return { type: "text", text, ...(cache_control ? { cache_control } : {}), ...(prompt_cache_breakpoint ? { prompt_cache_breakpoint } : {}) };
+    }
+    case "output_text":
+      return { type: "text", text: part.text };
+    case "input_image":
+      if (part.image_url) return { type: "image_url", image_url: { url: part.image_url, ...(part.detail ? { detail: part.detail } : {}) } };
+      return { type: "file", file: { file_id: part.file_id } };
+    case "input_file": {
+      const data = part.file_data ?? part.file_url;
+      return { type: "file", file: { ...(part.filename ? { filename: part.filename } : {}), ...(data ? { file_data: data } : {}), ...(part.file_id ? { file_id: part.file_id } : {}) } };
+    }
+    case "input_audio":
+      return { type: "input_audio", input_audio: part.input_audio };
+    case "refusal":
+      return { type: "text", text: part.refusal };
+  }
+}
+
+/** A message's content as chat takes it: a string stays one. */
+const chatContent = (content: string | ResponsesContentPart[]): string | Message[] => (typeof content === "string" ? content : content.map(chatPart));
+
+/** A reasoning item as the `reasoning_details` entries it came from; its summaries and encrypted content share its id. */
+export function reasoningDetails(item: Item<"reasoning">): Detail[] {
+  const format = item.format ? { format: item.format } : {};
+  const id = item.id ? { id: item.id } : {};
+  const texts = (item.content ?? []).map((c) => c.text);
+  const summaries = (item.summary ?? []).map((s) => s.text);
+  const out: Detail[] = [];
+  if (item.signature) out.push({ type: "reasoning.text", text: (texts.length ? texts : summaries).join(""), signature: item.signature, ...format });
+  else {
+    for (const text of texts) out.push({ type: "reasoning.text", text, ...format });
+    for (const summary of summaries) out.push({ type: "reasoning.summary", summary, ...id, ...format });
+  }
+  if (item.encrypted_content) out.push({ type: "reasoning.encrypted", data: item.encrypted_content, ...id, ...format });
+  return out;
+}
+
+/** Fields of a server tool item that say what the call was, not what it returned. */
+const bookkeeping = new Set(["type", "id", "status", "call_id", "arguments"]);
+
+/** The arguments a server tool item implies when it does not carry them. */
+function impliedArguments(item: ServerItem): Record<string, unknown> {
+  const action = (item.action ?? {}) as Record<string, unknown>;
+  if (item.type === "openrouter:web_search") return { query: action.query ?? "" };
+  if (item.type === "openrouter:web_fetch") return { url: typeof item.url === "string" ? item.url : "" };
+  if (item.type === "openrouter:datetime") return item.timezone ? { timezone: item.timezone } : {};
+  if (item.type === "openrouter:bash") return { command: item.command ?? "" };
+  return { commands: action.commands ?? [], ...(action.timeout_ms ? { timeout_ms: action.timeout_ms } : {}) };
+}
+
+/** A server tool call an earlier answer showed, as the entry chat replays as the call and its result. */
+export function serverCallDetail(item: ServerItem): Detail {
+  const result = Object.fromEntries(Object.entries(item).filter(([key]) => !bookkeeping.has(key)));
+  return {
+    type: serverToolCallType,
+    tool_name: item.type,
+    tool_call_id: item.call_id ?? item.id ?? null,
+    arguments: item.arguments ?? JSON.stringify(impliedArguments(item)),
+    result: JSON.stringify(result),
+  };
+}
+
+/**
+ * Input items as chat messages. An assistant turn is its message, the function calls after it, and the
+ * reasoning and server tool calls before it, which ride on the turn's `reasoning_details`.
+ */
+class Conversation {
+  readonly messages: Message[] = [];
+  private turn: Message | null = null;
+  private pending: Detail[] = [];
+
+  /** Takes the next input item. */
+  add(item: ResponsesInputItem): void {
+    if (item.type === "message") this.message(item);
+    else if (item.type === "function_call") this.call(item);
+    else if (item.type === "function_call_output") this.output(item);
+    else if (item.type === "reasoning") this.pending.push(...reasoningDetails(item));
+    else if (item.type !== "item_reference") this.pending.push(serverCallDetail(item));
+  }
+
+  /** The messages, with any reasoning left at the end kept on the last turn. */
+  end(): Message[] {
+    this.close();
+    return this.messages;
+  }
+
+  /** A message; an assistant's fills the open turn when that has no words yet (its calls came first). */
+  private message(item: Item<"message">): void {
+    if (item.role !== "assistant") {
+      this.close();
+      this.messages.push({ role: item.role === "developer" ? "system" : item.role, content: chatContent(item.content ?? "") });
+      return;
+    }
+    const parts = typeof item.content === "string" || item.content === null ? null : item.content;
+    const text = parts ? parts.flatMap((p) => ("text" in p && typeof p.text === "string" ? [p.text] : [])).join("") : (item.content ?? "");
+    const refusals = parts?.flatMap((p) => (p.type === "refusal" ? [p.refusal] : [])) ?? [];
+    const open = this.turn;
+    const turn = open && open.content === null ? open : this.open();
+    turn.content = text;
+    if (refusals.length) turn.refusal = refusals.join("");
+    this.attach(turn);
+  }
+
+  /** A function call joins the open assistant turn. */
+  private call(item: Item<"function_call">): void {
+    const turn = this.turn ?? this.open();
+    const calls = (turn.tool_calls as unknown[] | undefined) ?? [];
+    turn.tool_calls = [...calls, { id: item.call_id, type: "function", function: { name: item.name, arguments: item.arguments } }];
+    this.attach(turn);
+  }
+
+  /** A function's result, as a tool message. */
+  private output(item: Item<"function_call_output">): void {
+    this.close();
+    this.messages.push({ role: "tool", tool_call_id: item.call_id, content: typeof item.output === "string" ? item.output : item.output.map(chatPart) });
+  }
+
+  /** A new assistant turn, with no words yet; reasoning waiting for a turn is this one's. */
+  private open(): Message {
+    const turn: Message = { role: "assistant", content: null };
+    this.messages.push(turn);
+    this.turn = turn;
+    return turn;
+  }
+
+  /** Reasoning waiting for its turn joins this one. */
+  private attach(turn: Message): void {
+    if (!this.pending.length) return;
+    turn.reasoning_details = [...((turn.reasoning_details as Detail[] | undefined) ?? []), ...this.pending];
+    this.pending = [];
+  }
+
+  /** Ends the open turn; reasoning with no turn after it stays on this one, or makes one of its own. */
+  private close(): void {
+    if (this.pending.length) this.attach(this.turn ?? this.open());
+    this.turn = null;
+  }
+}
+
+/** The conversation as chat messages: instructions first, as a system message. */
+export function chatMessages(request: Pick<ResponsesRequest, "input" | "instructions">): Message[] {
+  const leading: Message[] = request.instructions ? [{ role: "system", content: request.instructions }] : [];
+  if (typeof request.input === "string") return [...leading, { role: "user", content: request.input }];
+  const conversation = new Conversation();
+  for (const item of request.input ?? []) conversation.add(item);
+  return [...leading, ...conversation.end()];
+}
+
+/** A function tool in chat's shape; server tools are declared the same way in both dialects. */
+function chatTool(tool: NonNullable<ResponsesRequest["tools"]>[number]): Record<string, unknown> {
+  if (tool.type !== "function") return tool;
+  const { name, description, parameters, strict } = tool as ResponsesFunctionTool;
+  const fn = { name, ...(description ? { description } : {}), ...(parameters ? { parameters } : {}), ...(strict != null ? { strict } : {}) };
+  return { type: "function", function: fn };
+}
+
+/** A named function choice in chat's shape; the others are the same in both dialects. */
+const chatToolChoice = (choice: ResponsesToolChoice): unknown =>
+  typeof choice === "object" && choice.type === "function" ? { type: "function", function: { name: choice.name } } : choice;
+
+/** `text.format` as chat's `response_format`. */
+function responseFormat(format: ResponsesTextFormat): Record<string, unknown> {
+  if (format.type !== "json_schema") return { type: format.type };
+  const { name, schema, description, strict } = format;
+  return { type: "json_schema", json_schema: { name, schema, ...(description ? { description } : {}), ...(strict != null ? { strict } : {}) } };
+}
+
+/** Settings that mean the same in both dialects, copied when given. */
+const shared = [
+  "model",
+  "models",
+  "provider",
+  "plugins",
+  "metadata",
+  "session_id",
+  "temperature",
+  "top_p",
+  "top_k",
+  "frequency_penalty",
+  "presence_penalty",
+  "parallel_tool_calls",
+  "max_tool_calls",
+  "prompt_cache_key",
+  "prompt_cache_options",
+  "cache_control",
+  "service_tier",
+  "stream",
+  "trace",
+  "stop_server_tools_when",
+  "reasoning",
+] as const satisfies ReadonlyArray<keyof ResponsesRequest>;
+
+/** The Responses request as the normalised chat request, and the reasoning summary it asked for. */
+export function toChatRequest(request: ResponsesRequest): MappedRequest {
+  const chat: Record<string, unknown> = { messages: chatMessages(request) };
+  for (const key of shared) if (request[key] !== undefined && request[key] !== null) chat[key] = request[key];
+  const user = request.user ?? request.safety_identifier;
+  if (user) chat.user = user;
+  if (request.max_output_tokens != null) chat.max_tokens = request.max_output_tokens;
+  if (request.text?.format) chat.response_format = responseFormat(request.text.format);
+  if (request.text?.verbosity) chat.verbosity = request.text.verbosity;
+  if (request.tools?.length) chat.tools = request.tools.map(chatTool);
+  if (request.tool_choice !== undefined) chat.tool_choice = chatToolChoice(request.tool_choice);
+  return { chat, summary: request.reasoning?.summary ?? null };
+}

@@ -1,0 +1,225 @@
+import type { GenerationContent } from "@switchyard/contracts";
+import { HttpError } from "@switchyard/runtime";
+import { capCharge, findingsRecord, firstEventThenIdle, upstreamFailure, type AttemptSignal, type Candidate, type Finding, type UpstreamTarget } from "@switchyard/upstream";
+import type { Attempt } from "../generations/store.js";
+import { dropUnsupported } from "../parameters.js";
+import { compressMessages } from "../plugins.js";
+import type { ChatProvider } from "../providers/types.js";
+import { account, metadataBody, type Accounted } from "../responses.js";
+import { firstAccepting, speaksText, wireFor } from "../routing/attempts.js";
+import type { Completion, PartBatch, UpstreamUsage } from "./parts.js";
+import type { Plan } from "./plan.js";
+import { SpendHold } from "./hold.js";
+
+/** How one generation ended, as it is priced and recorded. */
+export interface Outcome {
+  candidate: Candidate;
+  status: "completed" | "error" | "cancelled";
+  usage: UpstreamUsage | undefined;
+  completionText: string;
+  /** The reasoning the answer carried, for input/output logging. */
+  reasoningText?: string;
+  upstreamId: string | null;
+  finishReason: string | null;
+  nativeFinishReason: string | null;
+  serviceTier: string | null;
+  firstTokenMs: number | null;
+}
+
+/** What one generation's turn is: the plan's, or a server-tool turn's own id, body, clock and findings. */
+export interface Turn {
+  id: string;
+  body: Record<string, unknown>;
+  started: number;
+  findings: readonly Finding[];
+}
+
+/**
+ * One call of a model: its attempts over the plan's endpoints, its spend hold and its record. A request is
+ * one generation; under the server-tool loop each turn is one of its own.
+ */
+export class Generation {
+  readonly attempts: Attempt[] = [];
+  private readonly hold: SpendHold;
+  private readonly dropped = new Map<Candidate, string[]>();
+  private readonly sent = new Map<Candidate, Record<string, unknown>>();
+
+  constructor(
+    readonly plan: Plan,
+    readonly turn: Turn,
+    /** For the `text` wire: the legacy completions body made of the chat body an endpoint would get. */
+    private readonly legacy?: (chatBody: Record<string, unknown>) => Record<string, unknown>,
+  ) {
+    this.hold = new SpendHold(plan.deps, turn.id, plan.caller.keyHash);
+  }
+
+  get id(): string {
+    return this.turn.id;
+  }
+
+  /** The whole answer of the first endpoint that accepts. */
+  complete(): Promise<{ result: Completion; candidate: Candidate }> {
+    return this.accept((provider, target, body, { signal }) => provider.complete(body, target, signal));
+  }
+
+  /**
+   * The stream of the first endpoint that accepts, accepted at its first event (not its headers): a provider
+   * silent after its headers is a first-byte timeout.
+   */
+  stream(): Promise<{ result: AsyncIterable<PartBatch>; candidate: Candidate }> {
+    const { idleMs } = this.plan.deps.timeouts;
+    return this.accept(async (provider, target, body, attempt) => firstEventThenIdle(await provider.stream(body, target, attempt.signal), attempt, target.provider, idleMs));
+  }
+
+  /**
+   * Tries the candidates, holding each attempt's worst case first. When none accepts, the hold is released
+   * (or, when the client left mid-attempt, the attempt is recorded as cancelled) and the caller gets the most
+   * telling failure.
+   */
+  private async accept<T>(call: (provider: ChatProvider, target: UpstreamTarget, body: Record<string, unknown>, attempt: AttemptSignal) => Promise<T>) {
+    const { plan } = this;
+    const { deps } = plan;
+    try {
+      return await firstAccepting(wireFor(plan.dialect, this.turn.body), [...plan.candidates], { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: plan.signal, timeouts: deps.timeouts }, this.attempts, async (provider, target, candidate, attempt) => {
+        const body = this.bodyFor(candidate);
+        await this.hold.reserve(candidate, body);
+        if (!this.legacy || !speaksText(provider)) return call(provider, target, body, attempt);
+        const legacy = this.legacy(body);
+        this.sent.set(candidate, { ...legacy, model: candidate.endpoint.upstream_model });
+        return call(provider, target, legacy, attempt);
+      });
+    } catch (error) {
+      const abandoned = this.hold.abandonedBy(plan.signal, plan.timedOut());
+      if (abandoned) this.settle({ candidate: abandoned, status: "cancelled", usage: undefined, completionText: "", upstreamId: null, finishReason: null, nativeFinishReason: null, serviceTier: null, firstTokenMs: null });
+      else await this.hold.release();
+      throw error instanceof HttpError ? error : upstreamFailure(error, plan.timedOut());
+    }
+  }
+
+  /**
+   * The body one endpoint gets: without the sampling parameters it does not support, and with the middle of
+   * the conversation trimmed to its context window when context compression is on.
+   */
+  private bodyFor(candidate: Candidate): Record<string, unknown> {
+    const { body, dropped } = dropUnsupported(this.turn.body, candidate.endpoint.supported_parameters);
+    this.dropped.set(candidate, dropped);
+    let sent = body;
+    if (this.plan.plugins.contextCompression && Array.isArray(body.messages)) {
+      const reserve = Number(body.max_completion_tokens ?? body.max_tokens ?? candidate.endpoint.max_completion_tokens ?? 0);
+      sent = { ...body, messages: compressMessages(body.messages as Array<Record<string, unknown>>, candidate.endpoint.context_length - reserve) };
+    }
+    this.sent.set(candidate, { ...sent, model: candidate.endpoint.upstream_model });
+    return sent;
+  }
+
+  /** The exact body `candidate` was sent (debug.echo_upstream_body). */
+  sentBody(candidate: Candidate): Record<string, unknown> | undefined {
+    return this.sent.get(candidate);
+  }
+
+  /**
+   * Prices the outcome with the one cost function, caps the charge at the worst case held for it, and queues
+   * its record and event (committed together a few milliseconds later, in a batch), which settle the hold.
+   */
+  settle(outcome: Outcome, findings: readonly Finding[] = this.turn.findings): Accounted {
+    const { plan, turn } = this;
+    const { candidate } = outcome;
+    const priced = account(candidate, outcome.usage, () => JSON.stringify(turn.body.messages), outcome.completionText);
+    const charge = capCharge({
+      logger: plan.deps.logger,
+      generationId: turn.id,
+      provider: candidate.endpoint.provider,
+      model: candidate.model,
+      held: this.hold.settle(candidate),
+      reported: priced.cost.total,
+      beyondHold: plan.deps.chargeBeyondHold,
+      usage: priced.usage,
+    });
+    this.keepContent(outcome);
+    const isByok = candidate.byokKey !== undefined;
+    const accounted = { ...priced, charge, isByok, billed: isByok ? 0n : charge.charged };
+    plan.deps.recorder.record({
+      id: turn.id,
+      keyHash: plan.caller.keyHash,
+      organizationId: plan.caller.organizationId,
+      workspaceId: plan.caller.workspaceId,
+      guardrailIds: [...plan.guardrailIds],
+      contentFilters: findingsRecord(findings),
+      presetId: plan.presetId,
+      isByok,
+      attribution: plan.attribution,
+      broadcast: plan.broadcast,
+      requestId: plan.requestId,
+      sessionId: plan.sessionId ?? null,
+      trace: plan.request.trace,
+      model: candidate.model,
+      requestedModel: plan.requested,
+      provider: candidate.endpoint.provider,
+      upstreamId: outcome.upstreamId,
+      status: outcome.status,
+      streamed: plan.request.stream === true,
+      finishReason: outcome.finishReason,
+      nativeFinishReason: outcome.nativeFinishReason,
+      promptTokens: accounted.usage.promptTokens,
+      completionTokens: accounted.usage.completionTokens,
+      reasoningTokens: accounted.usage.reasoningTokens,
+      cachedTokens: accounted.usage.cachedTokens,
+      usageEstimated: accounted.estimated,
+      charge,
+      latencyMs: outcome.firstTokenMs,
+      generationTimeMs: Math.round(performance.now() - turn.started),
+      serviceTier: outcome.serviceTier,
+      dataRegion: candidate.endpoint.region,
+      attempts: this.attempts,
+    });
+    return accounted;
+  }
+
+  /**
+   * Input/output logging: a workspace that turned it on keeps, for the share of generations it sampled, what
+   * the provider was sent (after the guardrails' content filters) and what it answered, in storage for its
+   * retention. Handed over after the answer, off the request's path: a failure to keep it is logged, never
+   * the caller's problem.
+   */
+  private keepContent(outcome: Outcome): void {
+    const { plan, turn } = this;
+    if (!plan.logContent || outcome.status === "cancelled") return;
+    const failed = this.attempts.filter((a) => a.status !== 200);
+    const content: GenerationContent = {
+      input: { messages: Array.isArray(turn.body.messages) ? turn.body.messages : [] },
+      output: { completion: outcome.completionText || null, reasoning: outcome.reasoningText || null },
+      error:
+        outcome.status === "error"
+          ? {
+              message: "The provider's stream failed after its first byte",
+              status: null,
+              provider_name: outcome.candidate.endpoint.provider,
+              raw: null,
+              previous_errors: failed.map((a) => ({ code: a.status ?? 0, message: a.error ?? "", provider_name: a.provider, raw: null })),
+            }
+          : null,
+    };
+    const { caller, deps } = plan;
+    deps.content
+      .save({ generation_id: turn.id, organization_id: caller.organizationId, workspace_id: caller.workspaceId, content })
+      .catch((error: unknown) => deps.logger.warn({ err: error, generationId: turn.id }, "could not keep the generation's content for input/output logging"));
+  }
+
+  /** `openrouter_metadata` when the request asked for it, for the endpoint that served; timed from `started`. */
+  metadata(candidate: Candidate, findings: readonly Finding[], started = this.turn.started) {
+    const { plan } = this;
+    if (!plan.wantsMetadata) return {};
+    return {
+      openrouter_metadata: metadataBody({
+        requested: plan.requested,
+        candidates: [...plan.candidates],
+        selected: candidate,
+        attempt: this.attempts.length,
+        generationTimeMs: Math.round(performance.now() - started),
+        region: candidate.endpoint.region,
+        dropped: this.dropped.get(candidate) ?? [],
+        contentFilters: findingsRecord(findings),
+      }),
+    };
+  }
+}

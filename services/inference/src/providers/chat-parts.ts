@@ -1,0 +1,75 @@
+import type { CompletionChoice, Json, Passthrough, StreamPart } from "../generation/parts.js";
+import type { Detail } from "../tools/reasoning.js";
+import type { ToolCall } from "../tools/run.js";
+
+/** The fields of an OpenAI-shaped message or delta the gateway reads; the rest pass through. */
+const interpreted = new Set(["content", "reasoning", "reasoning_details", "tool_calls"]);
+
+type Fields = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is Fields => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The fields of `source` not in `except`, as JSON. */
+function passthrough(source: Fields, except: ReadonlySet<string>): Passthrough {
+  const out: Record<string, Json> = {};
+  for (const [key, value] of Object.entries(source)) if (!except.has(key) && value !== undefined) out[key] = value as Json;
+  return out;
+}
+
+const details = (value: unknown): Detail[] => (Array.isArray(value) ? value.filter((d): d is Detail => isRecord(d) && typeof d.type === "string") : []);
+
+const choiceKeys = new Set(["index", "message", "delta", "finish_reason"]);
+
+/** One buffered choice of an OpenAI-shaped answer, typed. */
+export function chatChoice(choice: Fields, position: number): CompletionChoice {
+  const message = isRecord(choice.message) ? choice.message : {};
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isRecord) : [];
+  const toolCalls: ToolCall[] = calls.map((c, i) => {
+    const fn = isRecord(c.function) ? c.function : {};
+    return {
+      id: typeof c.id === "string" ? c.id : `call_${i}`,
+      type: "function",
+      function: { name: typeof fn.name === "string" ? fn.name : "", arguments: typeof fn.arguments === "string" ? fn.arguments : "" },
+    };
+  });
+  return {
+    index: typeof choice.index === "number" ? choice.index : position,
+    text: typeof message.content === "string" ? message.content : null,
+    reasoning: typeof message.reasoning === "string" ? message.reasoning : null,
+    reasoningDetails: details(message.reasoning_details),
+    toolCalls,
+    finishReason: choice.finish_reason === undefined || choice.finish_reason === null ? null : String(choice.finish_reason),
+    fields: passthrough(message, interpreted),
+    choiceFields: passthrough(choice, choiceKeys),
+  };
+}
+
+/**
+ * One streamed OpenAI-shaped choice as parts. Every choice gives a `passthrough` part first, so a delta
+ * with nothing the gateway reads (a role, logprobs, an empty delta) still frames a chunk of its own.
+ * `started` holds the tool calls begun so far, by index.
+ */
+export function chatDeltaParts(choice: Fields, position: number, started: Set<string>): StreamPart[] {
+  const index = typeof choice.index === "number" ? choice.index : position;
+  const delta = isRecord(choice.delta) ? choice.delta : {};
+  const parts: StreamPart[] = [{ type: "passthrough", choice: index, fields: passthrough(delta, interpreted), choiceFields: passthrough(choice, choiceKeys) }];
+  if (typeof delta.content === "string") parts.push({ type: "text", choice: index, text: delta.content });
+  if (typeof delta.reasoning === "string") parts.push({ type: "reasoning", choice: index, text: delta.reasoning });
+  for (const detail of details(delta.reasoning_details)) parts.push({ type: "reasoning-detail", choice: index, detail });
+  for (const [i, call] of (Array.isArray(delta.tool_calls) ? delta.tool_calls.filter(isRecord) : []).entries()) {
+    const callIndex = typeof call.index === "number" ? call.index : i;
+    const fn = isRecord(call.function) ? call.function : {};
+    const key = `${index}:${callIndex}`;
+    if (!started.has(key)) {
+      started.add(key);
+      const id = typeof call.id === "string" ? call.id : `call_${callIndex}`;
+      parts.push({ type: "tool-call-start", choice: index, index: callIndex, id, name: typeof fn.name === "string" ? fn.name : "" });
+    }
+    if (typeof fn.arguments === "string" && fn.arguments !== "") parts.push({ type: "tool-call-delta", choice: index, index: callIndex, arguments: fn.arguments });
+  }
+  if (choice.finish_reason !== undefined && choice.finish_reason !== null) {
+    for (const key of started) if (key.startsWith(`${index}:`)) parts.push({ type: "tool-call-end", choice: index, index: Number(key.slice(key.indexOf(":") + 1)) });
+    parts.push({ type: "finish", choice: index, reason: String(choice.finish_reason) });
+  }
+  return parts;
+}

@@ -1,0 +1,167 @@
+import { z } from "zod";
+import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
+import type { Completion, CompletionChoice, Json, PartBatch, Passthrough, StreamPart } from "../generation/parts.js";
+import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "./types.js";
+
+const usage = z
+  .looseObject({
+    prompt_tokens: z.number().int().min(0).default(0),
+    completion_tokens: z.number().int().min(0).default(0),
+    prompt_tokens_details: z.looseObject({ cached_tokens: z.number().int().nullish(), cache_write_tokens: z.number().int().nullish() }).nullish(),
+    completion_tokens_details: z.looseObject({ reasoning_tokens: z.number().int().nullish() }).nullish(),
+  })
+  .nullish();
+
+const choice = z.looseObject({
+  index: z.number().int().min(0).nullish(),
+  text: z.string().nullish(),
+  finish_reason: z.string().nullish(),
+});
+
+const textCompletion = z.looseObject({
+  id: z.string().nullish(),
+  choices: z.array(choice).default([]),
+  usage,
+  system_fingerprint: z.string().nullish(),
+  service_tier: z.string().nullish(),
+});
+
+type UpstreamChoice = z.infer<typeof choice>;
+type UpstreamText = z.infer<typeof textCompletion>;
+
+/** Usage in OpenAI's shape as the gateway counts it; cached prompt tokens are part of the prompt's. */
+function toUsage(u: z.infer<typeof usage>): UpstreamUsage | undefined {
+  if (!u) return undefined;
+  return {
+    promptTokens: u.prompt_tokens,
+    completionTokens: u.completion_tokens,
+    cachedTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: u.prompt_tokens_details?.cache_write_tokens ?? 0,
+    reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+/**
+ * A choice's fields beyond its text, index and finish reason (`logprobs`, a server's own extras), as
+ * the provider sent them. They were read from JSON text, so they are JSON.
+ */
+function choiceFieldsOf(c: UpstreamChoice): Passthrough {
+  const { index: _index, text: _text, finish_reason: _finish, ...rest } = c;
+  const fields: { [field: string]: Json } = {};
+  for (const [name, value] of Object.entries(rest)) if (value !== undefined) fields[name] = value as Json;
+  return fields;
+}
+
+/** The call for `body`: provider, the legacy completions URL, headers and JSON body. */
+function call(body: Record<string, unknown>, target: UpstreamTarget): JsonPost {
+  return [
+    target.provider,
+    `${target.baseUrl.replace(/\/$/, "")}/completions`,
+    target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
+    { ...body, model: target.upstreamModel },
+  ];
+}
+
+/** One buffered choice as the gateway holds it. */
+function toChoice(c: UpstreamChoice, position: number): CompletionChoice {
+  return {
+    index: c.index ?? position,
+    text: c.text ?? null,
+    reasoning: null,
+    reasoningDetails: [],
+    toolCalls: [],
+    finishReason: c.finish_reason ?? null,
+    fields: {},
+    choiceFields: choiceFieldsOf(c),
+  };
+}
+
+/** A buffered answer as the gateway holds it. */
+function toCompletion(c: UpstreamText): Completion {
+  return {
+    id: c.id ?? null,
+    choices: c.choices.map(toChoice),
+    usage: toUsage(c.usage),
+    systemFingerprint: c.system_fingerprint ?? null,
+    serviceTier: c.service_tier ?? null,
+  };
+}
+
+/** The parts one streamed choice says: its text, its other fields (logprobs), its finish. */
+function choiceParts(c: UpstreamChoice, position: number): StreamPart[] {
+  const index = c.index ?? position;
+  const parts: StreamPart[] = [];
+  if (c.text) parts.push({ type: "text", choice: index, text: c.text });
+  const choiceFields = choiceFieldsOf(c);
+  if (Object.values(choiceFields).some((value) => value !== null)) parts.push({ type: "passthrough", choice: index, fields: {}, choiceFields });
+  if (c.finish_reason) parts.push({ type: "finish", choice: index, reason: c.finish_reason });
+  return parts;
+}
+
+/** What the stream has said of itself so far, so that metadata is sent once, or again when it changes. */
+interface Seen {
+  id: string | null;
+  fingerprint: string | null;
+  tier: string | null;
+}
+
+/** A metadata part when the chunk names an id, fingerprint or tier not yet seen; undefined otherwise. */
+function metadataPart(c: UpstreamText, seen: Seen): StreamPart | undefined {
+  const id = c.id ?? seen.id;
+  const fingerprint = c.system_fingerprint ?? seen.fingerprint;
+  const tier = c.service_tier ?? seen.tier;
+  if (id === seen.id && fingerprint === seen.fingerprint && tier === seen.tier) return undefined;
+  Object.assign(seen, { id, fingerprint, tier });
+  return { type: "metadata", id, systemFingerprint: fingerprint, serviceTier: tier };
+}
+
+/** The parts of one streamed chunk, in order: metadata, then each choice's, then usage. */
+function chunkParts(c: UpstreamText, seen: Seen): StreamPart[] {
+  const parts: StreamPart[] = [];
+  const metadata = metadataPart(c, seen);
+  if (metadata) parts.push(metadata);
+  c.choices.forEach((each, position) => parts.push(...choiceParts(each, position)));
+  const counted = toUsage(c.usage);
+  if (counted) parts.push({ type: "usage", usage: counted });
+  return parts;
+}
+
+/** Parses one event's data; an event that is not a text completion chunk fails the stream. */
+function parseChunk(data: string, provider: string): UpstreamText {
+  let json: unknown;
+  try {
+    json = JSON.parse(data);
+  } catch {
+    json = undefined;
+  }
+  const parsed = textCompletion.safeParse(json);
+  if (!parsed.success) throw new UpstreamError(`${provider} sent a chunk that does not parse`, 502, false);
+  return parsed.data;
+}
+
+/** A legacy completions adapter: buffered and streamed calls answering in the gateway's own parts. */
+export interface TextProvider {
+  complete(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal): Promise<Completion>;
+  /** Resolves once the provider has accepted the request (its headers arrived); throws before that. */
+  stream(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal): Promise<AsyncIterable<PartBatch>>;
+}
+
+/** OpenAI's legacy text completions route (`/completions`), spoken by OpenAI, vLLM and other servers. */
+export const openAiText: TextProvider = {
+  async complete(body, target, signal) {
+    const parsed = textCompletion.safeParse(await postJsonAnswer(...call({ ...body, stream: false }, target), signal));
+    if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a text completion`, 502, true);
+    return toCompletion(parsed.data);
+  },
+  async stream(body, target, signal) {
+    const res = await postJson(...call({ ...body, stream: true, stream_options: { include_usage: true } }, target), signal);
+    const events = res.body;
+    return (async function* (): AsyncGenerator<PartBatch> {
+      const seen: Seen = { id: null, fingerprint: null, tier: null };
+      for await (const data of sseData(events)) {
+        const parts = chunkParts(parseChunk(data, target.provider), seen);
+        if (parts.length > 0) yield parts;
+      }
+    })();
+  },
+};
