@@ -16,6 +16,7 @@ let gw: TestGateway;
 let alpha: FakeProvider;
 let beta: FakeProvider;
 let claude: ReplayProvider;
+let gemini: ReplayProvider;
 let key: string;
 let openai: OpenAI;
 
@@ -34,11 +35,13 @@ beforeAll(async () => {
   alpha = await startFakeProvider("alpha");
   beta = await startFakeProvider("beta");
   claude = await startReplayProvider(join(import.meta.dirname, "fixtures/anthropic"), (req) => ({ file: req.body.stream ? "stream.sse" : "message.json" }));
+  gemini = await startReplayProvider(join(import.meta.dirname, "fixtures/google"), (req) => ({ file: req.path.includes(":streamGenerateContent") ? "stream.sse" : "generate.json" }));
   const catalog = {
     providers: [
       { slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: alpha.baseUrl, api_key_env: "ALPHA_KEY" },
       { slug: "beta", name: "Beta", adapter: "openai-compatible", base_url: beta.baseUrl, requires_api_key: false },
       { slug: "claude", name: "Claude", adapter: "anthropic", base_url: claude.baseUrl, api_key_env: "CLAUDE_KEY" },
+      { slug: "gemini", name: "Gemini", adapter: "google", base_url: gemini.baseUrl, api_key_env: "GEMINI_KEY" },
     ],
     models: [
       model("text/ok", [["alpha", "ok", cheap]]),
@@ -47,10 +50,11 @@ beforeAll(async () => {
       model("text/cut", [["alpha", "cut", cheap]]),
       model("text/per-token", [["alpha", "ok", { prompt: "0", completion: "0.00001" }]]),
       model("text/claude", [["claude", "text", claudePricing]]),
+      model("text/gemini", [["gemini", "gemini-2.5-flash", cheap]]),
       model("text/mixed", [["claude", "text", claudePricing], ["alpha", "ok", cheap]]),
     ],
   };
-  gw = await startTestGateway({ ...(await catalogEnv(catalog)), CLAUDE_KEY: "claude-secret" });
+  gw = await startTestGateway({ ...(await catalogEnv(catalog)), CLAUDE_KEY: "claude-secret", GEMINI_KEY: "gemini-secret" });
   key = String((await gw.call("POST", "/keys", { body: { name: "completions" } })).body.key);
   openai = new OpenAI({ apiKey: key, baseURL: gw.apiUrl, maxRetries: 0 });
 });
@@ -59,6 +63,7 @@ afterAll(async () => {
   await alpha?.stop();
   await beta?.stop();
   await claude?.stop();
+  await gemini?.stop();
 });
 
 type PricedUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost: number };
@@ -198,6 +203,21 @@ describe("POST /completions on a chat-only endpoint", () => {
     const cost = 12 * 0.000003 + 1000 * 0.0000003 + 100 * 0.00000375 + 10 * 0.000015;
     expect(priced(data.usage).cost).toBeCloseTo(cost, 12);
     expect((await generation(data.id)).total_cost).toBeCloseTo(cost, 12);
+  });
+
+  it("sends the prompt to Gemini as one user turn, buffered and streamed, and answers with its text only", async () => {
+    const buffered = await openai.completions.create({ model: "text/gemini", prompt: "Greet me", max_tokens: 64 });
+    expect(buffered.choices[0]).toMatchObject({ text: "Hello! How can I help you today?", finish_reason: "stop" });
+    // 1210 prompt tokens, and 9 answer + 42 thinking tokens as completion
+    expect(priced(buffered.usage)).toMatchObject({ prompt_tokens: 1210, completion_tokens: 51 });
+    const upstream = gemini.requests.at(-1)!;
+    expect(upstream.path).toMatch(/\/models\/gemini-2\.5-flash:generateContent$/);
+    expect(upstream.body.contents).toEqual([{ role: "user", parts: [{ text: "Greet me" }] }]);
+    const { text, usage } = await drain(await openai.completions.create({ model: "text/gemini", prompt: "Greet me", stream: true }));
+    expect(gemini.requests.at(-1)!.path).toMatch(/:streamGenerateContent/);
+    expect(text).toMatch(/^Hello/);
+    expect(text).not.toContain("Choosing a greeting");
+    expect(usage.prompt_tokens).toBe(8);
   });
 
   it("prepends the prompt itself for echo, buffered and streamed, and never sends echo upstream", async () => {

@@ -53,3 +53,27 @@ export function keepAlive(sse: ReturnType<typeof sseWriter>) {
     },
   };
 }
+
+/**
+ * What every dialect's stream shares: its writer (headers carry the generation id), the keep-alive
+ * comments, and whether anything reached the client yet.
+ */
+export abstract class SseStream {
+  protected readonly sse;
+  private readonly alive;
+  protected readonly created = Math.floor(Date.now() / 1000);
+
+  constructor(res: ServerResponse, generationId: string) {
+    this.sse = sseWriter(res, { "x-generation-id": generationId });
+    this.alive = keepAlive(this.sse);
+  }
+
+  get started(): boolean {
+    return this.sse.started;
+  }
+
+  keepAlive(on: boolean): void {
+    if (on) this.alive.start();
+    else this.alive.stop();
+  }
+}

@@ -1,7 +1,7 @@
 import { defaultMaxToolSteps, type ServerToolCallDetail } from "@switchyard/contracts";
 import { metrics } from "@switchyard/runtime";
 import { enforceFindings, filterMessages, mergeFindings, type Candidate, type Finding } from "@switchyard/upstream";
-import { normalizeFinishReason, type Accounted } from "../responses.js";
+import { normalizeFinishReason, type Accounted } from "../accounting.js";
 import type { DeclaredTools } from "../tools/declared.js";
 import { DetailNumbering, wholeDetails, type Detail } from "../tools/reasoning.js";
 import { replayServerCalls } from "../tools/replay.js";
@@ -19,15 +19,7 @@ export interface AgentSink extends StreamSink {
 }
 
 /** What the loop needs of a turn, buffered or streamed. */
-interface LoopTurn {
-  accounted: Accounted;
-  text: string;
-  toolCalls: ToolCall[];
-  reasoning: string;
-  reasoningDetails: Detail[];
-  finishReason: string | null;
-  nativeFinishReason: string | null;
-}
+type LoopTurn = Pick<StreamedTurn, "accounted" | "text" | "toolCalls" | "reasoning" | "reasoningDetails" | "finishReason" | "nativeFinishReason">;
 
 /** What the loop leaves for the dialect to answer with. */
 export interface AgentResult {

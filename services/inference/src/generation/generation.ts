@@ -5,7 +5,7 @@ import type { Attempt } from "../generations/store.js";
 import { dropUnsupported } from "../parameters.js";
 import { compressMessages } from "../plugins.js";
 import type { ChatProvider } from "../providers/types.js";
-import { account, metadataBody, type Accounted } from "../responses.js";
+import { account, metadataBody, type Accounted } from "../accounting.js";
 import { firstAccepting, speaksText, wireFor } from "../routing/attempts.js";
 import type { Completion, PartBatch, UpstreamUsage } from "./parts.js";
 import type { Plan } from "./plan.js";

@@ -2,7 +2,7 @@ import { metrics } from "@switchyard/runtime";
 import { StreamIdleTimeout, type Candidate } from "@switchyard/upstream";
 import { healJson } from "../plugins.js";
 import type { UpstreamUsage } from "../providers/types.js";
-import { normalizeFinishReason, type Accounted } from "../responses.js";
+import { normalizeFinishReason, type Accounted } from "../accounting.js";
 import { mergeDetails, type Detail, type DetailNumbering } from "../tools/reasoning.js";
 import type { ToolCall } from "../tools/run.js";
 import type { Generation } from "./generation.js";

@@ -4,7 +4,8 @@ import type { PartBatch, StreamPart } from "../generation/parts.js";
 import { chatChoice, chatDeltaParts } from "./chat-parts.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
-const usage = z
+/** Usage in OpenAI's shape, as its chat and legacy completions report it. */
+export const openAiUsage = z
   .looseObject({
     prompt_tokens: z.number().int().min(0).default(0),
     completion_tokens: z.number().int().min(0).default(0),
@@ -16,12 +17,13 @@ const usage = z
 const completion = z.looseObject({
   id: z.string().nullish(),
   choices: z.array(z.looseObject({})).default([]),
-  usage,
+  usage: openAiUsage,
   system_fingerprint: z.string().nullish(),
   service_tier: z.string().nullish(),
 });
 
-const toUsage = (u: z.infer<typeof usage>): UpstreamUsage | undefined =>
+/** OpenAI's usage as the gateway counts it; cached prompt tokens are part of the prompt's. */
+export const toUsage = (u: z.infer<typeof openAiUsage>): UpstreamUsage | undefined =>
   u
     ? {
         promptTokens: u.prompt_tokens,

@@ -1,16 +1,8 @@
 import { z } from "zod";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { Completion, CompletionChoice, Json, PartBatch, Passthrough, StreamPart } from "../generation/parts.js";
-import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "./types.js";
-
-const usage = z
-  .looseObject({
-    prompt_tokens: z.number().int().min(0).default(0),
-    completion_tokens: z.number().int().min(0).default(0),
-    prompt_tokens_details: z.looseObject({ cached_tokens: z.number().int().nullish(), cache_write_tokens: z.number().int().nullish() }).nullish(),
-    completion_tokens_details: z.looseObject({ reasoning_tokens: z.number().int().nullish() }).nullish(),
-  })
-  .nullish();
+import { openAiUsage, toUsage } from "./openai-compatible.js";
+import { UpstreamError, type UpstreamTarget } from "./types.js";
 
 const choice = z.looseObject({
   index: z.number().int().min(0).nullish(),
@@ -21,25 +13,13 @@ const choice = z.looseObject({
 const textCompletion = z.looseObject({
   id: z.string().nullish(),
   choices: z.array(choice).default([]),
-  usage,
+  usage: openAiUsage,
   system_fingerprint: z.string().nullish(),
   service_tier: z.string().nullish(),
 });
 
 type UpstreamChoice = z.infer<typeof choice>;
 type UpstreamText = z.infer<typeof textCompletion>;
-
-/** Usage in OpenAI's shape as the gateway counts it; cached prompt tokens are part of the prompt's. */
-function toUsage(u: z.infer<typeof usage>): UpstreamUsage | undefined {
-  if (!u) return undefined;
-  return {
-    promptTokens: u.prompt_tokens,
-    completionTokens: u.completion_tokens,
-    cachedTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
-    cacheWriteTokens: u.prompt_tokens_details?.cache_write_tokens ?? 0,
-    reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0,
-  };
-}
 
 /**
  * A choice's fields beyond its text, index and finish reason (`logprobs`, a server's own extras), as

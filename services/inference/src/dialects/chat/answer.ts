@@ -5,7 +5,7 @@ import type { Generation } from "../../generation/generation.js";
 import type { CompletionChoice } from "../../generation/parts.js";
 import type { BufferedTurn } from "../../generation/turns.js";
 import { visibleChoices } from "../../providers/hide-reasoning.js";
-import { normalizeFinishReason, usageBody } from "../../responses.js";
+import { normalizeFinishReason, usageBody } from "../../accounting.js";
 
 /** One choice's message as Chat Completions answers it: the provider's own fields, then what the gateway read. */
 function message(choice: CompletionChoice): Record<string, unknown> {

@@ -5,7 +5,7 @@ import { runAgent } from "../../generation/agent.js";
 import { Generation } from "../../generation/generation.js";
 import { buildPlan, type Plan } from "../../generation/plan.js";
 import { bufferedTurn, relayTurn } from "../../generation/turns.js";
-import { usageBody } from "../../responses.js";
+import { usageBody } from "../../accounting.js";
 import type { DeclaredTools } from "../../tools/declared.js";
 import { agentAnswer, plainAnswer } from "./answer.js";
 import { ChatStream } from "./stream.js";

@@ -6,8 +6,8 @@ import type { Generation } from "../../generation/generation.js";
 import type { PartBatch } from "../../generation/parts.js";
 import type { Plan } from "../../generation/plan.js";
 import { hidesReasoning, visibleChoices } from "../../providers/hide-reasoning.js";
-import { normalizeFinishReason } from "../../responses.js";
-import { keepAlive, sseWriter } from "../../sse.js";
+import { normalizeFinishReason } from "../../accounting.js";
+import { SseStream } from "../../sse.js";
 
 type Delta = Record<string, unknown> & { tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments: string } }> };
 
@@ -44,10 +44,7 @@ const says = (delta: Delta) => !Object.keys(delta).every((k) => k === "role" || 
  * PROCESSING` comments while waiting, the final chunk with the whole usage, then `[DONE]`. Under the
  * server-tool loop (`loop`), finish reasons wait for the last turn, which sends its own finish chunk.
  */
-export class ChatStream implements AgentSink {
-  private readonly sse;
-  private readonly alive;
-  private readonly created = Math.floor(Date.now() / 1000);
+export class ChatStream extends SseStream implements AgentSink {
   private fingerprint: string | null = null;
   private serviceTier: string | null = null;
 
@@ -56,17 +53,7 @@ export class ChatStream implements AgentSink {
     private readonly res: ServerResponse,
     private readonly loop: boolean,
   ) {
-    this.sse = sseWriter(res, { "x-generation-id": plan.generationId });
-    this.alive = keepAlive(this.sse);
-  }
-
-  get started(): boolean {
-    return this.sse.started;
-  }
-
-  keepAlive(on: boolean): void {
-    if (on) this.alive.start();
-    else this.alive.stop();
+    super(res, plan.generationId);
   }
 
   private frame(model: string) {

@@ -5,7 +5,7 @@ import type { Completion as SdkCompletion, CompletionChoice as SdkChoice } from 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textCompletion, textCompletionChunk, type TextCompletionChunk } from "@switchyard/contracts";
 import type { Completion, CompletionChoice, PartBatch } from "../../generation/parts.js";
-import type { Accounted } from "../../responses.js";
+import type { Accounted } from "../../accounting.js";
 import { completionBody, completionChunk, echoChunk, errorChunk, textFinishReason, usageChunk, type TextFrame } from "./answer.js";
 
 /**

@@ -1,6 +1,6 @@
 import { textLogprobs, type TextCompletion, type TextCompletionChunk, type TextFinishReason, type TextLogprobs, type TextUsage } from "@switchyard/contracts";
 import type { Completion, CompletionChoice, PartBatch, Passthrough } from "../../generation/parts.js";
-import { normalizeFinishReason, usageBody, type Accounted } from "../../responses.js";
+import { normalizeFinishReason, usageBody, type Accounted } from "../../accounting.js";
 
 /** What every `text_completion` object of one answer shares. */
 export interface TextFrame {

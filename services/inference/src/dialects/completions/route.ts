@@ -8,9 +8,9 @@ import type { PartBatch } from "../../generation/parts.js";
 import { buildPlan, type Plan } from "../../generation/plan.js";
 import { bufferedTurn, relayTurn, type StreamSink } from "../../generation/turns.js";
 import { hidesReasoning } from "../../providers/hide-reasoning.js";
-import type { Accounted } from "../../responses.js";
+import type { Accounted } from "../../accounting.js";
 import { hasOwnApi } from "../../routing/attempts.js";
-import { keepAlive, sseWriter } from "../../sse.js";
+import { SseStream } from "../../sse.js";
 import type { JsonRequest } from "../chat/route.js";
 import { completionBody, completionChunk, echoChunk, errorChunk, usageChunk, type TextFrame, type TextRender } from "./answer.js";
 import { legacyBody, promptText, toChatRequest, translationRefusals } from "./request.js";
@@ -22,10 +22,7 @@ function renderFor(plan: Plan, request: CompletionsRequest, candidate: Candidate
 }
 
 /** Legacy completions as server-sent events: `text_completion` frames, the usage frame, then `[DONE]`. */
-class TextStream implements StreamSink {
-  private readonly sse;
-  private readonly alive;
-  private readonly created = Math.floor(Date.now() / 1000);
+class TextStream extends SseStream implements StreamSink {
   private render: TextRender = {};
 
   constructor(
@@ -33,17 +30,7 @@ class TextStream implements StreamSink {
     private readonly request: CompletionsRequest,
     res: ServerResponse,
   ) {
-    this.sse = sseWriter(res, { "x-generation-id": plan.generationId });
-    this.alive = keepAlive(this.sse);
-  }
-
-  get started(): boolean {
-    return this.sse.started;
-  }
-
-  keepAlive(on: boolean): void {
-    if (on) this.alive.start();
-    else this.alive.stop();
+    super(res, plan.generationId);
   }
 
   frame(model: string): TextFrame {

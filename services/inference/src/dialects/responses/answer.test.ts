@@ -4,7 +4,7 @@ import { addOutputText, parseResponse } from "openai/lib/ResponsesParser";
 import type { Response } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import type { Completion, CompletionChoice } from "../../generation/parts.js";
-import type { Accounted } from "../../responses.js";
+import type { Accounted } from "../../accounting.js";
 import { responseBody, responseFrame, type ResponseFrame } from "./answer.js";
 
 const generationId = "gen-1767225600-abcDEF0123456789ghij";

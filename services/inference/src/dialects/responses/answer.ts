@@ -9,7 +9,7 @@ import {
 } from "@switchyard/contracts";
 import { picoToUsd } from "@switchyard/runtime";
 import type { Completion, CompletionChoice, Passthrough } from "../../generation/parts.js";
-import { normalizeFinishReason, type Accounted } from "../../responses.js";
+import { normalizeFinishReason, type Accounted } from "../../accounting.js";
 import type { Detail } from "../../tools/reasoning.js";
 
 type Item<T extends ResponseOutputItem["type"]> = Extract<ResponseOutputItem, { type: T }>;

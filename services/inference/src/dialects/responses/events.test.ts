@@ -4,7 +4,7 @@ import { accumulateResponse } from "openai/lib/responses/ResponseAccumulator";
 import type { Response, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import type { StreamPart } from "../../generation/parts.js";
-import type { Accounted } from "../../responses.js";
+import type { Accounted } from "../../accounting.js";
 import { responseBody, responseFrame } from "./answer.js";
 import { ResponsesEvents, type ResponseEvent } from "./events.js";
 

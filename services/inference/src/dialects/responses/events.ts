@@ -1,6 +1,6 @@
 import { type ResponseObject, type ResponseOutputItem, type ServerToolCallDetail } from "@switchyard/contracts";
 import type { PartBatch, StreamPart } from "../../generation/parts.js";
-import type { Accounted } from "../../responses.js";
+import type { Accounted } from "../../accounting.js";
 import type { Detail } from "../../tools/reasoning.js";
 import {
   citationsOf,

@@ -8,7 +8,7 @@ import { Generation } from "../../generation/generation.js";
 import type { Completion, PartBatch } from "../../generation/parts.js";
 import { buildPlan, type Plan } from "../../generation/plan.js";
 import { bufferedTurn, relayTurn, type BufferedTurn } from "../../generation/turns.js";
-import { keepAlive, sseWriter } from "../../sse.js";
+import { SseStream } from "../../sse.js";
 import type { DeclaredTools } from "../../tools/declared.js";
 import type { JsonRequest } from "../chat/route.js";
 import { responseBody, responseFrame } from "./answer.js";
@@ -20,10 +20,7 @@ import { toChatRequest } from "./request.js";
  * once an endpoint has accepted (the first names the model that serves); a failure before that is a plain
  * HTTP error, unless keep-alive comments already began the stream.
  */
-class ResponsesStream implements AgentSink {
-  private readonly sse;
-  private readonly alive;
-  private readonly created = Math.floor(Date.now() / 1000);
+class ResponsesStream extends SseStream implements AgentSink {
   private events: ResponsesEvents | undefined;
 
   constructor(
@@ -31,17 +28,7 @@ class ResponsesStream implements AgentSink {
     private readonly request: ResponsesRequest,
     res: ServerResponse,
   ) {
-    this.sse = sseWriter(res, { "x-generation-id": plan.generationId });
-    this.alive = keepAlive(this.sse);
-  }
-
-  get started(): boolean {
-    return this.sse.started;
-  }
-
-  keepAlive(on: boolean): void {
-    if (on) this.alive.start();
-    else this.alive.stop();
+    super(res, plan.generationId);
   }
 
   /** The events of this response, begun for the model that serves (or was asked for, when none did). */
