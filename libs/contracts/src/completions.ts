@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { providerPreferences, reasoningConfig, responseFormat } from "./chat-request.js";
+import { chatCompletionParams, responseFormat } from "./chat-request.js";
 import { chatUsage, openRouterMetadata } from "./chat-response.js";
-import { modelId, sessionId, traceConfig } from "./shared.js";
 
 /*
  * The legacy text completions dialect, `POST /completions`: one prompt in, text out.
@@ -14,17 +13,11 @@ import { modelId, sessionId, traceConfig } from "./shared.js";
  * - Unknown top-level fields are refused, naming them.
  */
 
-// Every optional knob also accepts null: OpenAI's SDK types them `T | null` and sends null as is.
-const range = (min: number, max: number) => z.number().min(min).max(max).nullable().optional();
-const positiveInt = z.number().int().min(1).nullable().optional();
+/** The chat parameters legacy completions share as they are: the same limits, nulls accepted as OpenAI's SDK sends them. */
+const chat = chatCompletionParams.shape;
 
 /** The most logprobs a legacy completion may ask for, as OpenAI and OpenRouter document it. */
 export const maxLegacyLogprobs = 5;
-
-/** OpenAI's limits on request metadata: at most 16 pairs, keys up to 64 characters, values up to 512. */
-const requestMetadata = z
-  .record(z.string().max(64, "metadata keys must be at most 64 characters"), z.string().max(512, "must be at most 512 characters"))
-  .refine((pairs) => Object.keys(pairs).length <= 16, "must have at most 16 pairs");
 
 /** A prompt of token ids, which the gateway refuses. */
 const tokenIds = z.array(z.number());
@@ -49,21 +42,21 @@ const onlyOne = z.number().int().min(1).max(1, "only 1 is supported; send one re
 
 /** `POST /completions` body; unknown top-level fields are refused. */
 export const completionsRequest = z.strictObject({
-  model: modelId.optional(),
-  models: z.array(modelId).optional().describe("Fallback models, tried in order"),
+  model: chat.model,
+  models: chat.models,
   prompt: promptInput
     .superRefine(checkPrompt)
     .describe("The text to continue: a string, or an array of one string (several prompts and token ids are refused)"),
   suffix: z.string().nullable().optional().describe("Text that follows the insertion point; only endpoints with a legacy completions route take it"),
-  max_tokens: positiveInt,
-  temperature: range(0, 2),
-  top_p: range(0, 1),
-  top_k: positiveInt,
-  top_a: range(0, 1),
-  min_p: range(0, 1),
-  frequency_penalty: range(-2, 2),
-  presence_penalty: range(-2, 2),
-  repetition_penalty: z.number().gt(0, "must be greater than 0").max(2).nullable().optional(),
+  max_tokens: chat.max_completion_tokens,
+  temperature: chat.temperature,
+  top_p: chat.top_p,
+  top_k: chat.top_k,
+  top_a: chat.top_a,
+  min_p: chat.min_p,
+  frequency_penalty: chat.frequency_penalty,
+  presence_penalty: chat.presence_penalty,
+  repetition_penalty: chat.repetition_penalty,
   n: onlyOne,
   best_of: onlyOne,
   stream: z.boolean().nullable().default(false),
@@ -82,18 +75,15 @@ export const completionsRequest = z.strictObject({
     .nullable()
     .optional()
     .describe("Log probabilities of this many most likely tokens per position; only endpoints with a legacy completions route take it"),
-  logit_bias: z
-    .record(z.string().regex(/^\d+$/, "logit_bias keys must be token ids"), z.number().min(-100).max(100))
-    .nullable()
-    .optional(),
-  seed: z.number().int().nullable().optional(),
+  logit_bias: chat.logit_bias,
+  seed: chat.seed,
   response_format: responseFormat.nullable().optional(),
-  user: z.string().optional().describe("End-user id for abuse isolation; never forwarded raw"),
-  metadata: requestMetadata.nullable().optional(),
-  provider: providerPreferences.nullable().optional(),
-  reasoning: reasoningConfig.optional(),
-  session_id: sessionId.optional(),
-  trace: traceConfig.optional(),
+  user: chat.user,
+  metadata: chat.metadata.unwrap().nullable().optional(),
+  provider: chat.provider,
+  reasoning: chat.reasoning,
+  session_id: chat.session_id,
+  trace: chat.trace,
   transforms: z.array(z.string()).optional().describe("middle-out compresses a prompt too long for the context window"),
 });
 export type CompletionsRequest = z.infer<typeof completionsRequest>;

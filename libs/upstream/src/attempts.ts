@@ -62,7 +62,7 @@ function workspaceKeyFailure(error: UpstreamError, provider: string): UpstreamEr
  */
 export async function firstAccepting<P, T>(
   providers: Readonly<Record<string, P>>,
-  candidates: Candidate[],
+  candidates: readonly Candidate[],
   context: AttemptContext,
   attempts: Attempt[],
   call: (provider: P, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,

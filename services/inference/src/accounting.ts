@@ -85,7 +85,7 @@ export function usageBody(a: Accounted): ChatUsage {
 
 export interface MetadataInput {
   requested: string;
-  candidates: Candidate[];
+  candidates: readonly Candidate[];
   selected: Candidate;
   attempt: number;
   generationTimeMs: number;

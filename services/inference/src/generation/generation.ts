@@ -34,6 +34,11 @@ export interface Turn {
   findings: readonly Finding[];
 }
 
+/** The generation of a request without server tools, named by the request's id. */
+export function planGeneration(plan: Plan, legacy?: (chatBody: Record<string, unknown>) => Record<string, unknown>): Generation {
+  return new Generation(plan, { id: plan.generationId, body: { ...plan.body }, started: plan.started, findings: plan.findings }, legacy);
+}
+
 /**
  * One call of a model: its attempts over the plan's endpoints, its spend hold and its record. A request is
  * one generation; under the server-tool loop each turn is one of its own.
@@ -80,7 +85,7 @@ export class Generation {
     const { plan } = this;
     const { deps } = plan;
     try {
-      return await firstAccepting(wireFor(plan.dialect, this.turn.body), [...plan.candidates], { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: plan.signal, timeouts: deps.timeouts }, this.attempts, async (provider, target, candidate, attempt) => {
+      return await firstAccepting(wireFor(plan.dialect, this.turn.body), plan.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: plan.signal, timeouts: deps.timeouts }, this.attempts, async (provider, target, candidate, attempt) => {
         const body = this.bodyFor(candidate);
         await this.hold.reserve(candidate, body);
         if (!this.legacy || !speaksText(provider)) return call(provider, target, body, attempt);
@@ -212,7 +217,7 @@ export class Generation {
     return {
       openrouter_metadata: metadataBody({
         requested: plan.requested,
-        candidates: [...plan.candidates],
+        candidates: plan.candidates,
         selected: candidate,
         attempt: this.attempts.length,
         generationTimeMs: Math.round(performance.now() - started),

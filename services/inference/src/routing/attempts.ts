@@ -41,7 +41,7 @@ export const hasOwnApi = (wire: Wire, adapter: string): boolean => byWire[wire][
 
 export const firstAccepting = <T>(
   wire: Wire,
-  candidates: Candidate[],
+  candidates: readonly Candidate[],
   context: AttemptContext,
   attempts: Attempt[],
   call: (provider: ChatProvider, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,

@@ -2,7 +2,7 @@ import { sendJson, type Caller } from "@switchyard/runtime";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { InferenceDeps } from "../../deps.js";
 import { runAgent } from "../../generation/agent.js";
-import { Generation } from "../../generation/generation.js";
+import { planGeneration } from "../../generation/generation.js";
 import { buildPlan, type Plan } from "../../generation/plan.js";
 import { bufferedTurn, relayTurn } from "../../generation/turns.js";
 import { usageBody } from "../../accounting.js";
@@ -16,14 +16,11 @@ export interface JsonRequest {
   body: unknown;
 }
 
-/** The plan's one generation, named by the request's id. */
-const onlyGeneration = (plan: Plan) => new Generation(plan, { id: plan.generationId, body: { ...plan.body }, started: plan.started, findings: plan.findings });
-
 /** A streamed completion without server tools: one relayed turn. */
 async function streamed(plan: Plan, res: ServerResponse) {
   const sink = new ChatStream(plan, res, false);
   sink.keepAlive(true);
-  const generation = onlyGeneration(plan);
+  const generation = planGeneration(plan);
   const turn = await relayTurn(generation, sink);
   if (turn?.status === "completed") sink.close(turn.candidate, usageBody(turn.accounted), generation.metadata(turn.candidate, plan.findings));
   sink.end();
@@ -53,7 +50,7 @@ export const chatCompletionsRoute =
     if (plan.tools) await withServerTools(plan, plan.tools, res);
     else if (plan.request.stream) await streamed(plan, res);
     else {
-      const generation = onlyGeneration(plan);
+      const generation = planGeneration(plan);
       sendJson(res, 200, plainAnswer(generation, await bufferedTurn(generation)));
     }
   };

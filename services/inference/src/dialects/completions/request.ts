@@ -1,32 +1,9 @@
 import type { CompletionsRequest } from "@switchyard/contracts";
 
-/** Fields the normalised chat request takes from a completions request as they are. */
-const sharedFields = [
-  "model",
-  "models",
-  "max_tokens",
-  "temperature",
-  "top_p",
-  "top_k",
-  "top_a",
-  "min_p",
-  "frequency_penalty",
-  "presence_penalty",
-  "repetition_penalty",
-  "seed",
-  "stop",
-  "logit_bias",
-  "response_format",
-  "user",
-  "metadata",
-  "provider",
-  "reasoning",
-  "session_id",
-  "trace",
-  "transforms",
-] as const satisfies ReadonlyArray<keyof CompletionsRequest>;
-
-/** Fields of the chat body an endpoint would get that a legacy completions route takes as they are. */
+/**
+ * Fields a legacy completions route takes as they are, from the chat body the endpoint would get (where
+ * presets, dropped parameters and the hashed end user have had their say).
+ */
 const legacyFields = [
   "max_tokens",
   "temperature",
@@ -42,7 +19,10 @@ const legacyFields = [
   "seed",
   "response_format",
   "user",
-] as const;
+] as const satisfies ReadonlyArray<keyof CompletionsRequest>;
+
+/** Fields the normalised chat request takes from a completions request as they are: the legacy ones and the gateway's. */
+const sharedFields = [...legacyFields, "model", "models", "metadata", "provider", "reasoning", "session_id", "trace", "transforms"] as const satisfies ReadonlyArray<keyof CompletionsRequest>;
 
 /** Fields only the legacy route has, taken from the request itself. */
 const textOnlyFields = ["n", "best_of", "echo", "logprobs"] as const satisfies ReadonlyArray<keyof CompletionsRequest>;

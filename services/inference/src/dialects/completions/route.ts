@@ -3,7 +3,7 @@ import { parseInput, sendJson, type Caller } from "@switchyard/runtime";
 import type { Candidate } from "@switchyard/upstream";
 import type { ServerResponse } from "node:http";
 import type { InferenceDeps } from "../../deps.js";
-import { Generation } from "../../generation/generation.js";
+import { planGeneration, type Generation } from "../../generation/generation.js";
 import type { PartBatch } from "../../generation/parts.js";
 import { buildPlan, type Plan } from "../../generation/plan.js";
 import { bufferedTurn, relayTurn, type StreamSink } from "../../generation/turns.js";
@@ -74,7 +74,7 @@ export const completionsRoute =
       ? (candidate: Candidate) => (hasOwnApi("text", candidate.endpoint.adapter) ? undefined : `${refused.join(", ")}: only endpoints with a legacy completions route take ${refused.length > 1 ? "them" : "it"}`)
       : undefined;
     const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "completions", body: toChatRequest(request), ...(cannotCarry ? { cannotCarry } : {}) });
-    const generation = new Generation(plan, { id: plan.generationId, body: { ...plan.body }, started: plan.started, findings: plan.findings }, (chat) => legacyBody(request, chat));
+    const generation = planGeneration(plan, (chat) => legacyBody(request, chat));
     if (!plan.request.stream) {
       const turn = await bufferedTurn(generation);
       const frame = { id: plan.generationId, created: Math.floor(Date.now() / 1000), model: turn.candidate.model };

@@ -4,7 +4,7 @@ import type { Candidate } from "@switchyard/upstream";
 import type { ServerResponse } from "node:http";
 import type { InferenceDeps } from "../../deps.js";
 import { runAgent, type AgentResult, type AgentSink } from "../../generation/agent.js";
-import { Generation } from "../../generation/generation.js";
+import { planGeneration, type Generation } from "../../generation/generation.js";
 import type { Completion, PartBatch } from "../../generation/parts.js";
 import { buildPlan, type Plan } from "../../generation/plan.js";
 import { bufferedTurn, relayTurn, type BufferedTurn } from "../../generation/turns.js";
@@ -89,8 +89,7 @@ async function buffered(plan: Plan, request: ResponsesRequest, tools: DeclaredTo
     const frame = responseFrame(request, plan.generationId, created, result.buffered.candidate.model);
     return void sendJson(res, 200, responseBody({ frame, completion, accounted: result.total, serverCalls, toolUse: result.toolUse }));
   }
-  const generation = new Generation(plan, { id: plan.generationId, body: { ...plan.body }, started: plan.started, findings: plan.findings });
-  const turn = await bufferedTurn(generation);
+  const turn = await bufferedTurn(planGeneration(plan));
   const frame = responseFrame(request, plan.generationId, created, turn.candidate.model);
   sendJson(res, 200, responseBody({ frame, completion: turn.completion, accounted: turn.accounted }));
 }
@@ -104,8 +103,7 @@ async function streamed(plan: Plan, request: ResponsesRequest, tools: DeclaredTo
     return void res.end();
   }
   sink.keepAlive(true);
-  const generation = new Generation(plan, { id: plan.generationId, body: { ...plan.body }, started: plan.started, findings: plan.findings });
-  const turn = await relayTurn(generation, sink);
+  const turn = await relayTurn(planGeneration(plan), sink);
   if (turn?.status === "completed") sink.finish(turn.candidate, turn.accounted, turn.finishReason);
   res.end();
 }
