@@ -1,5 +1,6 @@
 import type { LookupAddress } from "node:dns";
 import { createServer } from "node:http";
+import Anthropic from "@anthropic-ai/sdk";
 import { OpenRouter } from "@openrouter/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +15,7 @@ let agent: FakeAgent;
 let pages: { port: string; served: string[]; stop(): Promise<void> };
 let key: string;
 let openai: OpenAI;
+let claude: Anthropic;
 
 const article = `<!doctype html><html><head><title>Switchyard field notes</title>
 <script>window.SECRET_SCRIPT = "never read";</script><style>p { color: teal }</style></head>
@@ -62,6 +64,7 @@ beforeAll(async () => {
   gw = await startTestGateway({ ...(await catalogEnv(catalog)), FAKE_AGENT_KEY: "agent-secret" }, { webFetchHosts: { resolve, localHosts: [host] } });
   key = String((await gw.call("POST", "/keys", { body: { name: "web-fetch" } })).body.key);
   openai = new OpenAI({ apiKey: key, baseURL: gw.apiUrl });
+  claude = new Anthropic({ apiKey: key, baseURL: `${gw.baseUrl}/api`, maxRetries: 0 });
 }, 60_000);
 afterAll(async () => {
   await gw?.stop();
@@ -195,5 +198,38 @@ describe("openrouter:web_fetch on responses", () => {
     const sent = agent.requests[before]!.messages as Message[];
     expect(sent.find((m) => m.tool_calls)?.tool_calls?.[0]?.function).toEqual({ name: "web_fetch", arguments: JSON.stringify({ url: url("/article") }) });
     expect(toolResults(sent)).toEqual([{ url: url("/article"), title: "Switchyard field notes", content: "Field notes\n\nThe gateway fetched this page itself.", httpStatus: 200 }]);
+  });
+});
+
+describe("Anthropic's web_fetch tool on /messages", () => {
+  const tools = [{ type: "web_fetch_20250910", name: "web_fetch", max_uses: 2 }] as unknown as Anthropic.ToolUnion[];
+  const ask = { model: "agent/reader", max_tokens: 100, tools, messages: [{ role: "user" as const, content: "" }] };
+
+  it("runs as the gateway's web fetch: the call and its result as blocks, before what the model said after", async () => {
+    const message = await claude.messages.create({ ...ask, messages: [{ role: "user", content: url("/article") }] });
+    expect(message.content).toEqual([
+      { type: "server_tool_use", id: expect.any(String), name: "openrouter:web_fetch", input: { url: url("/article") } },
+      { type: "server_tool_result", tool_use_id: (message.content[0] as { id: string }).id, content: expect.objectContaining({ title: "Switchyard field notes", status: 200 }) },
+      { type: "text", text: expect.stringContaining("Fetching. READ") },
+    ]);
+    expect(message.stop_reason).toBe("end_turn");
+
+    // Streamed, the SDK accumulates the same blocks.
+    const streamed = await claude.messages.stream({ ...ask, messages: [{ role: "user", content: url("/article") }] }).finalMessage();
+    expect(streamed.content.map((b) => b.type)).toEqual(["text", "server_tool_use", "server_tool_result", "text"]);
+
+    // Sent back, the blocks are history: the model reads the call and its result, and nothing is fetched again.
+    const served = pages.served.length;
+    const before = agent.requests.length;
+    await claude.messages.create({ ...ask, messages: [{ role: "user", content: url("/article") }, { role: "assistant", content: message.content as Anthropic.ContentBlockParam[] }, { role: "user", content: "Thanks" }] });
+    const history = agent.requests[before]!.messages as Message[];
+    expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user"]);
+    expect(history[1]!.tool_calls).toEqual([expect.objectContaining({ function: { name: "web_fetch", arguments: JSON.stringify({ url: url("/article") }) } })]);
+    expect(pages.served.length).toBe(served);
+  });
+
+  it("refuses a setting the gateway cannot honour, naming it", async () => {
+    const refused = claude.messages.create({ ...ask, tools: [{ type: "web_fetch_20250910", name: "web_fetch", citations: { enabled: true } }] as unknown as Anthropic.ToolUnion[], messages: [{ role: "user", content: "x" }] });
+    await expect(refused).rejects.toMatchObject({ status: 400, error: { error: { type: "invalid_request_error", message: expect.stringContaining("tools[0].citations") } } });
   });
 });

@@ -22,6 +22,12 @@ export const oauthErrorCode = z.enum([
 export const oauthError = z.object({ error: oauthErrorCode, error_description: z.string() });
 export type OAuthError = z.infer<typeof oauthError>;
 
+/** Anthropic's error body, which the Messages routes answer with: its SDK and Claude Code read no other. */
+export const anthropicError = z.object({
+  type: z.literal("error"),
+  error: z.object({ type: z.string().describe("invalid_request_error, authentication_error, rate_limit_error..."), message: z.string() }),
+});
+
 /** The closed set of error kinds services return; the error handler maps each to its status. */
 export const errorStatus = {
   bad_request: 400,

@@ -32,3 +32,4 @@ export * from "./federation.js";
 export * from "./sandbox.js";
 export * from "./completions.js";
 export * from "./responses.js";
+export * from "./messages.js";

@@ -29,6 +29,7 @@ export const modelEndpoint = z.object({
     request: decimalString.optional(),
     input_cache_read: decimalString.optional(),
     input_cache_write: decimalString.optional(),
+    input_cache_write_1h: decimalString.optional(),
     discount: z.number().optional(),
   }),
   quantization: z.string().nullable(),

@@ -79,6 +79,7 @@ export const modelPricing = z.object({
   request: decimalString,
   input_cache_read: decimalString.optional(),
   input_cache_write: decimalString.optional(),
+  input_cache_write_1h: decimalString.optional().describe("Cache writes kept an hour (Anthropic's ttl 1h), where they cost more than input_cache_write"),
   internal_reasoning: decimalString.optional(),
   web_search: decimalString.optional(),
   audio: decimalString.optional(),

@@ -53,7 +53,7 @@ describe("OpenAPI document", () => {
       "post /auth/keys/code", "post /auth/keys", "post /oauth/token", "get /oauth/jwks",
       "get /federation-policies", "post /federation-policies", "get /federation-policies/{id}", "patch /federation-policies/{id}",
       "delete /federation-policies/{id}",
-      "post /chat/completions", "post /responses", "post /completions", "post /audio/transcriptions", "post /images", "get /generation", "get /generation/content",
+      "post /chat/completions", "post /responses", "post /completions", "post /messages", "post /messages/count_tokens", "post /audio/transcriptions", "post /images", "get /generation", "get /generation/content",
       "get /files", "get /containers/{container_id}/files", "get /containers/{container_id}/files/{file_id}",
       "get /models", "get /models/user", "get /models/{author}/{slug}/endpoints", "get /providers",
       "get /presets", "get /presets/{slug}", "get /presets/{slug}/versions", "get /presets/{slug}/versions/{version}",
@@ -97,6 +97,8 @@ describe("OpenAPI document", () => {
     expect(oauthError).toEqual({ $ref: "#/components/schemas/OAuthError" });
     const envelope = find("post", "/audio/transcriptions").responses["529"]?.content?.["application/json"]?.schema;
     expect(envelope).toEqual({ $ref: "#/components/schemas/ErrorEnvelope" });
+    const anthropic = find("post", "/messages").responses["401"]?.content?.["application/json"]?.schema;
+    expect(anthropic).toEqual({ $ref: "#/components/schemas/AnthropicError" });
     expect(Object.keys(find("post", "/auth/keys/code").responses)).toEqual(["200", "400", "401", "403", "409", "500"]);
   });
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { errorEnvelope, oauthError } from "./errors.js";
+import { anthropicError, errorEnvelope, oauthError } from "./errors.js";
 import type { RouteContract } from "./route.js";
 import { alternateRequestBodies, streamingResponses } from "./routes-inference.js";
 
@@ -100,6 +100,7 @@ export function buildOpenApiDocument(routes: readonly RouteContract[], options: 
   const toSchema = converter(schemas);
   schemas.ErrorEnvelope = toSchema(errorEnvelope, "output", "ErrorEnvelope");
   schemas.OAuthError = toSchema(oauthError, "output", "OAuthError");
+  schemas.AnthropicError = toSchema(anthropicError, "output", "AnthropicError");
 
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
@@ -112,8 +113,8 @@ export function buildOpenApiDocument(routes: readonly RouteContract[], options: 
       if (stream && status === "200") content["text/event-stream"] = { schema: toSchema(stream, "output", `${id}_stream`) };
       responses[status] = Object.keys(content).length > 0 ? { description: "Success", content } : { description: "Success" };
     }
-    // The token endpoint speaks RFC 6749's error body; everything else the standard envelope.
-    const errorRef = { $ref: `#/components/schemas/${route.bodyType === "form" ? "OAuthError" : "ErrorEnvelope"}` };
+    // The token endpoint speaks RFC 6749's error body, the Messages routes Anthropic's; everything else the standard envelope.
+    const errorRef = { $ref: `#/components/schemas/${route.bodyType === "form" ? "OAuthError" : route.errorShape === "anthropic" ? "AnthropicError" : "ErrorEnvelope"}` };
     for (const status of route.errors) {
       responses[String(status)] = { description: statusText[status] ?? "Error", content: { "application/json": { schema: errorRef } } };
     }

@@ -20,6 +20,8 @@ export interface RouteContract {
   responses: Record<number, z.ZodType | null>;
   /** Error statuses the operation documents. */
   errors: readonly number[];
+  /** Errors in Anthropic's shape instead of the standard envelope (the Messages routes). */
+  errorShape?: "anthropic";
 }
 
 export const defineRoute = <T extends RouteContract>(route: T): T => route;

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { chatCompletionRequest } from "./chat-request.js";
 import { chatCompletion, chatCompletionChunk } from "./chat-response.js";
 import { completionsRequest, textCompletion, textCompletionChunk } from "./completions.js";
+import { messageObject, messagesCountTokensRequest, messagesRequest, messagesTokenCount } from "./messages.js";
 import { responseObject, responsesRequest } from "./responses.js";
 import { generationContentQuery, generationContentResponse, generationQuery, generationResponse } from "./generation.js";
 import { imageGenerationRequest, imageGenerationResponse, imageStreamEvent } from "./images.js";
@@ -45,6 +46,31 @@ export const inferenceRoutes = [
     body: completionsRequest,
     responses: { 200: textCompletion },
     errors: [400, 401, 402, 403, 404, 408, 413, 422, 429, 500, 502, 503, 524, 529],
+  }),
+  defineRoute({
+    operationId: "createMessages",
+    method: "post",
+    path: "/messages",
+    summary:
+      "Create a message (Anthropic Messages API, for Claude Code and the Anthropic SDK; the key may come in x-api-key); with stream true the 200 is text/event-stream of Anthropic's message events",
+    tag: "Messages",
+    auth: "inference",
+    body: messagesRequest,
+    responses: { 200: messageObject },
+    errors: [400, 401, 402, 403, 404, 413, 429, 500, 502, 503, 524, 529],
+    errorShape: "anthropic",
+  }),
+  defineRoute({
+    operationId: "countMessagesTokens",
+    method: "post",
+    path: "/messages/count_tokens",
+    summary: "Count a Messages request's input tokens: Anthropic endpoints count them; elsewhere an estimate that says so",
+    tag: "Messages",
+    auth: "inference",
+    body: messagesCountTokensRequest,
+    responses: { 200: messagesTokenCount },
+    errors: [400, 401, 403, 404, 429, 500, 502, 503],
+    errorShape: "anthropic",
   }),
   defineRoute({
     operationId: "createAudioTranscriptions",

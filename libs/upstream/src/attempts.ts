@@ -13,6 +13,8 @@ export interface UpstreamTarget {
   upstreamModel: string;
   /** The endpoint's output limit, for wire formats that require one on every request. */
   maxCompletionTokens: number | null;
+  /** Headers of the client's that a dialect's own wire carries on (Anthropic's `anthropic-beta`). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** One try of one endpoint, as a generation record keeps it. */

@@ -42,6 +42,14 @@ describe("sseData", () => {
     expect(state.returned).toBe(false);
   });
 
+  it("ends at the event the caller says is the last, and reads the rest of the body too", async () => {
+    const { iterable, state } = body(['data: {"type":"ping"}\n\ndata: {"type":"message_stop"}\n\n', "data: after\n\n", ""]);
+    expect(await all(sseData(iterable, (data) => data.includes('"message_stop"')))).toEqual(['{"type":"ping"}', '{"type":"message_stop"}']);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(state.read).toBe(3);
+    expect(state.returned).toBe(false);
+  });
+
   it("lets go of the body when its reader stops early", async () => {
     const { iterable, state } = body(["data: one\n\ndata: two\n\n", "data: three\n\n"]);
     for await (const data of sseData(iterable)) if (data === "one") break;

@@ -29,8 +29,11 @@ function drain(body: AsyncIterator<Uint8Array>) {
   })();
 }
 
-/** Server-sent events: `data:` lines grouped into events, until `[DONE]` or the end of the body. */
-export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+/**
+ * Server-sent events: `data:` lines grouped into events, until `[DONE]`, the event `isLast` says ends the
+ * stream (Anthropic's `message_stop`), or the end of the body. What follows the last event is drained.
+ */
+export async function* sseData(body: AsyncIterable<Uint8Array>, isLast?: (data: string) => boolean): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   const reader = body[Symbol.asyncIterator]();
   let buffer = "";
@@ -57,6 +60,10 @@ export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<
           return;
         }
         yield data;
+        if (isLast?.(data)) {
+          done = true;
+          return;
+        }
       }
     }
   } finally {

@@ -56,9 +56,10 @@ export function account(candidate: Candidate, reported: UpstreamUsage | undefine
       ...(p.request !== undefined ? { request: p.request } : {}),
       ...(p.input_cache_read !== undefined ? { input_cache_read: p.input_cache_read } : {}),
       ...(p.input_cache_write !== undefined ? { input_cache_write: p.input_cache_write } : {}),
+      ...(p.input_cache_write_1h !== undefined ? { input_cache_write_1h: p.input_cache_write_1h } : {}),
       ...(p.internal_reasoning !== undefined ? { internal_reasoning: p.internal_reasoning } : {}),
     },
-    { prompt: usage.promptTokens, completion: usage.completionTokens, cachedPrompt: usage.cachedTokens, cacheWritePrompt: usage.cacheWriteTokens, reasoning: usage.reasoningTokens },
+    { prompt: usage.promptTokens, completion: usage.completionTokens, cachedPrompt: usage.cachedTokens, cacheWritePrompt: usage.cacheWriteTokens, cacheWrite1hPrompt: usage.cacheWrite1hTokens ?? 0, reasoning: usage.reasoningTokens },
   );
   return { usage, estimated: reported === undefined, cost };
 }

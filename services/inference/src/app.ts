@@ -7,7 +7,10 @@ import {
   pathOf,
   readJsonBody,
   readsAsPlainJson,
+  requestIdHeader,
   requireCaller,
+  sendAnthropicError,
+  sendError,
   serviceOf,
   servePlain,
   verifiedCaller,
@@ -17,10 +20,15 @@ import type { ServerResponse } from "node:http";
 import type { InferenceDeps } from "./deps.js";
 import { chatCompletionsRoute, type JsonRequest } from "./dialects/chat/route.js";
 import { completionsRoute } from "./dialects/completions/route.js";
+import { countTokensRoute } from "./dialects/messages/count-tokens.js";
+import { messagesRoute } from "./dialects/messages/route.js";
 import { responsesRoute } from "./dialects/responses/route.js";
 import { generationContentRoute, generationRoute } from "./generations/routes.js";
 
 type Dialect = (req: JsonRequest, res: ServerResponse, caller: Caller) => Promise<void>;
+
+/** The Messages routes answer errors in Anthropic's shape, which its SDK and Claude Code read. */
+const anthropicPaths = new Set(["/api/v1/messages", "/api/v1/messages/count_tokens"]);
 
 /**
  * Inference's HTTP surface: each dialect's generation route and the generation records they leave.
@@ -37,8 +45,14 @@ export function createApp(deps: InferenceDeps): RequestListener {
     ["/api/v1/chat/completions", chatCompletionsRoute(deps)],
     ["/api/v1/responses", responsesRoute(deps)],
     ["/api/v1/completions", completionsRoute(deps)],
+    ["/api/v1/messages", messagesRoute(deps)],
+    ["/api/v1/messages/count_tokens", countTokensRoute(deps)],
   ]);
-  for (const [path, route] of dialects) app.post(path, caller, (req, res) => route(req, res, callerOf(res)));
+  const errorsOf = (path: string) => (anthropicPaths.has(path) ? sendAnthropicError : sendError);
+  for (const [path, route] of dialects) {
+    const send = errorsOf(path);
+    app.post(path, caller, (req, res) => route(req, res, callerOf(res)).catch((error: unknown) => send(res, error, logger, req.headers[requestIdHeader])));
+  }
   app.get("/api/v1/generation", caller, generationRoute(deps));
   app.get("/api/v1/generation/content", caller, generationContentRoute(deps));
   finishHttpApp(app, logger);
@@ -48,7 +62,7 @@ export function createApp(deps: InferenceDeps): RequestListener {
     const path = req.method === "POST" ? pathOf(req.url).toLowerCase().replace(/(.)\/$/, "$1") : "";
     const route = dialects.get(path);
     if (!route || !readsAsPlainJson(req)) return void app(req, res);
-    servePlain(req, res, { logger, service: serviceOf(logger), route: path, observe: deps.requestLogs }, async () => {
+    servePlain(req, res, { logger, service: serviceOf(logger), route: path, observe: deps.requestLogs, sendError: errorsOf(path) }, async () => {
       const verified = await verifiedCaller(req, deps.verifyCaller);
       await route({ headers: req.headers, body: await readJsonBody(req, deps.maxBodyBytes) }, res, verified);
     });

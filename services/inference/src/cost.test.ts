@@ -39,6 +39,14 @@ describe("cost", () => {
     expect(picoToDecimal(plain.prompt)).toBe("0.000055"); // 50 × 1e-6 + 50 × 1e-7
   });
 
+  it("charges hour-long cache writes at their own price, and at the write price when the endpoint has none", () => {
+    const tokens = { prompt: 100, completion: 0, cacheWritePrompt: 30, cacheWrite1hPrompt: 10 };
+    const pricing = { prompt: "0.000001", completion: "0", input_cache_write: "0.00000125" };
+    const priced = costOf({ ...pricing, input_cache_write_1h: "0.000002" }, tokens);
+    expect(picoToDecimal(priced.prompt)).toBe("0.000115"); // 70 × 1e-6 + 20 × 1.25e-6 + 10 × 2e-6
+    expect(picoToDecimal(costOf(pricing, tokens).prompt)).toBe("0.0001075"); // 70 × 1e-6 + 30 × 1.25e-6
+  });
+
   it("estimates tokens when a provider sends no usage, never zero for real text", () => {
     expect(estimateTokens("")).toBe(0);
     expect(estimateTokens("hi")).toBe(1);

@@ -6,6 +6,8 @@ export interface Pricing {
   request?: string;
   input_cache_read?: string;
   input_cache_write?: string;
+  /** Cache writes kept an hour; without it they cost input_cache_write. */
+  input_cache_write_1h?: string;
   internal_reasoning?: string;
 }
 
@@ -15,6 +17,8 @@ export interface TokenCounts {
   cachedPrompt?: number;
   /** Prompt tokens written to the provider's cache (Anthropic charges a premium for them). */
   cacheWritePrompt?: number;
+  /** Of those, the ones kept an hour (a higher premium). */
+  cacheWrite1hPrompt?: number;
   reasoning?: number;
 }
 
@@ -27,8 +31,8 @@ export interface Cost {
 
 /**
  * The one pricing function, for streamed and buffered responses alike. Cached prompt tokens are charged
- * at the cache-read price and cache writes at the cache-write price when the endpoint has them; reasoning
- * tokens at the reasoning price when it has one.
+ * at the cache-read price and cache writes at the cache-write price (hour-long ones at theirs) when the
+ * endpoint has them; reasoning tokens at the reasoning price when it has one.
  */
 export function costOf(pricing: Pricing, tokens: TokenCounts): Cost {
   const cached = Math.min(tokens.cachedPrompt ?? 0, tokens.prompt);
@@ -36,7 +40,9 @@ export function costOf(pricing: Pricing, tokens: TokenCounts): Cost {
   const promptPrice = toPico(pricing.prompt);
   const cacheRead = pricing.input_cache_read !== undefined ? toPico(pricing.input_cache_read) : promptPrice;
   const cacheWrite = pricing.input_cache_write !== undefined ? toPico(pricing.input_cache_write) : promptPrice;
-  const prompt = BigInt(tokens.prompt - cached - written) * promptPrice + BigInt(cached) * cacheRead + BigInt(written) * cacheWrite;
+  const cacheWrite1h = pricing.input_cache_write_1h !== undefined ? toPico(pricing.input_cache_write_1h) : cacheWrite;
+  const hour = Math.min(tokens.cacheWrite1hPrompt ?? 0, written);
+  const prompt = BigInt(tokens.prompt - cached - written) * promptPrice + BigInt(cached) * cacheRead + BigInt(written - hour) * cacheWrite + BigInt(hour) * cacheWrite1h;
   const reasoning = Math.min(tokens.reasoning ?? 0, tokens.completion);
   const reasoningPrice = pricing.internal_reasoning !== undefined ? toPico(pricing.internal_reasoning) : toPico(pricing.completion);
   const completion = BigInt(tokens.completion - reasoning) * toPico(pricing.completion) + BigInt(reasoning) * reasoningPrice;

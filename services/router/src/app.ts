@@ -7,6 +7,7 @@ import {
   mountHealth,
   pathOf,
   requestIdHeader,
+  sendAnthropicError,
   sendOAuthError,
   serviceOf,
   servePlain,
@@ -20,6 +21,16 @@ import type { Authenticator } from "./auth/authenticator.js";
 import { forwardTo, type Forwarder, type Target } from "./forward/targets.js";
 import { RateLimitUnavailableError, type RateLimiter } from "./limits/rate-limiter.js";
 import { routeFor, type ServiceName, type ServiceRoute } from "./routes.js";
+
+/**
+ * The caller's credential: `Authorization: Bearer <key>`, or the key alone in `x-api-key` as the Anthropic SDK
+ * and Claude Code send it; Authorization wins when both came.
+ */
+function credentialOf(req: IncomingMessage): string | undefined {
+  if (req.headers.authorization) return req.headers.authorization;
+  const key = req.headers["x-api-key"];
+  return typeof key === "string" && key.trim() ? `Bearer ${key.trim()}` : undefined;
+}
 
 export interface RouterDeps {
   logger: Logger;
@@ -79,11 +90,13 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
       // Routes that take no key are limited per client address; a credential sent anyway goes no further.
       await admit(`address:${req.socket.remoteAddress ?? "unknown"}`, deps.defaultRateLimitPerMinute);
       delete req.headers.authorization;
+      delete req.headers["x-api-key"];
     } else {
-      const key = await deps.authenticator.authenticate(req.headers.authorization);
+      const key = await deps.authenticator.authenticate(credentialOf(req));
       await admit(key.hash, key.rateLimitPerMinute ?? deps.defaultRateLimitPerMinute);
       // Services never see the secret; they see who the router says is calling.
       delete req.headers.authorization;
+      delete req.headers["x-api-key"];
       req.headers[callerHeader] = await deps.signCaller({
         keyHash: key.hash,
         organizationId: key.organizationId,
@@ -97,9 +110,8 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
   return (req, res) => {
     const route = routeFor(pathOf(req.url));
     if (!route) return void app(req, res);
-    const handle = route.oauthErrors
-      ? () => forward(route, req, res).catch((error: unknown) => sendOAuthError(res, error, logger, req.headers[requestIdHeader]))
-      : () => forward(route, req, res);
+    const sendError = route.oauthErrors ? sendOAuthError : route.anthropicErrors ? sendAnthropicError : undefined;
+    const handle = sendError ? () => forward(route, req, res).catch((error: unknown) => sendError(res, error, logger, req.headers[requestIdHeader])) : () => forward(route, req, res);
     servePlain(req, res, { logger, service, route: route.prefix, observe: true }, handle);
   };
 }

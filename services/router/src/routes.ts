@@ -11,6 +11,8 @@ export interface ServiceRoute {
   uploads?: boolean;
   /** The token endpoint: the router's own refusals (size, rate) answer in RFC 6749's shape, as identity's do. */
   oauthErrors?: boolean;
+  /** Anthropic's Messages API: the router's own refusals (key, size, rate) answer in Anthropic's error shape, as inference's do. */
+  anthropicErrors?: boolean;
 }
 
 /** Which service owns which public path; the first match wins, so a nested prefix comes before its parent. */
@@ -31,6 +33,7 @@ export const serviceRoutes: readonly ServiceRoute[] = [
   { prefix: "/api/v1/chat/completions", service: "inference" },
   { prefix: "/api/v1/responses", service: "inference" },
   { prefix: "/api/v1/completions", service: "inference" },
+  { prefix: "/api/v1/messages", service: "inference", anthropicErrors: true },
   { prefix: "/api/v1/generation", service: "inference" },
   { prefix: "/api/v1/audio/transcriptions", service: "media", uploads: true },
   { prefix: "/api/v1/images", service: "media", uploads: true },

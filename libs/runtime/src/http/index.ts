@@ -8,4 +8,5 @@ export * from "./internal-client.js";
 export * from "./multipart.js";
 export * from "./request-basics.js";
 export * from "./oauth-errors.js";
+export * from "./anthropic-errors.js";
 export * from "./input-guard.js";

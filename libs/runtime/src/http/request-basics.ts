@@ -75,6 +75,8 @@ export interface PlainRouteOptions {
   route: string;
   /** Log and count the request here (off behind an in-process router that does it for all services). */
   observe: boolean;
+  /** How an error is answered, where the route's clients read another shape than `{ error: { code, message } }`. */
+  sendError?: typeof sendError;
 }
 
 /**
@@ -88,7 +90,7 @@ export function servePlain(req: IncomingMessage, res: ServerResponse, options: P
     countWhenDone(options.service, req, res, () => options.route);
   }
   withRequestId(id, () => {
-    handle().catch((error: unknown) => sendError(res, error, options.logger, id));
+    handle().catch((error: unknown) => (options.sendError ?? sendError)(res, error, options.logger, id));
   });
 }
 

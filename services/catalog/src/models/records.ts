@@ -1,7 +1,7 @@
 import type { Model, ModelEndpoint, Provider } from "@switchyard/contracts";
 import type { EndpointEntry, ModelEntry, ProviderEntry } from "./snapshot.js";
 
-const optionalPrices = ["input_cache_read", "input_cache_write", "internal_reasoning", "audio", "web_search"] as const;
+const optionalPrices = ["input_cache_read", "input_cache_write", "input_cache_write_1h", "internal_reasoning", "audio", "web_search"] as const;
 
 const totalPrice = (e: EndpointEntry) => Number(e.pricing.prompt) + Number(e.pricing.completion);
 
@@ -75,6 +75,7 @@ export function toEndpointRecord(e: EndpointEntry): ModelEndpoint {
       request: e.pricing.request,
       ...(e.pricing.input_cache_read !== undefined ? { input_cache_read: e.pricing.input_cache_read } : {}),
       ...(e.pricing.input_cache_write !== undefined ? { input_cache_write: e.pricing.input_cache_write } : {}),
+      ...(e.pricing.input_cache_write_1h !== undefined ? { input_cache_write_1h: e.pricing.input_cache_write_1h } : {}),
     },
     quantization: e.quantization ?? null,
     status: 0,

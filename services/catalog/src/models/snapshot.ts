@@ -27,6 +27,12 @@ export interface CatalogSnapshot {
   providers: ProviderEntry[];
   models: ModelEntry[];
   modelsById: Map<string, ModelEntry>;
+  /**
+   * `<vendor>/<upstream model>` → the model of that vendor one of whose endpoints serves that upstream model,
+   * the first configured: `anthropic/claude-sonnet-4-5-20250929` names `anthropic/claude-sonnet-4.5`. Clients
+   * that know models by their provider's own names (Claude Code, the Anthropic SDK) find them so.
+   */
+  modelsByUpstream: Map<string, ModelEntry>;
   providersBySlug: Map<string, ProviderEntry>;
   /** Hostname (lower case, no port) → region. */
   regionsByHost: Map<string, string>;
@@ -64,5 +70,14 @@ export function buildSnapshot(config: CatalogConfig, env: Record<string, string 
   });
   const regionsByHost = new Map<string, string>();
   for (const r of config.regions) for (const host of r.hosts) regionsByHost.set(host.toLowerCase(), r.region);
-  return { providers, models, modelsById: new Map(models.map((m) => [m.id, m])), providersBySlug, regionsByHost, loadedAt: now };
+  const modelsById = new Map(models.map((m) => [m.id, m]));
+  const modelsByUpstream = new Map<string, ModelEntry>();
+  for (const m of models) {
+    const vendor = m.id.slice(0, m.id.indexOf("/"));
+    for (const e of m.endpointEntries) {
+      const alias = `${vendor}/${e.upstream_model}`;
+      if (!modelsById.has(alias) && !modelsByUpstream.has(alias)) modelsByUpstream.set(alias, m);
+    }
+  }
+  return { providers, models, modelsById, modelsByUpstream, providersBySlug, regionsByHost, loadedAt: now };
 }

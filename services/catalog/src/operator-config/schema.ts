@@ -53,6 +53,8 @@ export const endpointConfig = z.strictObject({
     image: price.default("0"),
     input_cache_read: price.optional(),
     input_cache_write: price.optional(),
+    /** Cache writes kept an hour (Anthropic's `ttl: "1h"`); without it they are priced at input_cache_write. */
+    input_cache_write_1h: price.optional(),
     internal_reasoning: price.optional(),
     audio: price.optional(),
     /** Transcription: USD per second of audio. */

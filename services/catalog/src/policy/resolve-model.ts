@@ -54,8 +54,8 @@ function contentFiltersOf(g: GuardrailRow): ResolvedContentFilter[] {
 }
 
 /**
- * `<vendor>/<model>[:variant]` or `@preset/<slug>` → the endpoints this key may use, and why the others
- * may not. A preset contributes its designated version's model, system prompt and parameters.
+ * `<vendor>/<model>[:variant]` (or `<vendor>/<upstream model>`) or `@preset/<slug>` → the endpoints this
+ * key may use, and why the others may not. A preset contributes its designated version's model, system prompt and parameters.
  */
 export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): Promise<ResolvedModel> {
   let preset: ResolvedModel["preset"] = null;
@@ -75,12 +75,12 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
     id = model;
   }
   const snapshot = deps.catalog.current();
-  let model = snapshot.modelsById.get(id);
+  let model = snapshot.modelsById.get(id) ?? snapshot.modelsByUpstream.get(id);
   let variant: string | null = null;
   if (!model && id.includes(":")) {
     const [base, suffix] = [id.slice(0, id.lastIndexOf(":")), id.slice(id.lastIndexOf(":") + 1)];
     if (!(suffix in variants)) throw badRequest(`Unknown model variant :${suffix}; use :free, :floor or :nitro`);
-    model = snapshot.modelsById.get(base);
+    model = snapshot.modelsById.get(base) ?? snapshot.modelsByUpstream.get(base);
     variant = suffix;
   }
   if (!model) throw notFound(`Model ${id} not found`);

@@ -1,4 +1,4 @@
-import { defaultMaxToolSteps, type ServerToolCallDetail } from "@switchyard/contracts";
+import { defaultMaxToolSteps, serverToolCallType, type ServerToolCallDetail } from "@switchyard/contracts";
 import { metrics } from "@switchyard/runtime";
 import { enforceFindings, filterMessages, mergeFindings, type Candidate, type Finding } from "@switchyard/upstream";
 import { normalizeFinishReason, type Accounted } from "../accounting.js";
@@ -9,6 +9,7 @@ import { runTool, type RunContext, type ToolCall, type ToolRun } from "../tools/
 import { firedCondition } from "../tools/stop.js";
 import { Generation } from "./generation.js";
 import type { Plan } from "./plan.js";
+import type { Completion } from "./parts.js";
 import { bufferedTurn, relayTurn, type BufferedTurn, type StreamedTurn, type StreamSink } from "./turns.js";
 
 type Message = Record<string, unknown>;
@@ -46,10 +47,10 @@ export interface AgentResult {
 /** Usage and cost summed over the turns of one request. */
 function sum(a: Accounted | undefined, b: Accounted): Accounted {
   if (!a) return b;
-  const u = (k: keyof Accounted["usage"]) => a.usage[k] + b.usage[k];
+  const u = (k: keyof Accounted["usage"]) => (a.usage[k] ?? 0) + (b.usage[k] ?? 0);
   const c = (k: keyof Accounted["cost"]) => a.cost[k] + b.cost[k];
   return {
-    usage: { promptTokens: u("promptTokens"), completionTokens: u("completionTokens"), cachedTokens: u("cachedTokens"), cacheWriteTokens: u("cacheWriteTokens"), reasoningTokens: u("reasoningTokens") },
+    usage: { promptTokens: u("promptTokens"), completionTokens: u("completionTokens"), cachedTokens: u("cachedTokens"), cacheWriteTokens: u("cacheWriteTokens"), cacheWrite1hTokens: u("cacheWrite1hTokens"), reasoningTokens: u("reasoningTokens") },
     estimated: a.estimated || b.estimated,
     cost: { prompt: c("prompt"), completion: c("completion"), request: c("request"), total: c("total") },
     charge: { charged: a.charge.charged + b.charge.charged, reported: a.charge.reported + b.charge.reported },
@@ -237,4 +238,22 @@ export async function runAgent(plan: Plan, tools: DeclaredTools, sink?: AgentSin
       findings,
     };
   }
+}
+
+/** The loop's turns as one answer: every turn's words and reasoning, the client's own calls, the loop's finish. */
+export function loopCompletion(result: AgentResult & { buffered: BufferedTurn }): { completion: Completion; serverCalls: ServerToolCallDetail[] } {
+  const { completion } = result.buffered;
+  const last = completion.choices[0];
+  const serverCalls = result.said.details.filter((d): d is typeof d & ServerToolCallDetail => d.type === serverToolCallType);
+  const choice = {
+    index: 0,
+    text: result.said.text || last?.text || null,
+    reasoning: result.said.reasoning || null,
+    reasoningDetails: result.said.details.filter((d) => d.type !== serverToolCallType),
+    toolCalls: result.clientCalls,
+    finishReason: result.finishReason,
+    fields: last?.fields ?? {},
+    choiceFields: last?.choiceFields ?? {},
+  };
+  return { completion: { ...completion, choices: [choice] }, serverCalls };
 }

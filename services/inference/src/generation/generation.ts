@@ -6,7 +6,7 @@ import { dropUnsupported } from "../parameters.js";
 import { compressMessages } from "../plugins.js";
 import type { ChatProvider } from "../providers/types.js";
 import { account, metadataBody, type Accounted } from "../accounting.js";
-import { firstAccepting, speaksText, wireFor } from "../routing/attempts.js";
+import { firstAccepting, speaksOwnBody, wireFor, type Wire } from "../routing/attempts.js";
 import type { Completion, PartBatch, UpstreamUsage } from "./parts.js";
 import type { Plan } from "./plan.js";
 import { SpendHold } from "./hold.js";
@@ -34,9 +34,21 @@ export interface Turn {
   findings: readonly Finding[];
 }
 
+/**
+ * A dialect's own wire format, for the endpoints whose adapter speaks it: they get the request as the client
+ * wrote it (the legacy prompt, the Messages body) instead of a translation of the chat body.
+ */
+export interface OwnWire {
+  readonly wire: Wire;
+  /** The body such an endpoint gets, made from the chat body it would otherwise get (unsupported parameters dropped). */
+  body(chatBody: Record<string, unknown>): Record<string, unknown>;
+  /** Headers of the client's that such an endpoint gets too. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
 /** The generation of a request without server tools, named by the request's id. */
-export function planGeneration(plan: Plan, legacy?: (chatBody: Record<string, unknown>) => Record<string, unknown>): Generation {
-  return new Generation(plan, { id: plan.generationId, body: { ...plan.body }, started: plan.started, findings: plan.findings }, legacy);
+export function planGeneration(plan: Plan, own?: OwnWire): Generation {
+  return new Generation(plan, { id: plan.generationId, body: { ...plan.body }, started: plan.started, findings: plan.findings }, own);
 }
 
 /**
@@ -52,8 +64,7 @@ export class Generation {
   constructor(
     readonly plan: Plan,
     readonly turn: Turn,
-    /** For the `text` wire: the legacy completions body made of the chat body an endpoint would get. */
-    private readonly legacy?: (chatBody: Record<string, unknown>) => Record<string, unknown>,
+    private readonly own?: OwnWire,
   ) {
     this.hold = new SpendHold(plan.deps, turn.id, plan.caller.keyHash);
   }
@@ -85,13 +96,14 @@ export class Generation {
     const { plan } = this;
     const { deps } = plan;
     try {
-      return await firstAccepting(wireFor(plan.dialect, this.turn.body), plan.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: plan.signal, timeouts: deps.timeouts }, this.attempts, async (provider, target, candidate, attempt) => {
+      return await firstAccepting(this.own?.wire ?? wireFor(plan.dialect, this.turn.body), plan.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: plan.signal, timeouts: deps.timeouts }, this.attempts, async (provider, target, candidate, attempt) => {
         const body = this.bodyFor(candidate);
         await this.hold.reserve(candidate, body);
-        if (!this.legacy || !speaksText(provider)) return call(provider, target, body, attempt);
-        const legacy = this.legacy(body);
-        this.sent.set(candidate, { ...legacy, model: candidate.endpoint.upstream_model });
-        return call(provider, target, legacy, attempt);
+        const { own } = this;
+        if (!own || !speaksOwnBody(provider)) return call(provider, target, body, attempt);
+        const ownBody = own.body(body);
+        this.sent.set(candidate, { ...ownBody, model: candidate.endpoint.upstream_model });
+        return call(provider, own.headers ? { ...target, headers: own.headers } : target, ownBody, attempt);
       });
     } catch (error) {
       const abandoned = this.hold.abandonedBy(plan.signal, plan.timedOut());

@@ -9,6 +9,8 @@ export interface UpstreamUsage {
   cachedTokens: number;
   /** Prompt tokens written to the provider's cache; part of promptTokens. */
   cacheWriteTokens: number;
+  /** Of those, the ones kept an hour (Anthropic's `ttl: "1h"`), where the provider says. */
+  cacheWrite1hTokens?: number;
   reasoningTokens: number;
 }
 
@@ -37,7 +39,7 @@ export type StreamPart =
   | { type: "tool-call-delta"; choice: number; index: number; arguments: string }
   | { type: "tool-call-end"; choice: number; index: number }
   | { type: "passthrough"; choice: number; fields: Passthrough; choiceFields?: Passthrough }
-  | { type: "finish"; choice: number; reason: string }
+  | { type: "finish"; choice: number; reason: string; /** The stop sequence that ended it, where the provider says. */ stopSequence?: string }
   | { type: "usage"; usage: UpstreamUsage };
 
 /**
@@ -56,6 +58,8 @@ export interface CompletionChoice {
   toolCalls: ToolCall[];
   /** The provider's own finish reason, normalised by renderers. */
   finishReason: string | null;
+  /** The stop sequence that ended it, where the provider says. */
+  stopSequence?: string;
   /** The message's fields the gateway does not interpret, and the choice's (`logprobs`). */
   fields: Passthrough;
   choiceFields: Passthrough;

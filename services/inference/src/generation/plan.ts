@@ -21,7 +21,7 @@ import { requestedParameters, upstreamBody } from "../request-body.js";
 import { declaredTools, type DeclaredTools } from "../tools/declared.js";
 
 /** The dialects the gateway speaks; each is normalised to a Chat Completions request. */
-export type Dialect = "chat" | "responses" | "completions";
+export type Dialect = "chat" | "responses" | "completions" | "messages";
 
 /**
  * Everything decided about a request before any provider is called; nothing in it changes while the

@@ -1,5 +1,5 @@
 import { metrics } from "@switchyard/runtime";
-import { StreamIdleTimeout, type Candidate } from "@switchyard/upstream";
+import { StreamIdleTimeout, UpstreamError, type Candidate } from "@switchyard/upstream";
 import { healJson } from "../plugins.js";
 import type { UpstreamUsage } from "../providers/types.js";
 import { normalizeFinishReason, type Accounted } from "../accounting.js";
@@ -152,11 +152,18 @@ class TurnState {
 
 const hasChoice = (batch: PartBatch) => batch.some((p) => p.type !== "usage" && p.type !== "metadata");
 
-/** The in-band error's code and message: the gateway's own timeouts say so, a provider's failure is the provider's. */
+/** Provider failures whose status clients act on (they retry an overloaded or rate-limited provider later). */
+const keptStatuses = new Set([429, 503, 529]);
+
+/**
+ * The in-band error's code and message: the gateway's own timeouts say so; a provider's failure is a 502, or
+ * its own status when it said it is overloaded or rate limited.
+ */
 function midStreamFailure(generation: Generation, error: unknown): [number, string] {
   if (generation.plan.timedOut()) return [524, `Request timed out: the gateway's request deadline (${generation.plan.deps.requestTimeoutMs} ms, REQUEST_TIMEOUT_MS) passed mid-stream`];
   if (error instanceof StreamIdleTimeout) return [524, error.message];
-  return [502, "Provider returned error mid-stream"];
+  const status = error instanceof UpstreamError && error.status !== null && keptStatuses.has(error.status) ? error.status : 502;
+  return [status, "Provider returned error mid-stream"];
 }
 
 /**

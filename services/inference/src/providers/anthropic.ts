@@ -14,6 +14,7 @@ const usage = z.looseObject({
   output_tokens: z.number().int().min(0).nullish(),
   cache_read_input_tokens: z.number().int().min(0).nullish(),
   cache_creation_input_tokens: z.number().int().min(0).nullish(),
+  cache_creation: z.looseObject({ ephemeral_1h_input_tokens: z.number().int().min(0).nullish() }).nullish(),
 });
 type Usage = z.infer<typeof usage>;
 
@@ -32,15 +33,15 @@ const message = z.looseObject({
   id: z.string().nullish(),
   content: z.array(contentBlock).default([]),
   stop_reason: z.string().nullish(),
+  stop_sequence: z.string().nullish(),
   usage: usage.nullish(),
 });
 
 const event = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("message_start"), message: z.looseObject({ id: z.string().nullish(), usage: usage.nullish() }) }),
   z.looseObject({ type: z.literal("content_block_start"), index: z.number().int(), content_block: contentBlock }),
-  z.looseObject({ type: z.literal("content_block_delta"), index: z.number().int(), delta: z.looseObject({ type: z.string() }) }),
   z.looseObject({ type: z.literal("content_block_stop"), index: z.number().int() }),
-  z.looseObject({ type: z.literal("message_delta"), delta: z.looseObject({ stop_reason: z.string().nullish() }), usage: usage.nullish() }),
+  z.looseObject({ type: z.literal("message_delta"), delta: z.looseObject({ stop_reason: z.string().nullish(), stop_sequence: z.string().nullish() }), usage: usage.nullish() }),
   z.looseObject({ type: z.literal("message_stop") }),
   z.looseObject({ type: z.literal("ping") }),
   z.looseObject({ type: z.literal("error"), error: z.looseObject({ type: z.string(), message: z.string() }) }),
@@ -58,18 +59,19 @@ const toUsage = (u: Usage): UpstreamUsage => {
     completionTokens: u.output_tokens ?? 0,
     cachedTokens: cached,
     cacheWriteTokens: written,
+    cacheWrite1hTokens: Math.min(u.cache_creation?.ephemeral_1h_input_tokens ?? 0, written),
     reasoningTokens: 0,
   };
 };
 
 
-/** The call for `body`: provider, URL, headers and JSON body. */
-function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boolean): JsonPost {
+/** The call of a Messages body: provider, URL, headers (the client's `anthropic-version` and `anthropic-beta` win) and JSON body. */
+function call(request: Record<string, unknown>, target: UpstreamTarget, stream: boolean, path = "/messages"): JsonPost {
   return [
     target.provider,
-    `${target.baseUrl.replace(/\/$/, "")}/messages`,
-    { "anthropic-version": apiVersion, ...(target.apiKey ? { "x-api-key": target.apiKey } : {}) },
-    { ...messagesRequest(body, target.upstreamModel, target.maxCompletionTokens), stream },
+    `${target.baseUrl.replace(/\/$/, "")}${path}`,
+    { "anthropic-version": apiVersion, ...target.headers, ...(target.apiKey ? { "x-api-key": target.apiKey } : {}) },
+    { ...request, model: target.upstreamModel, ...(path === "/messages" ? { stream } : {}) },
   ];
 }
 
@@ -94,27 +96,61 @@ function toChoice(m: z.infer<typeof message>): CompletionChoice {
     reasoningDetails: details,
     toolCalls,
     finishReason: m.stop_reason ?? null,
+    ...(m.stop_sequence ? { stopSequence: m.stop_sequence } : {}),
     fields: {},
     choiceFields: {},
   };
 }
 
+type Delta = { type?: unknown; text?: unknown; partial_json?: unknown; thinking?: unknown; signature?: unknown };
+type DeltaEvent = { type: "content_block_delta"; index: number; delta: Delta };
+
+/** A `content_block_delta`, the commonest event by far, checked by hand: a schema's parse of every token costs more than relaying it. */
+const isDelta = (value: unknown): value is DeltaEvent => {
+  const e = value as Partial<DeltaEvent> | null;
+  return typeof e === "object" && e !== null && e.type === "content_block_delta" && typeof e.index === "number" && typeof e.delta === "object" && e.delta !== null;
+};
+
+const str = (value: unknown): string => (typeof value === "string" ? value : "");
+
+/** One delta's parts; tool input goes to the call its block began. */
+function deltaBatch(e: DeltaEvent, toolIndex: ReadonlyMap<number, number>): PartBatch | undefined {
+  const d = e.delta;
+  if (d.type === "text_delta") return [{ type: "text", choice: 0, text: str(d.text) }];
+  if (d.type === "input_json_delta") return [{ type: "tool-call-delta", choice: 0, index: toolIndex.get(e.index) ?? 0, arguments: str(d.partial_json) }];
+  if (d.type === "thinking_delta") {
+    return [
+      { type: "reasoning", choice: 0, text: str(d.thinking) },
+      { type: "reasoning-detail", choice: 0, detail: { type: "reasoning.text", text: str(d.thinking), format: reasoningFormat, index: e.index } },
+    ];
+  }
+  if (d.type === "signature_delta") return [{ type: "reasoning-detail", choice: 0, detail: { type: "reasoning.text", signature: str(d.signature), format: reasoningFormat, index: e.index } }];
+  return undefined;
+}
+
+/** Anthropic's last event: the stream's reader stops there and drains what follows. */
+const endsStream = (data: string): boolean => data.includes('"message_stop"');
+
 /** Turns Anthropic's stream events into parts, keeping the usage it reports at the start and the end. */
 async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch> {
   let counted: Usage = {};
+  let stopped = false;
   const toolIndex = new Map<number, number>();
   for await (const data of events) {
-    let parsed;
+    let raw: unknown;
     try {
-      parsed = event.safeParse(JSON.parse(data));
+      raw = JSON.parse(data);
     } catch {
-      parsed = undefined;
-    }
-    if (!parsed?.success) {
-      // Event types added after this adapter are skipped; a body that is not JSON is an error.
-      if (parsed && !parsed.success) continue;
       throw new UpstreamError("anthropic sent an event that does not parse", 502, false);
     }
+    if (isDelta(raw)) {
+      const batch = deltaBatch(raw, toolIndex);
+      if (batch) yield batch;
+      continue;
+    }
+    const parsed = event.safeParse(raw);
+    // Event types added after this adapter are skipped.
+    if (!parsed.success) continue;
     const e = parsed.data;
     if (e.type === "message_start") {
       counted = { ...counted, ...(e.message.usage ?? {}) };
@@ -126,49 +162,55 @@ async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch
       yield [{ type: "text", choice: 0, text: e.content_block.text }];
     } else if (e.type === "content_block_start" && e.content_block.type === "redacted_thinking") {
       yield [{ type: "reasoning-detail", choice: 0, detail: { type: "reasoning.encrypted", data: e.content_block.data ?? "", format: reasoningFormat, index: e.index } }];
-    } else if (e.type === "content_block_delta") {
-      const d = e.delta as { type: string; text?: string; partial_json?: string; thinking?: string; signature?: string };
-      if (d.type === "text_delta") yield [{ type: "text", choice: 0, text: d.text ?? "" }];
-      else if (d.type === "input_json_delta") yield [{ type: "tool-call-delta", choice: 0, index: toolIndex.get(e.index) ?? 0, arguments: d.partial_json ?? "" }];
-      else if (d.type === "thinking_delta") {
-        yield [
-          { type: "reasoning", choice: 0, text: d.thinking ?? "" },
-          { type: "reasoning-detail", choice: 0, detail: { type: "reasoning.text", text: d.thinking ?? "", format: reasoningFormat, index: e.index } },
-        ];
-      } else if (d.type === "signature_delta") {
-        yield [{ type: "reasoning-detail", choice: 0, detail: { type: "reasoning.text", signature: d.signature ?? "", format: reasoningFormat, index: e.index } }];
-      }
     } else if (e.type === "content_block_stop") {
       const index = toolIndex.get(e.index);
       if (index !== undefined) yield [{ type: "tool-call-end", choice: 0, index }];
     } else if (e.type === "message_delta") {
       counted = { ...counted, ...Object.fromEntries(Object.entries(e.usage ?? {}).filter(([, v]) => v !== null && v !== undefined)) };
-      if (e.delta.stop_reason) yield [{ type: "finish", choice: 0, reason: e.delta.stop_reason }];
+      const { stop_reason: reason, stop_sequence: stopSequence } = e.delta;
+      if (reason) yield [{ type: "finish", choice: 0, reason, ...(stopSequence ? { stopSequence } : {}) }];
     } else if (e.type === "message_stop") {
+      stopped = true;
       yield [{ type: "usage", usage: toUsage(counted) }];
-      return;
     } else if (e.type === "error") {
       throw new UpstreamError(`anthropic: ${e.error.type}: ${e.error.message}`, e.error.type === "overloaded_error" ? 529 : 502, false);
     }
   }
-  throw new UpstreamError("anthropic's stream ended before message_stop", 502, false);
+  if (!stopped) throw new UpstreamError("anthropic's stream ended before message_stop", 502, false);
 }
 
-/** Anthropic's Messages API. */
-export const anthropic: ChatProvider = {
-  async complete(body, target, signal) {
-    const parsed = message.safeParse(await postJsonAnswer(...call(body, target, false), signal));
-    if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a message`, 502, true);
-    return {
-      id: parsed.data.id ?? null,
-      choices: [toChoice(parsed.data)],
-      usage: parsed.data.usage ? toUsage(parsed.data.usage) : undefined,
-      systemFingerprint: null,
-      serviceTier: null,
-    };
-  },
-  async stream(body, target, signal) {
-    const res = await postJson(...call(body, target, true), signal);
-    return batches(sseData(res.body));
-  },
-};
+/** An adapter over Anthropic's Messages API, given how it makes a Messages body of the body it gets. */
+function messagesApi(toMessages: (body: Record<string, unknown>, target: UpstreamTarget) => Record<string, unknown>): ChatProvider {
+  return {
+    async complete(body, target, signal) {
+      const parsed = message.safeParse(await postJsonAnswer(...call(toMessages(body, target), target, false), signal));
+      if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a message`, 502, true);
+      return {
+        id: parsed.data.id ?? null,
+        choices: [toChoice(parsed.data)],
+        usage: parsed.data.usage ? toUsage(parsed.data.usage) : undefined,
+        systemFingerprint: null,
+        serviceTier: null,
+      };
+    },
+    async stream(body, target, signal) {
+      const res = await postJson(...call(toMessages(body, target), target, true), signal);
+      return batches(sseData(res.body, endsStream));
+    },
+  };
+}
+
+/** Anthropic's Messages API, for requests in Chat Completions' shape: translated. */
+export const anthropic = messagesApi((body, target) => messagesRequest(body, target.upstreamModel, target.maxCompletionTokens));
+
+/** Anthropic's Messages API, for requests already in its shape (the Messages dialect's own body): sent as they are. */
+export const anthropicMessages = messagesApi((body) => body);
+
+const tokenCount = z.object({ input_tokens: z.number().int().min(0) });
+
+/** Anthropic's `POST /messages/count_tokens`, for a body in its shape. */
+export async function countTokens(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal): Promise<number> {
+  const parsed = tokenCount.safeParse(await postJsonAnswer(...call(body, target, false, "/messages/count_tokens"), signal));
+  if (!parsed.success) throw new UpstreamError(`${target.provider} sent a token count that does not parse`, 502, true);
+  return parsed.data.input_tokens;
+}

@@ -1,5 +1,5 @@
 import { firstAccepting as tryInOrder, type Attempt, type AttemptContext, type AttemptSignal, type Candidate, type UpstreamTarget } from "@switchyard/upstream";
-import { anthropic } from "../providers/anthropic.js";
+import { anthropic, anthropicMessages } from "../providers/anthropic.js";
 import { google } from "../providers/google.js";
 import { openAiCompatible } from "../providers/openai-compatible.js";
 import { openAiResponses } from "../providers/openai-responses.js";
@@ -11,9 +11,10 @@ import type { Dialect } from "../generation/plan.js";
 /**
  * The upstream API a request prefers where an endpoint speaks it: Chat Completions everywhere; OpenAI's
  * Responses API on OpenAI's own endpoints (`responses`); the legacy text completions on OpenAI-compatible
- * ones (`text`). Endpoints without the preferred API get Chat Completions' translation to their own.
+ * ones (`text`); Anthropic's Messages API, with the client's own body, on Anthropic's (`messages`).
+ * Endpoints without the preferred API get Chat Completions' translation to their own.
  */
-export type Wire = "chat" | "responses" | "text";
+export type Wire = "chat" | "responses" | "text" | "messages";
 
 const chat: Record<string, ChatProvider> = { openai: openAiCompatible, "openai-compatible": openAiCompatible, anthropic, google };
 
@@ -21,20 +22,21 @@ const byWire: Record<Wire, Record<string, ChatProvider>> = {
   chat,
   responses: { ...chat, openai: openAiResponses },
   text: { ...chat, openai: openAiText, "openai-compatible": openAiText },
+  messages: { ...chat, anthropic: anthropicMessages },
 };
 
 /**
- * The wire a dialect's request prefers: a Responses request whose body OpenAI's Responses API cannot carry
- * (a sampling parameter it lacks, a part it has no place for) keeps to Chat Completions there.
+ * The wire a dialect's request prefers when it brings no wire of its own: a Responses request whose body
+ * OpenAI's Responses API cannot carry (a sampling parameter it lacks, a part it has no place for) keeps to
+ * Chat Completions there.
  */
 export function wireFor(dialect: Dialect, body: Record<string, unknown>): Wire {
-  if (dialect === "completions") return "text";
   if (dialect === "responses" && responsesCannotCarry(body).length === 0) return "responses";
   return "chat";
 }
 
-/** The adapter's name speaks legacy completions: it gets the prompt as it was, not a chat translation. */
-export const speaksText = (provider: ChatProvider): boolean => provider === openAiText;
+/** Whether an adapter takes a dialect's own body (the prompt as it was, the Messages body) rather than a chat translation. */
+export const speaksOwnBody = (provider: ChatProvider): boolean => provider === openAiText || provider === anthropicMessages;
 
 /** Whether an endpoint's adapter has the wire's own API. */
 export const hasOwnApi = (wire: Wire, adapter: string): boolean => byWire[wire][adapter] !== chat[adapter];

@@ -47,7 +47,7 @@ export function worstCase(endpoint: ResolvedEndpoint, body: Record<string, unkno
   const completionTokens = asked === undefined ? ceiling : Math.min(asked, ceiling);
   const p = endpoint.pricing;
   const completionPrice = dearest(p.completion, p.internal_reasoning);
-  const fixed = BigInt(promptTokens) * dearest(p.prompt, p.input_cache_write) + toPico(p.request);
+  const fixed = BigInt(promptTokens) * dearest(p.prompt, p.input_cache_write, p.input_cache_write_1h) + toPico(p.request);
   return { promptTokens, completionTokens, completionPrice, fixed, amount: fixed + BigInt(completionTokens) * completionPrice };
 }
 

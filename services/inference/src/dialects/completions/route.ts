@@ -74,7 +74,7 @@ export const completionsRoute =
       ? (candidate: Candidate) => (hasOwnApi("text", candidate.endpoint.adapter) ? undefined : `${refused.join(", ")}: only endpoints with a legacy completions route take ${refused.length > 1 ? "them" : "it"}`)
       : undefined;
     const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "completions", body: toChatRequest(request), ...(cannotCarry ? { cannotCarry } : {}) });
-    const generation = planGeneration(plan, (chat) => legacyBody(request, chat));
+    const generation = planGeneration(plan, { wire: "text", body: (chat) => legacyBody(request, chat) });
     if (!plan.request.stream) {
       const turn = await bufferedTurn(generation);
       const frame = { id: plan.generationId, created: Math.floor(Date.now() / 1000), model: turn.candidate.model };

@@ -185,7 +185,7 @@ describe("ResponsesEvents", () => {
   it("writes a server tool call as its item, added and done", () => {
     const { stream, events } = renderer({ tools: [{ type: "openrouter:datetime" }] });
     const call: ServerToolCallDetail = { type: "reasoning.server_tool_call", tool_name: "openrouter:datetime", tool_call_id: "c", arguments: "{}", result: '{"datetime":"2026-01-01T00:00:00Z","timezone":"UTC"}' };
-    stream.serverCall(call);
+    stream.serverCalls([call]);
     stream.push([text("Midnight")]);
     stream.finish(accounted, "stop", { tool_calls_requested: 1, tool_calls_executed: 1 });
     const types = checked(events);

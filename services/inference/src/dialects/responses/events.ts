@@ -130,14 +130,16 @@ export class ResponsesEvents {
     }
   }
 
-  /** A server tool call the gateway ran: its item, added and done at once. */
-  serverCall(call: ServerToolCallDetail): void {
-    if (this.ended) return;
-    this.closeWords("completed");
-    const item = serverToolItem(call, this.ids.next(serverPrefix(call.tool_name)));
-    const index = this.output.push(item) - 1;
-    this.emit({ type: "response.output_item.added", output_index: index, item: { ...item, status: "in_progress" } });
-    this.emit({ type: "response.output_item.done", output_index: index, item });
+  /** The server tool calls the gateway ran: an item each, added and done at once. */
+  serverCalls(calls: readonly ServerToolCallDetail[]): void {
+    for (const call of calls) {
+      if (this.ended) return;
+      this.closeWords("completed");
+      const item = serverToolItem(call, this.ids.next(serverPrefix(call.tool_name)));
+      const index = this.output.push(item) - 1;
+      this.emit({ type: "response.output_item.added", output_index: index, item: { ...item, status: "in_progress" } });
+      this.emit({ type: "response.output_item.done", output_index: index, item });
+    }
   }
 
   /** Closes every open item in order and ends with the whole response, completed or incomplete. */

@@ -1,28 +1,21 @@
-import { responsesRequest, serverToolCallType, type ResponsesRequest, type ServerToolCallDetail } from "@switchyard/contracts";
+import { responsesRequest, type ResponsesRequest } from "@switchyard/contracts";
 import { parseInput, sendJson, type Caller } from "@switchyard/runtime";
 import type { Candidate } from "@switchyard/upstream";
 import type { ServerResponse } from "node:http";
 import type { InferenceDeps } from "../../deps.js";
-import { runAgent, type AgentResult, type AgentSink } from "../../generation/agent.js";
-import { planGeneration, type Generation } from "../../generation/generation.js";
-import type { Completion, PartBatch } from "../../generation/parts.js";
+import { loopCompletion, runAgent } from "../../generation/agent.js";
+import { planGeneration } from "../../generation/generation.js";
 import { buildPlan, type Plan } from "../../generation/plan.js";
-import { bufferedTurn, relayTurn, type BufferedTurn } from "../../generation/turns.js";
-import { SseStream } from "../../sse.js";
+import { bufferedTurn, relayTurn } from "../../generation/turns.js";
 import type { DeclaredTools } from "../../tools/declared.js";
 import type { JsonRequest } from "../chat/route.js";
+import { EventStream } from "../event-stream.js";
 import { responseBody, responseFrame } from "./answer.js";
 import { ResponsesEvents } from "./events.js";
 import { toChatRequest } from "./request.js";
 
-/**
- * A streamed response: the Responses API's named events, each with its sequence number. The events start
- * once an endpoint has accepted (the first names the model that serves); a failure before that is a plain
- * HTTP error, unless keep-alive comments already began the stream.
- */
-class ResponsesStream extends SseStream implements AgentSink {
-  private events: ResponsesEvents | undefined;
-
+/** A streamed response: the Responses API's named events, each with its sequence number. */
+class ResponsesStream extends EventStream<ResponsesEvents> {
   constructor(
     private readonly plan: Plan,
     private readonly request: ResponsesRequest,
@@ -31,53 +24,13 @@ class ResponsesStream extends SseStream implements AgentSink {
     super(res, plan.generationId);
   }
 
-  /** The events of this response, begun for the model that serves (or was asked for, when none did). */
-  private opened(model: string): ResponsesEvents {
-    if (!this.events) {
-      this.events = new ResponsesEvents((event) => this.sse.event(event.type, event), responseFrame(this.request, this.plan.generationId, this.created, model));
-      this.events.start();
-    }
-    return this.events;
-  }
-
-  accepted(_generation: Generation, candidate: Candidate): void {
-    this.opened(candidate.model);
-  }
-
-  parts(batch: PartBatch, candidate: Candidate): void {
-    this.opened(candidate.model).push(batch);
-  }
-
-  serverCalls(entries: ServerToolCallDetail[], candidate: Candidate): void {
-    const events = this.opened(candidate.model);
-    for (const entry of entries) events.serverCall(entry);
-  }
-
-  fail(code: number, message: string, model: string): void {
-    this.opened(model).fail(code, message);
+  protected begin(model: string): ResponsesEvents {
+    return new ResponsesEvents((event) => this.sse.event(event.type, event), responseFrame(this.request, this.plan.generationId, this.created, model));
   }
 
   finish(candidate: Candidate, ...args: Parameters<ResponsesEvents["finish"]>): void {
-    this.opened(candidate.model).finish(...args);
+    this.events(candidate.model).finish(...args);
   }
-}
-
-/** The loop's turns as one answer: every turn's words and reasoning, the client's own calls, the loop's finish. */
-function loopCompletion(result: AgentResult & { buffered: BufferedTurn }): { completion: Completion; serverCalls: ServerToolCallDetail[] } {
-  const { completion } = result.buffered;
-  const last = completion.choices[0];
-  const serverCalls = result.said.details.filter((d): d is typeof d & ServerToolCallDetail => d.type === serverToolCallType);
-  const choice = {
-    index: 0,
-    text: result.said.text || last?.text || null,
-    reasoning: result.said.reasoning || null,
-    reasoningDetails: result.said.details.filter((d) => d.type !== serverToolCallType),
-    toolCalls: result.clientCalls,
-    finishReason: result.finishReason,
-    fields: last?.fields ?? {},
-    choiceFields: last?.choiceFields ?? {},
-  };
-  return { completion: { ...completion, choices: [choice] }, serverCalls };
 }
 
 /** A buffered response, with or without server tools. */

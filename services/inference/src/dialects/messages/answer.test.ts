@@ -1,0 +1,162 @@
+import { messageObject, type ServerToolCallDetail } from "@switchyard/contracts";
+import { describe, expect, it } from "vitest";
+import type { Accounted } from "../../accounting.js";
+import type { CompletionChoice } from "../../generation/parts.js";
+import { contentBlocks, messageBody, serverCallBlocks, stopReason, thinkingBlock, toolInput, toolUseBlock, usageOf } from "./answer.js";
+
+const claude = "anthropic-claude-v1";
+const frame = { id: "gen-1767225600-abcDEF0123456789ghij", model: "anthropic/claude-sonnet-4.5" };
+
+const accounted: Accounted = {
+  usage: { promptTokens: 1200, completionTokens: 35, cachedTokens: 1000, cacheWriteTokens: 150, reasoningTokens: 10 },
+  estimated: false,
+  cost: { prompt: 1_000_000_000n, completion: 2_000_000_000n, request: 0n, total: 3_000_000_000n },
+  charge: { charged: 3_000_000_000n, reported: 3_000_000_000n },
+  isByok: false,
+  billed: 3_000_000_000n,
+};
+
+function choice(over: Partial<CompletionChoice> = {}): CompletionChoice {
+  return { index: 0, text: "Hello", reasoning: null, reasoningDetails: [], toolCalls: [], finishReason: "end_turn", fields: {}, choiceFields: {}, ...over };
+}
+
+const search: ServerToolCallDetail = {
+  type: "reasoning.server_tool_call",
+  tool_name: "openrouter:web_search",
+  tool_call_id: "srvtoolu_1",
+  arguments: '{"query":"Paris"}',
+  result: '[{"url":"https://a.example"}]',
+};
+
+describe("stopReason", () => {
+  it("passes Anthropic's own reasons and translates the others", () => {
+    const table: Array<[string | null, string]> = [
+      ["end_turn", "end_turn"],
+      ["max_tokens", "max_tokens"],
+      ["stop_sequence", "stop_sequence"],
+      ["tool_use", "tool_use"],
+      ["pause_turn", "pause_turn"],
+      ["refusal", "refusal"],
+      ["model_context_window_exceeded", "model_context_window_exceeded"],
+      ["stop", "end_turn"],
+      ["length", "max_tokens"],
+      ["tool_calls", "tool_use"],
+      ["function_call", "tool_use"],
+      ["content_filter", "refusal"],
+      ["SAFETY", "refusal"],
+      ["MAX_TOKENS", "max_tokens"],
+      ["STOP", "end_turn"],
+      ["something_new", "end_turn"],
+      [null, "end_turn"],
+    ];
+    expect(table.map(([native]) => stopReason(native))).toEqual(table.map(([, expected]) => expected));
+  });
+});
+
+describe("usageOf", () => {
+  it("counts input tokens apart from those read from and written to the cache", () => {
+    expect(usageOf(accounted.usage)).toEqual({ input_tokens: 50, output_tokens: 35, cache_creation_input_tokens: 150, cache_read_input_tokens: 1000 });
+    expect(usageOf({ promptTokens: 12, completionTokens: 3, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 })).toEqual({
+      input_tokens: 12,
+      output_tokens: 3,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
+    // A provider that reports more cached than prompt tokens never makes the count negative.
+    expect(usageOf({ promptTokens: 5, completionTokens: 1, cachedTokens: 8, cacheWriteTokens: 0, reasoningTokens: 0 }).input_tokens).toBe(0);
+  });
+});
+
+describe("toolInput", () => {
+  it("reads arguments as an object, and anything else as {}", () => {
+    expect(toolInput('{"city":"Paris","n":[1,2]}')).toEqual({ city: "Paris", n: [1, 2] });
+    expect(toolInput("")).toEqual({});
+    expect(toolInput('{"city":')).toEqual({});
+    expect(toolInput("not json")).toEqual({});
+    expect(toolInput("[1,2]")).toEqual({});
+    expect(toolInput("null")).toEqual({});
+    expect(toolInput('"text"')).toEqual({});
+  });
+});
+
+describe("blocks", () => {
+  it("writes reasoning entries as thinking and encrypted ones as redacted thinking, another provider's marked as its", () => {
+    expect(thinkingBlock({ type: "reasoning.text", text: "Hmm", signature: "sig", format: claude })).toEqual({ type: "thinking", thinking: "Hmm", signature: "sig" });
+    expect(thinkingBlock({ type: "reasoning.text", text: "No signature" })).toEqual({ type: "thinking", thinking: "No signature", signature: "" });
+    expect(thinkingBlock({ type: "reasoning.encrypted", data: "opaque", format: claude })).toEqual({ type: "redacted_thinking", data: "opaque" });
+    expect(thinkingBlock({ type: "reasoning.encrypted", data: "gAAAA", id: "rs_1", format: "openai-responses-v1" })).toEqual({ type: "redacted_thinking", data: "switchyard:openai-responses-v1:rs_1:gAAAA" });
+    expect(thinkingBlock({ type: "reasoning.text", text: "Gem", signature: "g-sig", format: "google-gemini-v1" })).toEqual({ type: "thinking", thinking: "Gem", signature: "switchyard:google-gemini-v1::g-sig" });
+    expect(thinkingBlock({ type: "reasoning.summary", summary: "s" })).toBeUndefined();
+    expect(thinkingBlock(search)).toBeUndefined();
+  });
+
+  it("writes a server call as its call and result, the result as JSON where it is", () => {
+    expect(serverCallBlocks(search)).toEqual([
+      { type: "server_tool_use", id: "srvtoolu_1", name: "openrouter:web_search", input: { query: "Paris" } },
+      { type: "server_tool_result", tool_use_id: "srvtoolu_1", content: [{ url: "https://a.example" }] },
+    ]);
+    expect(serverCallBlocks({ ...search, tool_call_id: null, id: "rd_1", result: "plain" })).toEqual([
+      { type: "server_tool_use", id: "rd_1", name: "openrouter:web_search", input: { query: "Paris" } },
+      { type: "server_tool_result", tool_use_id: "rd_1", content: "plain" },
+    ]);
+    expect(serverCallBlocks({ ...search, tool_call_id: undefined, index: 3 })[0]).toMatchObject({ id: "srvtoolu_3" });
+    expect(toolUseBlock({ id: "toolu_1", type: "function", function: { name: "f", arguments: "{bad" } })).toEqual({ type: "tool_use", id: "toolu_1", name: "f", input: {} });
+  });
+
+  it("orders a choice's blocks: thinking, server calls, text, then the client's tool calls", () => {
+    const full = choice({
+      text: "It is sunny.",
+      reasoning: "ignored when entries exist",
+      reasoningDetails: [
+        { type: "reasoning.text", text: "Search first.", signature: "sig-1", format: claude, index: 0 },
+        { type: "reasoning.summary", summary: "nothing", index: 1 },
+        { type: "reasoning.encrypted", data: "opaque", format: claude, index: 2 },
+      ],
+      toolCalls: [
+        { id: "toolu_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
+        { id: "toolu_2", type: "function", function: { name: "get_time", arguments: "oops" } },
+      ],
+    });
+    expect(contentBlocks(full, [search])).toEqual([
+      { type: "thinking", thinking: "Search first.", signature: "sig-1" },
+      { type: "redacted_thinking", data: "opaque" },
+      { type: "server_tool_use", id: "srvtoolu_1", name: "openrouter:web_search", input: { query: "Paris" } },
+      { type: "server_tool_result", tool_use_id: "srvtoolu_1", content: [{ url: "https://a.example" }] },
+      { type: "text", text: "It is sunny." },
+      { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } },
+      { type: "tool_use", id: "toolu_2", name: "get_time", input: {} },
+    ]);
+    expect(contentBlocks(choice({ text: null, reasoning: "Plain reasoning" }))).toEqual([{ type: "thinking", thinking: "Plain reasoning", signature: "" }]);
+    expect(contentBlocks(choice({ text: "" }))).toEqual([]);
+    expect(contentBlocks(undefined, [search])).toEqual([]);
+  });
+});
+
+describe("messageBody", () => {
+  it("answers Anthropic's message with the generation's id, the stop reason and sequence, and its usage", () => {
+    const body = messageBody(frame, choice({ text: "1, 2, 3", finishReason: "stop_sequence", stopSequence: "4" }), accounted, { metadata: { openrouter_metadata: { provider: "anthropic" } } });
+    expect(body).toEqual({
+      id: frame.id,
+      type: "message",
+      role: "assistant",
+      model: frame.model,
+      content: [{ type: "text", text: "1, 2, 3" }],
+      stop_reason: "stop_sequence",
+      stop_sequence: "4",
+      usage: { input_tokens: 50, output_tokens: 35, cache_creation_input_tokens: 150, cache_read_input_tokens: 1000 },
+      openrouter_metadata: { provider: "anthropic" },
+    });
+    expect(messageObject.safeParse(body).error).toBeUndefined();
+  });
+
+  it("takes the server-tool loop's finish over the last turn's, and answers a missing choice with no content", () => {
+    const tools = choice({ text: null, finishReason: "end_turn", toolCalls: [{ id: "toolu_1", type: "function", function: { name: "f", arguments: "{}" } }] });
+    expect(messageBody(frame, tools, accounted, { finishReason: "tool_calls", serverCalls: [search] })).toMatchObject({
+      stop_reason: "tool_use",
+      stop_sequence: null,
+      content: [{ type: "server_tool_use" }, { type: "server_tool_result" }, { type: "tool_use", id: "toolu_1", name: "f", input: {} }],
+    });
+    expect(messageBody(frame, undefined, accounted, { finishReason: null })).toMatchObject({ content: [], stop_reason: "end_turn", stop_sequence: null });
+    expect(messageBody(frame, choice({ finishReason: "length" }), accounted).stop_reason).toBe("max_tokens");
+  });
+});

@@ -1,0 +1,108 @@
+import type { ServerToolCallDetail } from "@switchyard/contracts";
+import type { Accounted } from "../../accounting.js";
+import { normalizeFinishReason } from "../../accounting.js";
+import type { CompletionChoice } from "../../generation/parts.js";
+import type { Detail } from "../../tools/reasoning.js";
+import type { ToolCall } from "../../tools/run.js";
+import { wrapReasoning } from "./request.js";
+
+type Json = Record<string, unknown>;
+
+/** What every message names: its id (the generation's) and the model that served. */
+export interface MessageFrame {
+  id: string;
+  model: string;
+}
+
+/** The stop reasons Anthropic's API gives, which pass as they are. */
+const anthropicStops = new Set(["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal", "model_context_window_exceeded"]);
+const fromChat: Record<string, string> = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use", content_filter: "refusal" };
+
+/** A provider's finish reason as Anthropic's `stop_reason`: its own where it gave one, else the translation of the gateway's. */
+export function stopReason(native: string | null): string {
+  if (native && anthropicStops.has(native)) return native;
+  return fromChat[normalizeFinishReason(native) ?? "stop"] ?? "end_turn";
+}
+
+/**
+ * Usage as Anthropic counts it: `input_tokens` are the prompt tokens neither read from nor written to the
+ * cache, which are counted apart.
+ */
+export function usageOf(usage: Accounted["usage"]) {
+  return {
+    input_tokens: Math.max(0, usage.promptTokens - usage.cachedTokens - usage.cacheWriteTokens),
+    output_tokens: usage.completionTokens,
+    cache_creation_input_tokens: usage.cacheWriteTokens,
+    cache_read_input_tokens: usage.cachedTokens,
+  };
+}
+
+/** A tool call's arguments as the `input` object of a `tool_use` block. */
+export function toolInput(args: string): Json {
+  try {
+    const parsed: unknown = JSON.parse(args || "{}");
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Json) : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * A reasoning entry as Anthropic's block: thinking with its signature, or redacted thinking for encrypted
+ * reasoning; another provider's signature or data carries its format (`wrapReasoning`). Summaries have no place.
+ */
+export function thinkingBlock(detail: Detail): Json | undefined {
+  if (detail.type === "reasoning.text") {
+    const signature = typeof detail.signature === "string" && detail.signature ? wrapReasoning(detail, detail.signature) : "";
+    return { type: "thinking", thinking: typeof detail.text === "string" ? detail.text : "", signature };
+  }
+  if (detail.type === "reasoning.encrypted" && typeof detail.data === "string") return { type: "redacted_thinking", data: wrapReasoning(detail, detail.data) };
+  return undefined;
+}
+
+/** A server tool call the gateway ran, as the two blocks that say what was called and what it returned. */
+export function serverCallBlocks(call: ServerToolCallDetail): [Json, Json] {
+  const id = call.tool_call_id ?? call.id ?? `srvtoolu_${call.index ?? 0}`;
+  let result: unknown = call.result;
+  try {
+    result = JSON.parse(call.result);
+  } catch {
+    // A result that is not JSON is shown as the text it is.
+  }
+  return [
+    { type: "server_tool_use", id, name: call.tool_name, input: toolInput(call.arguments) },
+    { type: "server_tool_result", tool_use_id: id, content: result },
+  ];
+}
+
+/** A buffered choice's content blocks: reasoning, server tool calls the gateway ran, words, then the client's tool calls. */
+export function contentBlocks(choice: CompletionChoice | undefined, serverCalls: readonly ServerToolCallDetail[] = []): Json[] {
+  if (!choice) return [];
+  const blocks: Json[] = [];
+  for (const detail of choice.reasoningDetails) {
+    const block = thinkingBlock(detail);
+    if (block) blocks.push(block);
+  }
+  if (blocks.length === 0 && choice.reasoning) blocks.push({ type: "thinking", thinking: choice.reasoning, signature: "" });
+  for (const call of serverCalls) blocks.push(...serverCallBlocks(call));
+  if (choice.text) blocks.push({ type: "text", text: choice.text });
+  for (const call of choice.toolCalls) blocks.push(toolUseBlock(call));
+  return blocks;
+}
+
+export const toolUseBlock = (call: ToolCall): Json => ({ type: "tool_use", id: call.id, name: call.function.name, input: toolInput(call.function.arguments) });
+
+/** The `message` object of a buffered answer. */
+export function messageBody(frame: MessageFrame, choice: CompletionChoice | undefined, accounted: Accounted, extra: { serverCalls?: readonly ServerToolCallDetail[]; finishReason?: string | null; metadata?: Json } = {}): Json {
+  return {
+    id: frame.id,
+    type: "message",
+    role: "assistant",
+    model: frame.model,
+    content: contentBlocks(choice, extra.serverCalls),
+    stop_reason: stopReason(extra.finishReason !== undefined ? extra.finishReason : (choice?.finishReason ?? null)),
+    stop_sequence: choice?.stopSequence ?? null,
+    usage: usageOf(accounted.usage),
+    ...extra.metadata,
+  };
+}

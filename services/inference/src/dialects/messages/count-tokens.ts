@@ -1,0 +1,61 @@
+import { messagesCountTokensRequest, type MessagesCountTokensRequest } from "@switchyard/contracts";
+import { parseInput, sendJson, type Caller } from "@switchyard/runtime";
+import { targetOf, upstreamFailure } from "@switchyard/upstream";
+import type { ServerResponse } from "node:http";
+import { estimateTokens } from "../../cost.js";
+import type { InferenceDeps } from "../../deps.js";
+import { buildPlan } from "../../generation/plan.js";
+import { countTokens } from "../../providers/anthropic.js";
+import type { JsonRequest } from "../chat/route.js";
+import { anthropicHeaders } from "./native.js";
+import { toChatRequest } from "./request.js";
+
+/** What an image or a document counts for in an estimate: about what Anthropic charges for a picture of a megapixel. */
+export const tokensPerAttachment = 1600;
+
+/**
+ * An estimate of a request's input tokens where no endpoint counts them: a token for every four characters of
+ * the text the model reads (system prompt, messages, tool inputs and results, tool definitions), and
+ * `tokensPerAttachment` for each image and document.
+ */
+export function estimateInputTokens(request: MessagesCountTokensRequest): number {
+  let attachments = 0;
+  const texts: string[] = [];
+  const walk = (value: unknown): void => {
+    if (typeof value === "string") return void texts.push(value);
+    if (Array.isArray(value)) return value.forEach(walk);
+    if (!value || typeof value !== "object") return;
+    const block = value as Record<string, unknown>;
+    if (block.type === "image" || block.type === "document") return void (attachments += 1);
+    // Encrypted thinking is not text the model reads again as words.
+    if (block.type === "redacted_thinking") return;
+    for (const [key, field] of Object.entries(block)) if (key !== "type" && key !== "cache_control" && key !== "signature" && key !== "id" && key !== "tool_use_id") walk(field);
+  };
+  walk(request.system);
+  walk(request.messages.map((m) => m.content));
+  if (request.tools?.length) texts.push(JSON.stringify(request.tools));
+  return estimateTokens(texts.join("\n")) + attachments * tokensPerAttachment;
+}
+
+/**
+ * `POST /messages/count_tokens`: the first endpoint of the request's model counts, when it is Anthropic's;
+ * elsewhere the answer is an estimate and says so (`estimated: true`). Nothing is held or charged.
+ */
+export const countTokensRoute =
+  (deps: InferenceDeps) =>
+  async (req: JsonRequest, res: ServerResponse, caller: Caller): Promise<void> => {
+    const request = parseInput(messagesCountTokensRequest, req.body, "body");
+    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "messages", body: toChatRequest(request).chat });
+    // Counting makes no generation.
+    res.removeHeader("X-Generation-Id");
+    const first = plan.candidates[0]!;
+    if (first.endpoint.adapter !== "anthropic") return void sendJson(res, 200, { input_tokens: estimateInputTokens(request), estimated: true });
+    // Anthropic counts the body as the client wrote it, less the gateway's routing fields.
+    const { models: _models, provider: _provider, ...body } = req.body as Record<string, unknown>;
+    const target = { ...targetOf(first.endpoint, deps.env, first.byokKey), headers: anthropicHeaders(req.headers) };
+    try {
+      sendJson(res, 200, { input_tokens: await countTokens(body, target, plan.signal) });
+    } catch (error) {
+      throw upstreamFailure(error, plan.timedOut());
+    }
+  };
