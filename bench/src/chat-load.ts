@@ -1,22 +1,27 @@
 import type { Pool } from "undici";
-import type { Dialect } from "./plans.js";
+import { apiNames, type Dialect } from "./plans.js";
 
-/** Where and how a target takes a chat completion (and, where it serves one, a Responses API request). */
-export interface ChatEndpoint {
-  /** `http://127.0.0.1:<port>` */
-  origin: string;
+/** Where a target takes one dialect's requests, and the model they name. */
+export interface DialectRoute {
   path: string;
-  /** `POST` path of the Responses API; unset where the target does not serve it. */
-  responsesPath?: string;
-  headers: Record<string, string>;
   model: string;
 }
 
-/** One kind of request to one endpoint: its path and body, made once so the load generator's own work stays out of the figures. */
+/** Where and how a target takes a chat completion (and the other dialects it serves). */
+export interface ChatEndpoint {
+  /** `http://127.0.0.1:<port>` */
+  origin: string;
+  headers: Record<string, string>;
+  /** Chat completions' route, and each other dialect's where the target serves it. */
+  routes: { chat: DialectRoute } & Partial<Record<Dialect, DialectRoute>>;
+}
+
+/** One kind of request to one endpoint: its path, headers and body, made once so the load generator's own work stays out of the figures. */
 export interface LoadRequest {
   dialect: Dialect;
   stream: boolean;
   path: string;
+  headers: Record<string, string>;
   body: string;
 }
 
@@ -33,26 +38,43 @@ export interface ChatTally {
 export const emptyTally = (): ChatTally => ({ latencies: [], ttfb: [], seconds: 0, errors: 0, errorSamples: [] });
 
 const prompt = "Say hello";
+/** The `max_tokens` of a Messages request (Anthropic's API requires one). */
+const messagesMaxTokens = 1024;
+/** The API version every Anthropic client sends. */
+const messagesHeaders = { "anthropic-version": "2023-06-01" };
 
-/** The request of `dialect` and mode to `endpoint`: chat `{model, messages, stream}`, Responses `{model, input, stream}`. */
-export function loadRequest(endpoint: ChatEndpoint, dialect: Dialect, stream: boolean): LoadRequest {
-  if (dialect === "chat") return { dialect, stream, path: endpoint.path, body: JSON.stringify({ model: endpoint.model, messages: [{ role: "user", content: prompt }], stream }) };
-  if (!endpoint.responsesPath) throw new Error(`${endpoint.origin} does not serve the Responses API`);
-  return { dialect, stream, path: endpoint.responsesPath, body: JSON.stringify({ model: endpoint.model, input: prompt, stream }) };
+/** The body of `dialect`: chat `{model, messages, stream}`, Responses `{model, input, stream}`, Messages `{model, max_tokens, messages, stream}`. */
+function requestBody(dialect: Dialect, model: string, stream: boolean): object {
+  if (dialect === "responses") return { model, input: prompt, stream };
+  const messages = [{ role: "user", content: prompt }];
+  return dialect === "messages" ? { model, max_tokens: messagesMaxTokens, messages, stream } : { model, messages, stream };
 }
+
+/** The request of `dialect` and mode to `endpoint`, on the route the endpoint has for the dialect. */
+export function loadRequest(endpoint: ChatEndpoint, dialect: Dialect, stream: boolean): LoadRequest {
+  const route = endpoint.routes[dialect];
+  if (!route) throw new Error(`${endpoint.origin} does not serve the ${apiNames[dialect]} API`);
+  const headers = { "content-type": "application/json", ...endpoint.headers, ...(dialect === "messages" ? messagesHeaders : {}) };
+  return { dialect, stream, path: route.path, headers, body: JSON.stringify(requestBody(dialect, route.model, stream)) };
+}
+
+/** What ends a complete answer of each dialect: `[DONE]` or the last event of a stream, a marker of the whole answer's body. */
+const complete: Record<Dialect, { stream: string; buffered: string }> = {
+  chat: { stream: "data: [DONE]", buffered: '"choices"' },
+  responses: { stream: "response.completed", buffered: '"object":"response"' },
+  messages: { stream: "event: message_stop", buffered: '"type":"message"' },
+};
 
 /**
  * Why a 200's body is not a complete answer, or undefined when it is: chat's streams end with `data: [DONE]`
  * and its answers have `choices`; a Responses stream has its `response.completed` event (and no `[DONE]`),
- * a buffered one is a `response` object.
+ * a buffered one is a `response` object; a Messages stream has its `message_stop` event, a buffered one is a
+ * `message` object.
  */
 export function incompleteAnswer(dialect: Dialect, stream: boolean, text: string): string | undefined {
-  if (dialect === "chat") {
-    if (stream) return text.includes("data: [DONE]") ? undefined : `stream without [DONE]: ${text.slice(-300)}`;
-    return text.includes('"choices"') ? undefined : `answer without choices: ${text.slice(0, 300)}`;
-  }
-  if (stream) return text.includes("response.completed") ? undefined : `stream without response.completed: ${text.slice(-300)}`;
-  return text.includes('"object":"response"') ? undefined : `answer that is not a response object: ${text.slice(0, 300)}`;
+  const marker = complete[dialect][stream ? "stream" : "buffered"];
+  if (text.includes(marker)) return undefined;
+  return stream ? `stream without ${marker}: ${text.slice(-300)}` : `answer without ${marker}: ${text.slice(0, 300)}`;
 }
 
 function fail(tally: ChatTally, message: string) {
@@ -64,14 +86,14 @@ function fail(tally: ChatTally, message: string) {
  * One request; records its latency (to the end of the body: for streams, past `[DONE]` or the last event) and,
  * for streams, the time to the first `data:` frame. An answer that is not a 200 with a complete body is an error.
  */
-export async function chatRequest(pool: Pool, endpoint: ChatEndpoint, request: LoadRequest, tally: ChatTally): Promise<void> {
+export async function chatRequest(pool: Pool, request: LoadRequest, tally: ChatTally): Promise<void> {
   const { stream } = request;
   const start = performance.now();
   try {
     const res = await pool.request({
       method: "POST",
       path: request.path,
-      headers: { "content-type": "application/json", ...endpoint.headers },
+      headers: request.headers,
       body: request.body,
     });
     let text = "";
@@ -105,7 +127,7 @@ export async function chatLoad(
   const worker = async () => {
     while (next < count) {
       next++;
-      await chatRequest(pool, endpoint, request, tally);
+      await chatRequest(pool, request, tally);
     }
   };
   const started = performance.now();

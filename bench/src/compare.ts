@@ -7,7 +7,7 @@ import { cleanup, cleanupOnSignals, onCleanup } from "./cleanup.js";
 import { benchConfig, type CompareTargetName } from "./config.js";
 import { checkGoals, cpuVsChat, signedPercent, verdict } from "./goals.js";
 import { markdown, percentile } from "./measure.js";
-import { planLabel, planMode as mode, servesDialect, skippedTargets, type ChatPlan } from "./plans.js";
+import { apiNames, dialects, planLabel, planMode as mode, servesDialect, skippedTargets, type ChatPlan } from "./plans.js";
 import { startPortkeyTarget } from "./portkey-target.js";
 import { freshDatabase } from "./database.js";
 import { cpuSnapshot, cpuSpent, pidsByComm, rssSampler, settle } from "./proc-stats.js";
@@ -18,8 +18,9 @@ import { startTopologyTarget } from "./topology-target.js";
  * One-command gateway comparison: the same chat completions sent straight to a fake upstream (direct),
  * through Switchyard standalone, through Switchyard as separate processes (topology) and through the
  * Portkey gateway, interleaved (for each plan, rounds in which every target runs once, in a rotated order)
- * so machine noise hits all alike. Responses API plans run against Switchyard's targets only, and their rows
- * say their CPU per request against chat's. Prints a Markdown table and writes bench/results/compare.json.
+ * so machine noise hits all alike. Plans of the Responses API run against Switchyard's targets only, those of
+ * Anthropic's Messages API against Switchyard's and direct calls; their rows say their CPU per request against
+ * chat's. Prints a Markdown table and writes bench/results/compare.json.
  */
 const config = benchConfig.compare;
 const backendNames = ["postgres", "nats-server"] as const;
@@ -79,27 +80,27 @@ async function startTargets(dir: string, upstream: { url: string; pid: number },
 
 /**
  * Brings every target to its running state (JIT, caches, pools) before anything is measured: `count` chat
- * requests each, and when Responses plans will run, half as many more Responses requests to the targets that serve them.
+ * requests each, and for each other dialect whose plans will run, half as many more of it to the targets that serve it.
  */
 async function warmUp(targets: Target[]) {
   const count = config.startupWarmupRequests;
   if (count === 0) return;
-  const responses = config.plans.some((plan) => plan.dialect === "responses");
+  const others = dialects.filter((dialect) => dialect !== "chat" && config.plans.some((plan) => plan.dialect === dialect));
   const started = performance.now();
   for (const target of targets) {
     const pool = new Pool(target.origin, { connections: 10, headersTimeout: 30_000, bodyTimeout: 30_000 });
     const tally = emptyTally();
     try {
       for (const stream of [false, true]) await chatLoad(pool, target, { dialect: "chat", stream }, Math.ceil(count / 2), 10, tally);
-      if (responses && servesDialect(target.name, "responses")) {
-        for (const stream of [false, true]) await chatLoad(pool, target, { dialect: "responses", stream }, Math.ceil(count / 4), 10, tally);
+      for (const dialect of others.filter((d) => servesDialect(target.name, d))) {
+        for (const stream of [false, true]) await chatLoad(pool, target, { dialect, stream }, Math.ceil(count / 4), 10, tally);
       }
     } finally {
       await pool.close();
     }
     if (tally.errors) console.log(`  ${target.name} start-up warm-up: ${tally.errors} errors, e.g. ${tally.errorSamples[0]}`);
   }
-  const extra = responses ? `, and ${Math.ceil(count / 4) * 2} Responses requests to each target that serves them` : "";
+  const extra = others.map((dialect) => `, and ${Math.ceil(count / 4) * 2} ${apiNames[dialect]} requests to each target that serves them`).join("");
   console.log(`start-up warm-up: ${count} requests per target (half streamed, c=10)${extra} in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
 
@@ -174,7 +175,7 @@ function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measu
     ttfb_p99_ms: plan.stream ? percentile(ttfb, 99) : undefined,
     added_ttfb_p50_ms: plan.stream && d ? percentile(ttfb, 50) - percentile(d.ttfb, 50) : undefined,
     cpu_ms_per_request: perRequest(m.cpuMs),
-    /** Responses rows: CPU per request against the same target's chat row of this mode and concurrency (0.04 is 4% more); filled in once every plan has run. */
+    /** Rows of other dialects than chat: CPU per request against the same target's chat row of this mode and concurrency (0.04 is 4% more); filled in once every plan has run. */
     cpu_vs_chat: undefined as number | undefined,
     backend_cpu_ms_per_request: perRequest(m.backendCpuMs),
     upstream_cpu_ms_per_request: perRequest(m.upstreamCpuMs),

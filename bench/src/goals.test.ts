@@ -15,10 +15,14 @@ const rows = (overrides: Partial<Record<string, Partial<GoalRow>>> = {}): GoalRo
     { target: "standalone", dialect: "responses", mode: "stream", concurrency: 10, cpu_ms_per_request: 0.63 },
     { target: "topology", dialect: "responses", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.99 },
     { target: "topology", dialect: "responses", mode: "stream", concurrency: 10, cpu_ms_per_request: 1.5 },
+    { target: "standalone", dialect: "messages", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.432 },
+    { target: "standalone", dialect: "messages", mode: "stream", concurrency: 10, cpu_ms_per_request: 0.66 },
+    { target: "topology", dialect: "messages", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.9 },
+    { target: "topology", dialect: "messages", mode: "stream", concurrency: 10, cpu_ms_per_request: 1.2 },
   ];
   return base.map((r) => ({ ...r, ...overrides[`${r.target} ${r.dialect ? `${r.dialect} ` : ""}${r.mode} ${r.concurrency}`] }));
 };
-const allMet = Array<string>(9).fill("met");
+const allMet = Array<string>(13).fill("met");
 
 describe("performance goals", () => {
   it("are all met when every figure is inside its limit", () => {
@@ -26,6 +30,7 @@ describe("performance goals", () => {
     expect(checks.map(verdict)).toEqual(allMet);
     expect(checks[0]!.measured).toBe("0.450 vs 1.000 ms = 0.45");
     expect(checks[5]!.measured).toBe("0.468 vs 0.450 ms = +4.0%");
+    expect(checks[9]!.measured).toBe("0.432 vs 0.450 ms = -4.0%");
   });
 
   it("judges CPU against Portkey's in the same run, so a slower Portkey does not hide a slower gateway", () => {
@@ -50,8 +55,8 @@ describe("performance goals", () => {
 
   it("holds Responses to at most 10% more CPU per request than chat's, of the same target, mode and concurrency", () => {
     const checks = checkGoals(rows({ "standalone responses stream 10": { cpu_ms_per_request: 0.66 }, "topology responses buffered 10": { cpu_ms_per_request: 0.991 } }));
-    expect(checks.slice(5).map(verdict)).toEqual(["met", "met", "not met", "met"]);
-    expect(checks.slice(5).map((c) => c.goal)).toEqual([
+    expect(checks.slice(5, 9).map(verdict)).toEqual(["met", "met", "not met", "met"]);
+    expect(checks.slice(5, 9).map((c) => c.goal)).toEqual([
       "standalone Responses CPU per request within 10% of chat's (buffered, c=10)",
       "standalone Responses CPU per request within 10% of chat's (stream, c=10)",
       "topology Responses CPU per request within 10% of chat's (buffered, c=10)",
@@ -61,7 +66,26 @@ describe("performance goals", () => {
 
   it("says a Responses goal was not measured without its Responses row or its chat row", () => {
     const checks = checkGoals(rows().filter((r) => !(r.target === "standalone" && r.mode === "stream" && r.concurrency === 10 && !r.dialect) && !(r.target === "topology" && r.dialect)));
-    expect(checks.slice(5).map(verdict)).toEqual(["met", "not measured", "not measured", "not measured"]);
+    expect(checks.slice(5, 9).map(verdict)).toEqual(["met", "not measured", "not measured", "not measured"]);
+  });
+
+  it("holds Messages to the same limit against chat, with goals of its own after the Responses ones", () => {
+    const checks = checkGoals(rows({ "standalone messages buffered 10": { cpu_ms_per_request: 0.4951 }, "topology messages stream 10": { cpu_ms_per_request: 1.65 } }));
+    expect(checks.slice(5, 9).map(verdict)).toEqual(["met", "met", "met", "met"]);
+    expect(checks.slice(9).map(verdict)).toEqual(["not met", "met", "met", "met"]);
+    expect(checks[9]!.measured).toBe("0.495 vs 0.450 ms = +10.0%");
+    expect(checks.slice(9).map((c) => c.goal)).toEqual([
+      "standalone Messages CPU per request within 10% of chat's (buffered, c=10)",
+      "standalone Messages CPU per request within 10% of chat's (stream, c=10)",
+      "topology Messages CPU per request within 10% of chat's (buffered, c=10)",
+      "topology Messages CPU per request within 10% of chat's (stream, c=10)",
+    ]);
+  });
+
+  it("says a Messages goal was not measured without its Messages row, whatever the Responses rows", () => {
+    const checks = checkGoals(rows().filter((r) => !(r.dialect === "messages" && r.mode === "stream")));
+    expect(checks.slice(5, 9).map(verdict)).toEqual(["met", "met", "met", "met"]);
+    expect(checks.slice(9).map(verdict)).toEqual(["met", "not measured", "met", "not measured"]);
   });
 });
 
@@ -71,6 +95,12 @@ describe("CPU against chat", () => {
     const responses = all.find((r) => r.target === "topology" && r.dialect === "responses" && r.mode === "buffered")!;
     expect(cpuVsChat(responses, all)).toBeCloseTo(0.1, 9);
     expect(signedPercent(cpuVsChat(responses, all)!)).toBe("+10.0%");
+  });
+
+  it("compares a Messages row with chat's the same way", () => {
+    const all = rows();
+    const messages = all.find((r) => r.target === "topology" && r.dialect === "messages" && r.mode === "stream")!;
+    expect(signedPercent(cpuVsChat(messages, all)!)).toBe("-20.0%");
   });
 
   it("has no figure for chat rows or without the chat row", () => {

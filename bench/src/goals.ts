@@ -1,7 +1,9 @@
+import { apiNames, type Dialect } from "./plans.js";
+
 /** The figures of one row of the comparison that the goals read. */
 export interface GoalRow {
   target: string;
-  /** `chat` or `responses`; a row without one is chat's. */
+  /** `chat`, `responses` or `messages`; a row without one is chat's. */
   dialect?: string | undefined;
   mode: string;
   concurrency: number;
@@ -22,8 +24,14 @@ const dialectOf = (row: GoalRow) => row.dialect ?? "chat";
 const find = (rows: readonly GoalRow[], target: string, mode: string, concurrency: number, dialect = "chat") =>
   rows.find((r) => r.target === target && r.mode === mode && r.concurrency === concurrency && dialectOf(r) === dialect);
 
-/** The most a Responses request may cost in CPU against a chat completion of the same target, mode and concurrency. */
-export const responsesCpuLimit = 1.1;
+/**
+ * The most a request of another dialect (Responses, Messages) may cost in CPU against a chat completion of the
+ * same target, mode and concurrency.
+ */
+export const dialectCpuLimit = 1.1;
+
+/** The dialects held to chat's CPU per request, in the order their goals are printed. */
+export const cpuComparedDialects: readonly Exclude<Dialect, "chat">[] = ["responses", "messages"];
 
 /**
  * A non-chat row's CPU per request against the same target's chat row of the same mode and concurrency, as a
@@ -45,8 +53,9 @@ export const signedPercent = (fraction: number) => {
 /**
  * The comparison's performance goals, judged on the chat rows of one run: gateway CPU per buffered request at
  * c=10 against Portkey's (standalone at most half, the topology at most the same), standalone's added p50 at
- * c=1 under 1 ms, and each Switchyard form's added time to the first streamed byte at c=1 under 2 ms. Then
- * the Responses API's CPU per request at c=10, buffered and streamed, within 10% of chat's, standalone and topology.
+ * c=1 under 1 ms, and each Switchyard form's added time to the first streamed byte at c=1 under 2 ms. Then,
+ * for each of the Responses and Messages APIs, standalone's and the topology's CPU per request at c=10,
+ * buffered and streamed, within 10% of chat's.
  */
 export function checkGoals(rows: readonly GoalRow[]): GoalCheck[] {
   const chat = (target: string, mode: "buffered" | "stream", concurrency: number) => find(rows, target, mode, concurrency);
@@ -63,13 +72,13 @@ export function checkGoals(rows: readonly GoalRow[]): GoalCheck[] {
   const under = (goal: string, value: number | undefined, limit: number): GoalCheck =>
     value === undefined ? { goal, measured: "not measured", met: undefined } : { goal, measured: `${fixed(value)} ms`, met: value < limit };
 
-  const responsesCpu = (target: string, mode: "buffered" | "stream"): GoalCheck => {
-    const goal = `${target} Responses CPU per request within ${Math.round((responsesCpuLimit - 1) * 100)}% of chat's (${mode}, c=10)`;
-    const responses = find(rows, target, mode, 10, "responses");
-    const own = chat(target, mode, 10);
-    if (!responses || !own || own.cpu_ms_per_request <= 0) return { goal, measured: "not measured", met: undefined };
-    const ratio = responses.cpu_ms_per_request / own.cpu_ms_per_request;
-    return { goal, measured: `${fixed(responses.cpu_ms_per_request)} vs ${fixed(own.cpu_ms_per_request)} ms = ${signedPercent(ratio - 1)}`, met: ratio <= responsesCpuLimit };
+  const dialectCpu = (dialect: Exclude<Dialect, "chat">, target: string, mode: "buffered" | "stream"): GoalCheck => {
+    const goal = `${target} ${apiNames[dialect]} CPU per request within ${Math.round((dialectCpuLimit - 1) * 100)}% of chat's (${mode}, c=10)`;
+    const own = find(rows, target, mode, 10, dialect);
+    const base = chat(target, mode, 10);
+    if (!own || !base || base.cpu_ms_per_request <= 0) return { goal, measured: "not measured", met: undefined };
+    const ratio = own.cpu_ms_per_request / base.cpu_ms_per_request;
+    return { goal, measured: `${fixed(own.cpu_ms_per_request)} vs ${fixed(base.cpu_ms_per_request)} ms = ${signedPercent(ratio - 1)}`, met: ratio <= dialectCpuLimit };
   };
 
   return [
@@ -78,10 +87,9 @@ export function checkGoals(rows: readonly GoalRow[]): GoalCheck[] {
     under("standalone adds under 1 ms at p50 (buffered, c=1)", chat("standalone", "buffered", 1)?.added_p50_ms, 1),
     under("standalone adds under 2 ms to the first streamed byte (c=1)", chat("standalone", "stream", 1)?.added_ttfb_p50_ms, 2),
     under("topology adds under 2 ms to the first streamed byte (c=1)", chat("topology", "stream", 1)?.added_ttfb_p50_ms, 2),
-    responsesCpu("standalone", "buffered"),
-    responsesCpu("standalone", "stream"),
-    responsesCpu("topology", "buffered"),
-    responsesCpu("topology", "stream"),
+    ...cpuComparedDialects.flatMap((dialect) =>
+      ["standalone", "topology"].flatMap((target) => (["buffered", "stream"] as const).map((mode) => dialectCpu(dialect, target, mode))),
+    ),
   ];
 }
 

@@ -11,14 +11,16 @@ describe("plan parsing", () => {
   });
 
   it("reads a dialect prefix", () => {
-    expect(parsePlans("responses:buffered:10, responses:stream:10,chat:stream:1")).toEqual([
+    expect(parsePlans("responses:buffered:10, responses:stream:10,chat:stream:1,messages:buffered:10,messages:stream:10")).toEqual([
       { dialect: "responses", stream: false, concurrency: 10 },
       { dialect: "responses", stream: true, concurrency: 10 },
       { dialect: "chat", stream: true, concurrency: 1 },
+      { dialect: "messages", stream: false, concurrency: 10 },
+      { dialect: "messages", stream: true, concurrency: 10 },
     ]);
   });
 
-  it.each(["", "buffered", "buffered:0", "buffered:1.5", "buffered:x", "batch:10", "completions:buffered:10", "responses:10", "responses:buffered:10:1", ":buffered:10"])(
+  it.each(["", "buffered", "buffered:0", "buffered:1.5", "buffered:x", "batch:10", "completions:buffered:10", "responses:10", "responses:buffered:10:1", ":buffered:10", "anthropic:buffered:10", "messages:10"])(
     "refuses %j",
     (text) => {
       expect(() => parsePlan(text)).toThrow(/BENCH_CHAT_PLANS: bad plan/);
@@ -26,60 +28,114 @@ describe("plan parsing", () => {
   );
 
   it("writes a plan back as it is given, chat without its prefix", () => {
-    expect(parsePlans("chat:buffered:1,stream:10,responses:stream:10").map(planLabel)).toEqual(["buffered:1", "stream:10", "responses:stream:10"]);
+    expect(parsePlans("chat:buffered:1,stream:10,responses:stream:10,messages:buffered:10").map(planLabel)).toEqual([
+      "buffered:1",
+      "stream:10",
+      "responses:stream:10",
+      "messages:buffered:10",
+    ]);
   });
 
-  it("runs the chat plans by default, with Responses buffered and streamed at c=10 beside chat's", () => {
+  it("runs the chat plans by default, with Responses and Messages buffered and streamed at c=10 beside chat's", () => {
     const labels = parsePlans(defaultPlans).map(planLabel);
-    expect(labels).toEqual(["buffered:1", "buffered:10", "responses:buffered:10", "buffered:50", "stream:1", "stream:10", "responses:stream:10", "stream:50"]);
-  });
-});
-
-describe("targets of a dialect", () => {
-  it("runs chat everywhere and Responses on Switchyard's targets only", () => {
-    const targets = ["direct", "standalone", "standalone-pg", "topology", "portkey"];
-    expect(targets.filter((t) => servesDialect(t, "chat"))).toEqual(targets);
-    expect(targets.filter((t) => servesDialect(t, "responses"))).toEqual(["standalone", "standalone-pg", "topology"]);
-  });
-
-  it("names the skipped targets only when a Responses plan runs and skips some", () => {
-    const targets = ["direct", "standalone", "portkey"];
-    expect(skippedTargets(parsePlans("buffered:10,stream:10"), targets)).toEqual([]);
-    expect(skippedTargets(parsePlans("buffered:10,responses:stream:10"), ["standalone", "topology"])).toEqual([]);
-    expect(skippedTargets(parsePlans("buffered:10,responses:stream:10"), targets)).toEqual([
-      "responses plans skip direct, portkey (only Switchyard's targets are called on the Responses API)",
+    expect(labels).toEqual([
+      "buffered:1",
+      "buffered:10",
+      "responses:buffered:10",
+      "messages:buffered:10",
+      "buffered:50",
+      "stream:1",
+      "stream:10",
+      "responses:stream:10",
+      "messages:stream:10",
+      "stream:50",
     ]);
   });
 });
 
+describe("targets of a dialect", () => {
+  const targets = ["direct", "standalone", "standalone-pg", "topology", "portkey"];
+
+  it("runs chat everywhere and Responses on Switchyard's targets only", () => {
+    expect(targets.filter((t) => servesDialect(t, "chat"))).toEqual(targets);
+    expect(targets.filter((t) => servesDialect(t, "responses"))).toEqual(["standalone", "standalone-pg", "topology"]);
+  });
+
+  it("runs Messages on Switchyard's targets and on direct calls, whose upstream answers Anthropic's /messages", () => {
+    expect(targets.filter((t) => servesDialect(t, "messages"))).toEqual(["direct", "standalone", "standalone-pg", "topology"]);
+  });
+
+  it("names the skipped targets only when a plan of another dialect runs and skips some", () => {
+    const some = ["direct", "standalone", "portkey"];
+    expect(skippedTargets(parsePlans("buffered:10,stream:10"), some)).toEqual([]);
+    expect(skippedTargets(parsePlans("buffered:10,responses:stream:10"), ["standalone", "topology"])).toEqual([]);
+    expect(skippedTargets(parsePlans("buffered:10,responses:stream:10"), some)).toEqual([
+      "responses plans skip direct, portkey (the Responses API is called only on standalone)",
+    ]);
+    expect(skippedTargets(parsePlans("messages:buffered:10,responses:stream:10"), some)).toEqual([
+      "responses plans skip direct, portkey (the Responses API is called only on standalone)",
+      "messages plans skip portkey (the Messages API is called only on direct, standalone)",
+    ]);
+    expect(skippedTargets(parsePlans("messages:stream:10"), ["portkey"])).toEqual(["messages plans skip portkey (the Messages API is called on none of them)"]);
+  });
+});
+
 describe("requests and their answers", () => {
-  const endpoint: ChatEndpoint = { origin: "http://127.0.0.1:1", path: "/api/v1/chat/completions", responsesPath: "/api/v1/responses", headers: {}, model: "bench/model" };
+  const endpoint: ChatEndpoint = {
+    origin: "http://127.0.0.1:1",
+    headers: { authorization: "Bearer sk-test" },
+    routes: {
+      chat: { path: "/api/v1/chat/completions", model: "bench/model" },
+      responses: { path: "/api/v1/responses", model: "bench/model" },
+      messages: { path: "/api/v1/messages", model: "bench/anthropic" },
+    },
+  };
 
   it("sends chat messages to the chat path and a Responses input to the Responses path", () => {
     const chat = loadRequest(endpoint, "chat", true);
     expect(chat.path).toBe("/api/v1/chat/completions");
+    expect(chat.headers).toEqual({ "content-type": "application/json", authorization: "Bearer sk-test" });
     expect(JSON.parse(chat.body)).toEqual({ model: "bench/model", messages: [{ role: "user", content: "Say hello" }], stream: true });
     const responses = loadRequest(endpoint, "responses", false);
     expect(responses.path).toBe("/api/v1/responses");
     expect(JSON.parse(responses.body)).toEqual({ model: "bench/model", input: "Say hello", stream: false });
   });
 
-  it("refuses a Responses request to a target that does not serve the API", () => {
-    expect(() => loadRequest({ ...endpoint, responsesPath: undefined }, "responses", true)).toThrow(/does not serve the Responses API/);
+  it("sends a Messages request with max_tokens and Anthropic's version header to the Messages path, on its own model", () => {
+    const messages = loadRequest(endpoint, "messages", true);
+    expect(messages.path).toBe("/api/v1/messages");
+    expect(messages.headers).toEqual({ "content-type": "application/json", authorization: "Bearer sk-test", "anthropic-version": "2023-06-01" });
+    expect(JSON.parse(messages.body)).toEqual({ model: "bench/anthropic", max_tokens: 1024, messages: [{ role: "user", content: "Say hello" }], stream: true });
+    expect(JSON.parse(loadRequest(endpoint, "messages", false).body)).toMatchObject({ stream: false });
+  });
+
+  it("refuses a request of a dialect the target does not serve", () => {
+    const chatOnly = { ...endpoint, routes: { chat: endpoint.routes.chat } };
+    expect(() => loadRequest(chatOnly, "responses", true)).toThrow(/does not serve the Responses API/);
+    expect(() => loadRequest(chatOnly, "messages", false)).toThrow(/does not serve the Messages API/);
   });
 
   it("takes a Responses answer as complete on its response object or its response.completed event", () => {
     expect(incompleteAnswer("responses", false, '{"id":"gen-1","object":"response","status":"completed","output":[]}')).toBeUndefined();
-    expect(incompleteAnswer("responses", false, '{"error":{"code":502}}')).toMatch(/not a response object/);
+    expect(incompleteAnswer("responses", false, '{"error":{"code":502}}')).toMatch(/without "object":"response"/);
     const events = 'event: response.created\ndata: {"type":"response.created"}\n\nevent: response.completed\ndata: {"type":"response.completed"}\n\n';
     expect(incompleteAnswer("responses", true, events)).toBeUndefined();
     expect(incompleteAnswer("responses", true, events.replaceAll("completed", "failed"))).toMatch(/without response.completed/);
   });
 
+  it("takes a Messages answer as complete on its message object or its message_stop event", () => {
+    expect(incompleteAnswer("messages", false, '{"id":"gen-1","type":"message","role":"assistant","content":[]}')).toBeUndefined();
+    expect(incompleteAnswer("messages", false, '{"type":"error","error":{"type":"api_error","message":"x"}}')).toMatch(/without "type":"message"/);
+    const events = 'event: message_start\ndata: {"type":"message_start"}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n';
+    expect(incompleteAnswer("messages", true, events)).toBeUndefined();
+    const failed = 'event: message_start\ndata: {"type":"message_start"}\n\nevent: error\ndata: {"type":"error"}\n\n';
+    expect(incompleteAnswer("messages", true, failed)).toMatch(/without event: message_stop/);
+  });
+
   it("keeps chat's checks: [DONE] for streams, choices for buffered answers", () => {
     expect(incompleteAnswer("chat", true, 'data: {"choices":[]}\n\ndata: [DONE]\n\n')).toBeUndefined();
-    expect(incompleteAnswer("chat", true, 'data: {"choices":[]}\n\n')).toMatch(/without \[DONE\]/);
+    expect(incompleteAnswer("chat", true, 'data: {"choices":[]}\n\n')).toMatch(/without data: \[DONE\]/);
     expect(incompleteAnswer("chat", false, '{"choices":[]}')).toBeUndefined();
-    expect(incompleteAnswer("chat", false, '{"object":"response"}')).toMatch(/without choices/);
+    expect(incompleteAnswer("chat", false, '{"object":"response"}')).toMatch(/without "choices"/);
   });
 });

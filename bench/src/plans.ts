@@ -1,12 +1,18 @@
 /**
  * The gateway comparison's plans: which API (dialect) is called, buffered or streamed, at which concurrency.
- * Written as `[dialect:]mode:concurrency` (`buffered:10`, `responses:stream:10`); without a dialect a plan is
- * chat completions, so lists written before Responses plans existed mean what they meant.
+ * Written as `[dialect:]mode:concurrency` (`buffered:10`, `responses:stream:10`, `messages:buffered:10`);
+ * without a dialect a plan is chat completions, so lists written before other dialects existed mean what they meant.
  */
 
-/** `chat`: `POST /chat/completions`; `responses`: `POST /responses` (the OpenAI Responses API). */
-export const dialects = ["chat", "responses"] as const;
+/**
+ * `chat`: `POST /chat/completions`; `responses`: `POST /responses` (the OpenAI Responses API); `messages`:
+ * `POST /messages` (Anthropic's Messages API).
+ */
+export const dialects = ["chat", "responses", "messages"] as const;
 export type Dialect = (typeof dialects)[number];
+
+/** Each dialect's API as the printed notes and goals name it. */
+export const apiNames: Record<Dialect, string> = { chat: "Chat Completions", responses: "Responses", messages: "Messages" };
 
 export interface ChatPlan {
   dialect: Dialect;
@@ -14,8 +20,9 @@ export interface ChatPlan {
   concurrency: number;
 }
 
-/** The plans `npm run bench` runs unless BENCH_CHAT_PLANS says otherwise; each Responses plan beside chat's of its mode and concurrency. */
-export const defaultPlans = "buffered:1,buffered:10,responses:buffered:10,buffered:50,stream:1,stream:10,responses:stream:10,stream:50";
+/** The plans `npm run bench` runs unless BENCH_CHAT_PLANS says otherwise; each other dialect's plan beside chat's of its mode and concurrency. */
+export const defaultPlans =
+  "buffered:1,buffered:10,responses:buffered:10,messages:buffered:10,buffered:50,stream:1,stream:10,responses:stream:10,messages:stream:10,stream:50";
 
 const isDialect = (text: string): text is Dialect => dialects.some((d) => d === text);
 
@@ -25,7 +32,7 @@ export function parsePlan(text: string): ChatPlan {
   const [dialect, mode, concurrency] = parts.length === 3 ? parts : ["chat", ...parts];
   const count = Number(concurrency);
   if (!dialect || !isDialect(dialect) || (mode !== "buffered" && mode !== "stream") || !Number.isInteger(count) || count < 1) {
-    throw new Error(`BENCH_CHAT_PLANS: bad plan ${text} (expected [chat:|responses:]buffered|stream:<concurrency>)`);
+    throw new Error(`BENCH_CHAT_PLANS: bad plan ${text} (expected [${dialects.join("|")}:]buffered|stream:<concurrency>)`);
   }
   return { dialect, stream: mode === "stream", concurrency: count };
 }
@@ -38,17 +45,29 @@ export const planMode = (plan: Pick<ChatPlan, "stream">) => (plan.stream ? "stre
 /** The plan as it is written: `buffered:10`, `responses:stream:10` (chat without its prefix). */
 export const planLabel = (plan: ChatPlan) => `${plan.dialect === "chat" ? "" : `${plan.dialect}:`}${planMode(plan)}:${plan.concurrency}`;
 
-/** The targets the Responses plans run against: Switchyard's (the upstream of direct calls speaks chat completions only). */
-export const responsesTargetNames: readonly string[] = ["standalone", "standalone-pg", "topology"];
+const switchyardTargets = ["standalone", "standalone-pg", "topology"];
+
+/**
+ * The targets each dialect other than chat runs against (chat runs against all). Responses: Switchyard's only,
+ * as the upstream does not speak it and Portkey is called on its chat route. Messages: Switchyard's, and
+ * direct calls, since the upstream answers Anthropic's `/messages` itself (what Switchyard's Anthropic endpoint calls).
+ */
+export const dialectTargets: Record<Exclude<Dialect, "chat">, readonly string[]> = {
+  responses: switchyardTargets,
+  messages: ["direct", ...switchyardTargets],
+};
 
 /** Whether a plan of `dialect` runs against the target named `target`. */
-export const servesDialect = (target: string, dialect: Dialect) => dialect === "chat" || responsesTargetNames.includes(target);
+export const servesDialect = (target: string, dialect: Dialect) => dialect === "chat" || dialectTargets[dialect].includes(target);
 
-/** For the printed header: which of `targets` each non-chat dialect among `plans` skips, e.g. `responses plans skip direct, portkey`. */
+/** For the printed header: which of `targets` each non-chat dialect among `plans` skips, e.g. `responses plans skip direct, portkey (...)`. */
 export function skippedTargets(plans: readonly ChatPlan[], targets: readonly string[]): string[] {
   const used = dialects.filter((dialect) => dialect !== "chat" && plans.some((plan) => plan.dialect === dialect));
   return used.flatMap((dialect) => {
     const skipped = targets.filter((target) => !servesDialect(target, dialect));
-    return skipped.length ? [`${dialect} plans skip ${skipped.join(", ")} (only Switchyard's targets are called on ${dialect === "responses" ? "the Responses API" : dialect})`] : [];
+    if (!skipped.length) return [];
+    const served = targets.filter((target) => servesDialect(target, dialect));
+    const where = served.length ? `only on ${served.join(", ")}` : "on none of them";
+    return [`${dialect} plans skip ${skipped.join(", ")} (the ${apiNames[dialect]} API is called ${where})`];
   });
 }

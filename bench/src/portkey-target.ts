@@ -63,9 +63,8 @@ export async function startPortkeyTarget(upstreamUrl: string): Promise<Target> {
     return {
       name: "portkey",
       origin: `http://127.0.0.1:${port}`,
-      path: "/v1/chat/completions",
       headers: { "x-portkey-provider": "openai", "x-portkey-custom-host": upstreamUrl, authorization: "Bearer sk-bench" },
-      model: "bench",
+      routes: { chat: { path: "/v1/chat/completions", model: "bench" } },
       pids: () => (child.pid ? [child.pid] : []),
       ...(profileDir && {
         startProfile: async () => startSignalProfiles([child.pid!]),

@@ -76,7 +76,7 @@ async function main() {
           continue;
         }
         const tally = phase() === "warm-up" ? warmup : stream ? measured.stream : measured.buffered;
-        const request = chatRequest(pool, gateway, stream ? requests.stream : requests.buffered, tally).finally(() => inFlight.delete(request));
+        const request = chatRequest(pool, stream ? requests.stream : requests.buffered, tally).finally(() => inFlight.delete(request));
         inFlight.add(request);
       }
       if (elapsed() - lastReport >= 30) {

@@ -30,7 +30,7 @@ export function childEnv(extra: Record<string, string>): Record<string, string |
   return { ...env, LOG_LEVEL: benchConfig.logLevel, ...extra };
 }
 
-/** The fake OpenAI-compatible upstream in its own process. */
+/** The fake upstream (chat completions and Anthropic's Messages) in its own process. */
 export async function startUpstream() {
   const child = forkChild<{ url: string }>(childEnv({}), "./upstream-child.js");
   try {
@@ -42,20 +42,35 @@ export async function startUpstream() {
   }
 }
 
-/** A catalog whose one model, `bench/model`, is served by the upstream at `upstreamUrl` (no API key). */
+/** The model Switchyard's chat and Responses plans call: the upstream on chat completions (adapter `openai-compatible`). */
+export const chatModel = "bench/model";
+/** The model Switchyard's Messages plans call: the upstream on Anthropic's `/messages` (adapter `anthropic`), which gets the client's body as sent. */
+export const messagesModel = "bench/anthropic";
+
+/** Where Switchyard (standalone or the topology, behind its router) takes each dialect, and on which model. */
+export const switchyardRoutes: ChatEndpoint["routes"] = {
+  chat: { path: "/api/v1/chat/completions", model: chatModel },
+  responses: { path: "/api/v1/responses", model: chatModel },
+  messages: { path: "/api/v1/messages", model: messagesModel },
+};
+
+/**
+ * A catalog of two models served by the upstream at `upstreamUrl` (no API key), at the same prices:
+ * `bench/model` through an `openai-compatible` provider and `bench/anthropic` through an `anthropic` one.
+ */
 export async function writeCatalog(dir: string, upstreamUrl: string): Promise<string> {
   const path = join(dir, "catalog.json");
+  const pricing = { prompt: "0.000001", completion: "0.000002" };
   await writeFile(
     path,
     JSON.stringify({
-      providers: [{ slug: "bench", name: "Bench", adapter: "openai-compatible", base_url: upstreamUrl, requires_api_key: false }],
+      providers: [
+        { slug: "bench", name: "Bench", adapter: "openai-compatible", base_url: upstreamUrl, requires_api_key: false },
+        { slug: "bench-anthropic", name: "Bench Anthropic", adapter: "anthropic", base_url: upstreamUrl, requires_api_key: false },
+      ],
       models: [
-        {
-          id: "bench/model",
-          name: "Bench",
-          context_length: 8000,
-          endpoints: [{ provider: "bench", upstream_model: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }],
-        },
+        { id: chatModel, name: "Bench", context_length: 8000, endpoints: [{ provider: "bench", upstream_model: "bench", pricing }] },
+        { id: messagesModel, name: "Bench Anthropic", context_length: 8000, endpoints: [{ provider: "bench-anthropic", upstream_model: "bench", pricing }] },
       ],
     }),
   );
@@ -74,15 +89,17 @@ export async function createInferenceKey(origin: string, managementKey: string):
   return (JSON.parse(text) as { key: string }).key;
 }
 
-/** The calls straight to the upstream: the baseline every gateway is compared with. */
+/** The calls straight to the upstream: the baseline every gateway is compared with, on chat completions and Anthropic's Messages. */
 export function directTarget(upstream: { url: string; pid: number }): Target {
   const url = new URL(upstream.url);
   return {
     name: "direct",
     origin: url.origin,
-    path: `${url.pathname}/chat/completions`,
     headers: { authorization: "Bearer sk-bench" },
-    model: "bench",
+    routes: {
+      chat: { path: `${url.pathname}/chat/completions`, model: "bench" },
+      messages: { path: `${url.pathname}/messages`, model: "bench" },
+    },
     pids: () => [upstream.pid],
     stop: async () => undefined, // the upstream outlives the targets: it is stopped last
   };
@@ -110,10 +127,8 @@ export async function startStandaloneTarget(catalogPath: string, dataDir: string
     return {
       name,
       origin,
-      path: "/api/v1/chat/completions",
-      responsesPath: "/api/v1/responses",
       headers: { authorization: `Bearer ${key}` },
-      model: "bench/model",
+      routes: switchyardRoutes,
       pids: () => [gateway.pid],
       startProfile: async () => void (await gateway.startProfile()),
       stopProfile: async (label) => (await gateway.stopProfile(join(profileDir ?? ".", `${name}-${label}.cpuprofile`))).profiled,

@@ -11,7 +11,7 @@ import { benchConfig } from "./config.js";
 import { freePortBlock } from "./free-port.js";
 import { signalProfileEnv, startSignalProfiles, stopSignalProfiles } from "./signal-profile.js";
 import { freshDatabase } from "./database.js";
-import { childEnv, createInferenceKey, type Target } from "./targets.js";
+import { childEnv, createInferenceKey, switchyardRoutes, type Target } from "./targets.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const bootstrapKey = `bench-topology-${randomBytes(24).toString("hex")}`;
@@ -177,10 +177,8 @@ export async function startTopologyTarget(catalogPath: string, dataDir: string):
     return {
       name: "topology",
       origin,
-      path: "/api/v1/chat/completions",
-      responsesPath: "/api/v1/responses",
       headers: { authorization: `Bearer ${key}` },
-      model: "bench/model",
+      routes: switchyardRoutes,
       pids: all,
       ...(profileDir && {
         startProfile: async () => startSignalProfiles((profiledPids = all())),
