@@ -250,8 +250,8 @@ describe("what only Anthropic's API carries", () => {
     await expect(client.messages.create({ model: "vendor/text", max_tokens: 100, messages: user([{ type: "text", text: "See" }, fileImage]) })).rejects.toMatchObject(
       refused("messages[0].content[1].source", "file sources"),
     );
-    const withContainer = { model: "vendor/text", max_tokens: 100, container: "container_011", messages: user("Hi") } as Anthropic.MessageCreateParamsNonStreaming;
-    await expect(client.messages.create(withContainer)).rejects.toMatchObject(refused("container", "Anthropic's own setting"));
+    const withEdits = { model: "vendor/text", max_tokens: 100, context_management: { edits: [] }, messages: user("Hi") } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+    await expect(client.messages.create(withEdits)).rejects.toMatchObject(refused("context_management", "Anthropic's own setting"));
     await expect(client.messages.create({ model: "vendor/text", max_tokens: 100, messages: user([fileDocument]) })).rejects.toMatchObject(refused("messages[0].content[0].source", "file sources"));
     await expect(client.messages.create({ model: "vendor/text", max_tokens: 100, tools: [longNamed], messages: user("Look it up") })).rejects.toMatchObject(
       refused("tools[0].name", "tool names longer than 64 characters"),

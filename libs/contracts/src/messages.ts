@@ -83,7 +83,13 @@ export const messagesOutputConfig = z.strictObject({
 });
 
 /** Fields only Anthropic's own API reads: carried to Anthropic endpoints as they are, refused for the others. */
-export const anthropicOnlyFields = ["container", "context_management", "mcp_servers"] as const;
+export const anthropicOnlyFields = ["context_management"] as const;
+
+/**
+ * Settings for what Anthropic runs itself and answers with blocks of its own (code execution's container, its
+ * MCP connector): the gateway does not relay those blocks, so it refuses them rather than lose what they say.
+ */
+export const unrelayedFields = ["container", "mcp_servers"] as const;
 
 /** The body of `POST /messages/count_tokens`: a message request without its output settings. */
 export const messagesCountTokensRequest = z.strictObject({

@@ -273,16 +273,17 @@ describe("toChatRequest: tools", () => {
       { name: "f", input_schema: schema },
       { type: "text_editor_20250728", name: "str_replace_based_edit_tool" },
     ];
-    const result = mapped({ tools, container: "container_1", context_management: { edits: [] }, mcp_servers: [], ...user("Hi") });
-    expect(result.anthropicOnly).toEqual([
-      "tools[0]: tools of type bash_20250124",
-      "tools[2]: tools of type text_editor_20250728",
-      "container: Anthropic's own setting",
-      "context_management: Anthropic's own setting",
-      "mcp_servers: Anthropic's own setting",
-    ]);
+    const result = mapped({ tools, context_management: { edits: [] }, ...user("Hi") });
+    expect(result.anthropicOnly).toEqual(["tools[0]: tools of type bash_20250124", "tools[2]: tools of type text_editor_20250728", "context_management: Anthropic's own setting"]);
     expect(result.chat.tools).toEqual([{ type: "function", function: { name: "f", parameters: schema } }]);
-    expect(result.chat).not.toHaveProperty("container");
+    expect(result.chat).not.toHaveProperty("context_management");
+  });
+
+  it("refuses what Anthropic runs itself and answers with blocks the gateway does not relay", () => {
+    const unrelayed = "run at Anthropic, which answers with blocks of its own that the gateway does not relay";
+    expect(refusal({ tools: [{ type: "code_execution_20250825", name: "code_execution" }], ...user("Hi") })?.message).toBe(`Invalid body: tools[0]: tools of type code_execution_20250825 ${unrelayed}`);
+    expect(refusal({ mcp_servers: [{ type: "url", url: "https://mcp.example", name: "m" }], ...user("Hi") })?.message).toBe(`Invalid body: mcp_servers: its tools ${unrelayed}`);
+    expect(refusal({ container: "container_1", ...user("Hi") })?.message).toBe(`Invalid body: container: its tools ${unrelayed}`);
   });
 
   it("maps tool_choice, and sends none without tools", () => {

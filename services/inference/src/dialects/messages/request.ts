@@ -1,4 +1,4 @@
-import { anthropicOnlyFields, type MessagesContentBlock, type MessagesCountTokensRequest, type MessagesRequest, type MessagesTool } from "@switchyard/contracts";
+import { anthropicOnlyFields, unrelayedFields, type MessagesContentBlock, type MessagesCountTokensRequest, type MessagesRequest, type MessagesTool } from "@switchyard/contracts";
 import { badRequest } from "@switchyard/runtime";
 import { createHash } from "node:crypto";
 import { toolFunctionName } from "../../tools/declared.js";
@@ -198,9 +198,17 @@ class Mapper {
     if (type.startsWith("openrouter:")) return tool;
     if (/^web_search_\d+$/.test(type)) return serverTool("openrouter:web_search", tool, where, { max_uses: "max_uses", allowed_domains: "allowed_domains", blocked_domains: "excluded_domains" });
     if (/^web_fetch_\d+$/.test(type)) return serverTool("openrouter:web_fetch", tool, where, { max_uses: "max_uses", max_content_tokens: "max_content_tokens", allowed_domains: "allowed_domains", blocked_domains: "blocked_domains" });
+    if (unrelayedTools.test(type)) refuseUnrelayed(where, `tools of type ${type}`);
     this.only(where, `tools of type ${type}`, tool);
     return undefined;
   }
+}
+
+/** Anthropic's tools that it runs itself, answering with blocks of its own (code execution, tool search). */
+const unrelayedTools = /^(code_execution|tool_search_tool)_/;
+
+function refuseUnrelayed(where: string, what: string): never {
+  throw badRequest(`Invalid body: ${where}: ${what} run at Anthropic, which answers with blocks of its own that the gateway does not relay`);
 }
 
 /** Fields of an Anthropic tool definition that say what it is rather than how it behaves. */
@@ -248,6 +256,7 @@ export function toChatRequest(request: MessagesCountTokensRequest & Partial<Mess
     else messages.push(...mapper.assistant(message.content, where));
   });
   const tools = (request.tools ?? []).map((tool, i) => mapper.tool(tool, `tools[${i}]`)).filter((t): t is Json => t !== undefined);
+  for (const field of unrelayedFields) if (request[field] !== undefined) refuseUnrelayed(field, "its tools");
   for (const field of anthropicOnlyFields) if (request[field] !== undefined) mapper.only(field, "Anthropic's own setting", request[field]);
   const effort = reasoning(request);
   const chat: Json = {
