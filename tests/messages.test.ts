@@ -106,12 +106,18 @@ describe("messages.stream(...).finalMessage() through the router to an Anthropic
     const stream = client.messages.stream({ model: "anthropic/text", max_tokens: 100, messages: [user("Hi")] });
     stream.on("text", (delta) => texts.push(delta));
     const events: string[] = [];
-    stream.on("streamEvent", (event) => events.push(event.type));
+    let started: unknown;
+    stream.on("streamEvent", (event) => {
+      events.push(event.type);
+      if (event.type === "message_start") started = { ...event.message.usage };
+    });
     const message = await stream.finalMessage();
     expect(message.content).toEqual([{ type: "text", text: greeting }]);
     expect(texts.join("")).toBe(greeting);
     expect(texts.length).toBe(2);
     expect(events).toEqual(["message_start", "content_block_start", "content_block_delta", "content_block_delta", "content_block_stop", "message_delta", "message_stop"]);
+    // The prompt's tokens are in message_start already, as Anthropic's own stream has them.
+    expect(started).toEqual({ input_tokens: 12, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
     expect(message.usage).toMatchObject({ input_tokens: 12, output_tokens: 9 });
     expect(stream.request_id).toBe(message.id);
     expect(upstream().body.stream).toBe(true);

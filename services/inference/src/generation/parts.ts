@@ -31,7 +31,14 @@ export type Passthrough = { readonly [field: string]: Json };
  * a later turn must send back whole. A failure is thrown by the stream, not sent as a part.
  */
 export type StreamPart =
-  | { type: "metadata"; id?: string | null; systemFingerprint?: string | null; serviceTier?: string | null }
+  | {
+      type: "metadata";
+      id?: string | null;
+      systemFingerprint?: string | null;
+      serviceTier?: string | null;
+      /** The prompt's tokens as the provider counts them when its answer starts (Anthropic's `message_start`); the whole usage comes last. */
+      promptUsage?: UpstreamUsage;
+    }
   | { type: "text"; choice: number; text: string }
   | { type: "reasoning"; choice: number; text: string }
   | { type: "reasoning-detail"; choice: number; detail: Detail }

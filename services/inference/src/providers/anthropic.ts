@@ -154,7 +154,7 @@ async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch
     const e = parsed.data;
     if (e.type === "message_start") {
       counted = { ...counted, ...(e.message.usage ?? {}) };
-      yield [{ type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }];
+      yield [{ type: "metadata", promptUsage: { ...toUsage(counted), completionTokens: 0 } }, { type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }];
     } else if (e.type === "content_block_start" && e.content_block.type === "tool_use") {
       toolIndex.set(e.index, toolIndex.size);
       yield [{ type: "tool-call-start", choice: 0, index: toolIndex.get(e.index)!, id: e.content_block.id ?? `call_${e.index}`, name: e.content_block.name ?? "" }];

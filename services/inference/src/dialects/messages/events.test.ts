@@ -120,6 +120,14 @@ describe("MessagesEvents", () => {
     ]);
   });
 
+  it("starts the message with the prompt's tokens where the provider counts them as its answer starts", () => {
+    const { stream, events } = renderer();
+    expect(events).toEqual([]);
+    const promptUsage = { promptTokens: 2060, completionTokens: 0, cachedTokens: 2048, cacheWriteTokens: 0, reasoningTokens: 0 };
+    stream.push([{ type: "metadata", promptUsage }, text("Hi")]);
+    expect(events[0]).toMatchObject({ type: "message_start", message: { usage: { input_tokens: 12, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 2048 } } });
+  });
+
   it("ends a thinking block with its signature: the next thinking is a block of its own", async () => {
     const { stream, events } = renderer();
     stream.push([reasoning("A"), detail({ type: "reasoning.text", text: "A", format: claude, index: 0 })]);

@@ -20,6 +20,8 @@ export class MessagesEvents {
   /** The block number of each tool call of the turn, by the call's index among the parts. */
   private readonly toolBlocks = new Map<number, number>();
   private stopSequence: string | null = null;
+  /** `message_start` was sent. */
+  private begun = false;
   /**
    * The open thinking block's signature, gathered from its pieces and sent whole when the block closes (the
    * SDK keeps the last `signature_delta`); once it has one, more thinking is a block of its own.
@@ -31,14 +33,25 @@ export class MessagesEvents {
     private readonly frame: MessageFrame,
   ) {}
 
-  start(): void {
+  /**
+   * The message begins with the first parts, so that `message_start` carries the prompt's tokens where the
+   * provider counts them as its answer starts (Anthropic does); elsewhere they are 0 there, and every count
+   * comes in `message_delta`, where the SDK reads the whole usage.
+   */
+  start(): void {}
+
+  private begin(batch: PartBatch = []): void {
+    if (this.begun) return;
+    this.begun = true;
     const { id, model } = this.frame;
-    const usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    const counted = batch.find((p) => p.type === "metadata" && p.promptUsage !== undefined);
+    const usage = counted?.type === "metadata" && counted.promptUsage ? usageOf(counted.promptUsage) : { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
     this.send({ type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage } });
     this.send({ type: "ping" });
   }
 
   push(batch: PartBatch): void {
+    this.begin(batch);
     const reasoned = batch.some((p) => p.type === "reasoning");
     for (const part of batch) this.part(part, reasoned);
   }
@@ -127,16 +140,19 @@ export class MessagesEvents {
 
   /** The server tool calls the gateway ran, after the turn that made them. */
   serverCalls(calls: readonly ServerToolCallDetail[]): void {
+    this.begin();
     for (const call of calls) for (const block of serverCallBlocks(call)) this.whole(block);
   }
 
   /** The in-band failure: Anthropic's `error` event, after which the stream ends. */
   fail(status: number, message: string): void {
+    this.begin();
     this.close();
     this.send({ type: "error", error: { type: anthropicErrorType(status), message } });
   }
 
   finish(accounted: Accounted, finishReason: string | null, extra: Json = {}): void {
+    this.begin();
     this.close();
     const delta = { stop_reason: stopReason(finishReason), stop_sequence: this.stopSequence };
     this.send({ type: "message_delta", delta, usage: usageOf(accounted.usage), ...extra });
