@@ -207,16 +207,19 @@ describe("Anthropic's web_fetch tool on /messages", () => {
 
   it("runs as the gateway's web fetch: the call and its result as blocks, before what the model said after", async () => {
     const message = await claude.messages.create({ ...ask, messages: [{ role: "user", content: url("/article") }] });
+    const id = (message.content[0] as { id: string }).id;
+    // Anthropic's own blocks for a fetch, the page's text as a document.
+    const page = { type: "document", source: { type: "text", media_type: "text/plain", data: "Field notes\n\nThe gateway fetched this page itself." }, title: "Switchyard field notes" };
     expect(message.content).toEqual([
-      { type: "server_tool_use", id: expect.any(String), name: "openrouter:web_fetch", input: { url: url("/article") } },
-      { type: "server_tool_result", tool_use_id: (message.content[0] as { id: string }).id, content: expect.objectContaining({ title: "Switchyard field notes", status: 200 }) },
+      { type: "server_tool_use", id, name: "web_fetch", input: { url: url("/article") } },
+      { type: "web_fetch_tool_result", tool_use_id: id, content: { type: "web_fetch_result", url: url("/article"), content: page, retrieved_at: expect.any(String) } },
       { type: "text", text: expect.stringContaining("Fetching. READ") },
     ]);
     expect(message.stop_reason).toBe("end_turn");
 
     // Streamed, the SDK accumulates the same blocks.
     const streamed = await claude.messages.stream({ ...ask, messages: [{ role: "user", content: url("/article") }] }).finalMessage();
-    expect(streamed.content.map((b) => b.type)).toEqual(["text", "server_tool_use", "server_tool_result", "text"]);
+    expect(streamed.content.map((b) => b.type)).toEqual(["text", "server_tool_use", "web_fetch_tool_result", "text"]);
 
     // Sent back, the blocks are history: the model reads the call and its result, and nothing is fetched again.
     const served = pages.served.length;

@@ -2,7 +2,7 @@ import { messageObject, type ServerToolCallDetail } from "@switchyard/contracts"
 import { describe, expect, it } from "vitest";
 import type { Accounted } from "../../accounting.js";
 import type { CompletionChoice } from "../../generation/parts.js";
-import { contentBlocks, messageBody, serverCallBlocks, stopReason, thinkingBlock, toolInput, toolUseBlock, usageOf } from "./answer.js";
+import { contentBlocks, messageBody, stopReason, thinkingBlock, toolInput, toolUseBlock, usageOf } from "./answer.js";
 
 const claude = "anthropic-claude-v1";
 const frame = { id: "gen-1767225600-abcDEF0123456789ghij", model: "anthropic/claude-sonnet-4.5" };
@@ -20,12 +20,12 @@ function choice(over: Partial<CompletionChoice> = {}): CompletionChoice {
   return { index: 0, text: "Hello", reasoning: null, reasoningDetails: [], toolCalls: [], finishReason: "end_turn", fields: {}, choiceFields: {}, ...over };
 }
 
-const search: ServerToolCallDetail = {
+const clock: ServerToolCallDetail = {
   type: "reasoning.server_tool_call",
-  tool_name: "openrouter:web_search",
+  tool_name: "openrouter:datetime",
   tool_call_id: "srvtoolu_1",
-  arguments: '{"query":"Paris"}',
-  result: '[{"url":"https://a.example"}]',
+  arguments: '{"timezone":"Europe/Paris"}',
+  result: '{"datetime":"2026-11-26T22:00:00+01:00"}',
 };
 
 describe("stopReason", () => {
@@ -87,19 +87,10 @@ describe("blocks", () => {
     expect(thinkingBlock({ type: "reasoning.encrypted", data: "gAAAA", id: "rs_1", format: "openai-responses-v1" })).toEqual({ type: "redacted_thinking", data: "switchyard:openai-responses-v1:rs_1:gAAAA" });
     expect(thinkingBlock({ type: "reasoning.text", text: "Gem", signature: "g-sig", format: "google-gemini-v1" })).toEqual({ type: "thinking", thinking: "Gem", signature: "switchyard:google-gemini-v1::g-sig" });
     expect(thinkingBlock({ type: "reasoning.summary", summary: "s" })).toBeUndefined();
-    expect(thinkingBlock(search)).toBeUndefined();
+    expect(thinkingBlock(clock)).toBeUndefined();
   });
 
-  it("writes a server call as its call and result, the result as JSON where it is", () => {
-    expect(serverCallBlocks(search)).toEqual([
-      { type: "server_tool_use", id: "srvtoolu_1", name: "openrouter:web_search", input: { query: "Paris" } },
-      { type: "server_tool_result", tool_use_id: "srvtoolu_1", content: [{ url: "https://a.example" }] },
-    ]);
-    expect(serverCallBlocks({ ...search, tool_call_id: null, id: "rd_1", result: "plain" })).toEqual([
-      { type: "server_tool_use", id: "rd_1", name: "openrouter:web_search", input: { query: "Paris" } },
-      { type: "server_tool_result", tool_use_id: "rd_1", content: "plain" },
-    ]);
-    expect(serverCallBlocks({ ...search, tool_call_id: undefined, index: 3 })[0]).toMatchObject({ id: "srvtoolu_3" });
+  it("writes a tool call's arguments as its input, {} when they are not a JSON object", () => {
     expect(toolUseBlock({ id: "toolu_1", type: "function", function: { name: "f", arguments: "{bad" } })).toEqual({ type: "tool_use", id: "toolu_1", name: "f", input: {} });
   });
 
@@ -117,18 +108,18 @@ describe("blocks", () => {
         { id: "toolu_2", type: "function", function: { name: "get_time", arguments: "oops" } },
       ],
     });
-    expect(contentBlocks(full, [search])).toEqual([
+    expect(contentBlocks(full, [clock])).toEqual([
       { type: "thinking", thinking: "Search first.", signature: "sig-1" },
       { type: "redacted_thinking", data: "opaque" },
-      { type: "server_tool_use", id: "srvtoolu_1", name: "openrouter:web_search", input: { query: "Paris" } },
-      { type: "server_tool_result", tool_use_id: "srvtoolu_1", content: [{ url: "https://a.example" }] },
+      { type: "server_tool_use", id: "srvtoolu_1", name: "openrouter:datetime", input: { timezone: "Europe/Paris" } },
+      { type: "server_tool_result", tool_use_id: "srvtoolu_1", content: { datetime: "2026-11-26T22:00:00+01:00" } },
       { type: "text", text: "It is sunny." },
       { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } },
       { type: "tool_use", id: "toolu_2", name: "get_time", input: {} },
     ]);
     expect(contentBlocks(choice({ text: null, reasoning: "Plain reasoning" }))).toEqual([{ type: "thinking", thinking: "Plain reasoning", signature: "" }]);
     expect(contentBlocks(choice({ text: "" }))).toEqual([]);
-    expect(contentBlocks(undefined, [search])).toEqual([]);
+    expect(contentBlocks(undefined, [clock])).toEqual([]);
   });
 });
 
@@ -151,7 +142,7 @@ describe("messageBody", () => {
 
   it("takes the server-tool loop's finish over the last turn's, and answers a missing choice with no content", () => {
     const tools = choice({ text: null, finishReason: "end_turn", toolCalls: [{ id: "toolu_1", type: "function", function: { name: "f", arguments: "{}" } }] });
-    expect(messageBody(frame, tools, accounted, { finishReason: "tool_calls", serverCalls: [search] })).toMatchObject({
+    expect(messageBody(frame, tools, accounted, { finishReason: "tool_calls", serverCalls: [clock] })).toMatchObject({
       stop_reason: "tool_use",
       stop_sequence: null,
       content: [{ type: "server_tool_use" }, { type: "server_tool_result" }, { type: "tool_use", id: "toolu_1", name: "f", input: {} }],

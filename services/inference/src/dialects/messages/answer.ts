@@ -5,6 +5,7 @@ import type { CompletionChoice } from "../../generation/parts.js";
 import type { Detail } from "../../tools/reasoning.js";
 import type { ToolCall } from "../../tools/run.js";
 import { wrapReasoning } from "./request.js";
+import { serverCallBlocks } from "./server-calls.js";
 
 type Json = Record<string, unknown>;
 
@@ -58,21 +59,6 @@ export function thinkingBlock(detail: Detail): Json | undefined {
   }
   if (detail.type === "reasoning.encrypted" && typeof detail.data === "string") return { type: "redacted_thinking", data: wrapReasoning(detail, detail.data) };
   return undefined;
-}
-
-/** A server tool call the gateway ran, as the two blocks that say what was called and what it returned. */
-export function serverCallBlocks(call: ServerToolCallDetail): [Json, Json] {
-  const id = call.tool_call_id ?? call.id ?? `srvtoolu_${call.index ?? 0}`;
-  let result: unknown = call.result;
-  try {
-    result = JSON.parse(call.result);
-  } catch {
-    // A result that is not JSON is shown as the text it is.
-  }
-  return [
-    { type: "server_tool_use", id, name: call.tool_name, input: toolInput(call.arguments) },
-    { type: "server_tool_result", tool_use_id: id, content: result },
-  ];
 }
 
 /** A buffered choice's content blocks: reasoning, server tool calls the gateway ran, words, then the client's tool calls. */

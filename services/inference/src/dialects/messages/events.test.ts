@@ -227,10 +227,10 @@ describe("MessagesEvents", () => {
     expect(events.at(-2)).toEqual({ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage, openrouter_metadata: { provider: "anthropic" } });
     expect((await sdkMessage(events)).content).toEqual([
       { type: "text", text: "Searching." },
-      { type: "server_tool_use", id: "srvtoolu_1", name: "openrouter:web_search", input: { query: "weather Paris" } },
-      { type: "server_tool_result", tool_use_id: "srvtoolu_1", content: { results: [{ title: "Paris", url: "https://a.example" }] } },
-      { type: "server_tool_use", id: "srvtoolu_1", name: "openrouter:web_search", input: {} },
-      { type: "server_tool_result", tool_use_id: "srvtoolu_1", content: "not json" },
+      { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "weather Paris" } },
+      { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", title: "Paris", url: "https://a.example", encrypted_content: "", page_age: null }] },
+      { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} },
+      { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: { type: "web_search_tool_result_error", error_code: "unavailable" } },
       { type: "text", text: "Sunny." },
     ]);
   });

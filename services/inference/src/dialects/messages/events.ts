@@ -2,8 +2,9 @@ import type { ServerToolCallDetail } from "@switchyard/contracts";
 import type { Accounted } from "../../accounting.js";
 import type { PartBatch, StreamPart } from "../../generation/parts.js";
 import { anthropicErrorType } from "@switchyard/runtime";
-import { serverCallBlocks, stopReason, thinkingBlock, usageOf, type MessageFrame } from "./answer.js";
+import { stopReason, thinkingBlock, usageOf, type MessageFrame } from "./answer.js";
 import { wrapReasoning } from "./request.js";
+import { serverCallBlocks } from "./server-calls.js";
 
 type Json = Record<string, unknown>;
 type Open = "text" | "thinking" | "tool" | undefined;

@@ -195,18 +195,22 @@ describe("toChatRequest: prompt", () => {
     expect((stringResult.chat.messages as Json[])[1]).toEqual({ role: "tool", tool_call_id: "srvtoolu_2", content: "plain text" });
   });
 
-  it("notes Anthropic's own server tool blocks in an assistant turn", () => {
+  it("replays web search and fetch blocks sent back as the gateway's calls, and notes others' server blocks", () => {
     const content = [
       { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "x" } },
-      { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [] },
+      { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://a.example", title: "A", encrypted_content: "snip", page_age: null }] },
       { type: "text", text: "Found it." },
     ];
     const result = mapped(assistant(content));
-    expect(result.replayed).toBe(false);
-    expect(result.anthropicOnly).toEqual([
-      "messages[1].content[0]: blocks of type server_tool_use in an assistant turn",
-      "messages[1].content[1]: blocks of type web_search_tool_result in an assistant turn",
+    expect(result.replayed).toBe(true);
+    expect(result.anthropicOnly).toEqual([]);
+    expect((result.chat.messages as Json[]).slice(1)).toEqual([
+      { role: "assistant", content: null, tool_calls: [{ id: "srvtoolu_1", type: "function", function: { name: "web_search", arguments: '{"query":"x"}' } }] },
+      { role: "tool", tool_call_id: "srvtoolu_1", content: JSON.stringify({ results: [{ title: "A", url: "https://a.example", snippet: "snip" }] }) },
+      { role: "assistant", content: [{ type: "text", text: "Found it." }] },
     ]);
+    const mcp = mapped(assistant([{ type: "mcp_tool_use", id: "mcptoolu_1", name: "q", server_name: "s", input: {} }, { type: "text", text: "Done." }]));
+    expect(mcp.anthropicOnly).toEqual(["messages[1].content[0]: blocks of type mcp_tool_use in an assistant turn"]);
   });
 });
 

@@ -2,6 +2,7 @@ import { anthropicOnlyFields, unrelayedFields, type MessagesContentBlock, type M
 import { badRequest } from "@switchyard/runtime";
 import { createHash } from "node:crypto";
 import { toolFunctionName } from "../../tools/declared.js";
+import { replayedResult, replayedTool, resultTypes } from "./server-calls.js";
 
 type Json = Record<string, unknown>;
 type Block<T extends string> = Extract<MessagesContentBlock, { type: T }>;
@@ -147,8 +148,9 @@ class Mapper {
 
   /**
    * An assistant turn as chat messages. The server tool calls the gateway ran for it, sent back as its
-   * `server_tool_use` and `server_tool_result` blocks, are history: the call the model made and the result it
-   * read, then what the turn said after them.
+   * `server_tool_use` blocks and their results (`web_search_tool_result`, `web_fetch_tool_result`,
+   * `server_tool_result`), are history: the call the model made and the result it read, then what the turn
+   * said after them.
    */
   assistant(content: string | MessagesContentBlock[], where: string): Json[] {
     if (typeof content === "string") return [{ role: "assistant", content }];
@@ -173,13 +175,13 @@ class Mapper {
         const { value, ...origin } = unwrapReasoning(String(b.data));
         turn.details.push({ type: "reasoning.encrypted", data: value, ...origin });
       }
-      else if (block.type === "server_tool_use" && typeof b.name === "string" && b.name.startsWith("openrouter:")) {
+      else if (block.type === "server_tool_use" && replayedTool(b.name)) {
         this.replayed = true;
-        turn.calls.push({ id: String(b.id), type: "function", function: { name: toolFunctionName(b.name), arguments: JSON.stringify(b.input ?? {}) } });
-      } else if (block.type === "server_tool_result") {
+        turn.calls.push({ id: String(b.id), type: "function", function: { name: toolFunctionName(replayedTool(b.name)!), arguments: JSON.stringify(b.input ?? {}) } });
+      } else if (resultTypes.has(block.type)) {
         this.replayed = true;
         flush();
-        out.push({ role: "tool", tool_call_id: String(b.tool_use_id), content: typeof b.content === "string" ? b.content : JSON.stringify(b.content ?? null) });
+        out.push({ role: "tool", tool_call_id: String(b.tool_use_id), content: replayedResult(b) });
       } else turn.parts.push(this.only(at, `blocks of type ${block.type} in an assistant turn`, block));
     });
     flush();
