@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
+import { eventually } from "./support/eventually.js";
 import { greeting, startFakeAnthropic, type FakeAnthropic } from "./support/fake-anthropic.js";
 import { reasoningFormat, startFakeChat, type ChatReply, type FakeChat } from "./support/fake-chat-script.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
@@ -231,6 +232,22 @@ describe("Messages to an OpenAI-compatible endpoint", () => {
   it("ends the SDK's stream with an error when the upstream ends its stream with an error of its own", async () => {
     const stream = client.messages.stream({ model: "vendor/error-chunk", max_tokens: 100, messages: user("Hi") });
     await expect(stream.finalMessage()).rejects.toMatchObject({ error: { type: "error", error: { type: "api_error", message: "Provider returned error mid-stream" } } });
+  });
+
+  it("ends a chat stream the same way: one in-band error frame, no [DONE], and the generation recorded as failed", async () => {
+    const res = await gw.call("POST", "/keys", { body: { name: "chat-error-chunk" } });
+    const key = String(res.body.key);
+    const answer = await fetch(`${gw.apiUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "vendor/error-chunk", messages: [{ role: "user", content: "Hi" }], stream: true }),
+    });
+    const frames = (await answer.text()).split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6));
+    expect(frames.at(-1)).not.toBe("[DONE]");
+    expect(JSON.parse(frames.at(-1)!)).toMatchObject({ error: { code: 502, message: "Provider returned error mid-stream" }, choices: [{ finish_reason: "error" }] });
+    const id = answer.headers.get("x-generation-id")!;
+    await eventually(async () => (await gw.call("GET", `/generation?id=${id}`, { key })).status === 200, 5000);
+    expect((await gw.call("GET", `/generation?id=${id}`, { key })).body.data).toMatchObject({ finish_reason: "error", streamed: true });
   });
 });
 

@@ -20,6 +20,8 @@ const completion = z.looseObject({
   usage: openAiUsage,
   system_fingerprint: z.string().nullish(),
   service_tier: z.string().nullish(),
+  /** OpenRouter-style servers end a failing stream with a chunk carrying the error. */
+  error: z.looseObject({ code: z.unknown(), message: z.string().nullish() }).nullish(),
 });
 
 /** OpenAI's usage as the gateway counts it; cached prompt tokens are part of the prompt's. */
@@ -71,6 +73,8 @@ export const openAiCompatible: ChatProvider = {
         const parsed = completion.safeParse(JSON.parse(data));
         if (!parsed.success) throw new UpstreamError(`${target.provider} sent a chunk that does not parse`, 502, false);
         const c = parsed.data;
+        // The provider's own in-band failure: the stream failed mid-way, whatever its last chunk said.
+        if (c.error) throw new UpstreamError(`${target.provider}: ${c.error.message ?? "error mid-stream"}`, typeof c.error.code === "number" ? c.error.code : 502, false);
         const parts: StreamPart[] = [];
         if (c.system_fingerprint || c.service_tier) parts.push({ type: "metadata", systemFingerprint: c.system_fingerprint ?? null, serviceTier: c.service_tier ?? null });
         for (const [i, choice] of c.choices.entries()) parts.push(...chatDeltaParts(choice, i, started));

@@ -59,9 +59,7 @@ async function streamed(plan: Plan, tools: DeclaredTools | undefined, own: OwnWi
   sink.keepAlive(true);
   const generation = planGeneration(plan, own);
   const turn = await relayTurn(generation, sink);
-  // A provider may end its stream with an error of its own (OpenRouter-style `finish_reason: "error"`).
-  if (turn?.status === "completed" && turn.nativeFinishReason === "error") sink.fail(502, "Provider returned error mid-stream", turn.candidate.model);
-  else if (turn?.status === "completed") sink.finish(generation, turn.candidate, turn.accounted, turn.nativeFinishReason);
+  if (turn?.status === "completed") sink.finish(generation, turn.candidate, turn.accounted, turn.nativeFinishReason);
   res.end();
 }
 
