@@ -7,7 +7,8 @@ import { SseStream } from "../sse.js";
 
 /** What a dialect's renderer of named events does with one streamed answer. */
 export interface DialectEvents {
-  start(): void;
+  /** The answer's first events, when they do not wait for its first parts. */
+  start?(): void;
   push(batch: PartBatch): void;
   /** The server tool calls the gateway ran, after the turn that made them. */
   serverCalls(calls: readonly ServerToolCallDetail[]): void;
@@ -29,7 +30,7 @@ export abstract class EventStream<E extends DialectEvents> extends SseStream imp
   protected events(model: string): E {
     if (!this.renderer) {
       this.renderer = this.begin(model);
-      this.renderer.start();
+      this.renderer.start?.();
     }
     return this.renderer;
   }

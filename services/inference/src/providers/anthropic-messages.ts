@@ -1,4 +1,5 @@
 import { UpstreamError } from "./types.js";
+import { isObject, objectOf, text } from "../json.js";
 
 /**
  * Chat Completions requests in Anthropic's Messages format: system prompt apart, tool calls and results as
@@ -18,8 +19,6 @@ const maxCacheBreakpoints = 4;
 /** Share of the output budget given to thinking at each effort, as OpenRouter documents it. */
 const effortShare: Record<string, number> = { max: 0.95, xhigh: 0.95, high: 0.8, medium: 0.5, low: 0.2, minimal: 0.1 };
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
 
 function refuse(message: string): never {
   throw new UpstreamError(`anthropic: ${message}`, 400, false);
@@ -54,15 +53,6 @@ function blocks(content: unknown, explicitCaching: boolean, ttl: string | undefi
   return content.filter(isObject).map((part) => block(part, explicitCaching, ttl));
 }
 
-function parseArguments(value: unknown): Json {
-  try {
-    const parsed: unknown = JSON.parse(text(value) || "{}");
-    return isObject(parsed) ? parsed : {};
-  } catch {
-    return {};
-  }
-}
-
 /** Reasoning the caller sends back (needed with tool use while thinking) as thinking blocks. */
 function thinkingBlocks(details: unknown): Block[] {
   if (!Array.isArray(details)) return [];
@@ -77,7 +67,7 @@ function assistantBlocks(message: Json, explicitCaching: boolean, ttl: string | 
   const out = [...thinkingBlocks(message.reasoning_details), ...blocks(message.content, explicitCaching, ttl)];
   for (const call of Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : []) {
     const fn = isObject(call.function) ? call.function : {};
-    out.push({ type: "tool_use", id: text(call.id), name: text(fn.name), input: parseArguments(fn.arguments) });
+    out.push({ type: "tool_use", id: text(call.id), name: text(fn.name), input: objectOf(text(fn.arguments)) });
   }
   return out;
 }

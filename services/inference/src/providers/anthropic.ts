@@ -5,6 +5,7 @@ import type { CompletionChoice, PartBatch } from "../generation/parts.js";
 import type { Detail } from "../tools/reasoning.js";
 import type { ToolCall } from "../tools/run.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
+import { text } from "../json.js";
 
 const apiVersion = "2023-06-01";
 const reasoningFormat = "anthropic-claude-v1";
@@ -64,14 +65,13 @@ const toUsage = (u: Usage): UpstreamUsage => {
   };
 };
 
-
-/** The call of a Messages body: provider, URL, headers (the client's `anthropic-version` and `anthropic-beta` win) and JSON body. */
-function call(request: Record<string, unknown>, target: UpstreamTarget, stream: boolean, path = "/messages"): JsonPost {
+/** A call of Anthropic's API at `path`: provider, URL, headers (the client's `anthropic-version` and `anthropic-beta` win) and JSON body. */
+function call(path: string, request: Record<string, unknown>, target: UpstreamTarget): JsonPost {
   return [
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}${path}`,
     { "anthropic-version": apiVersion, ...target.headers, ...(target.apiKey ? { "x-api-key": target.apiKey } : {}) },
-    { ...request, model: target.upstreamModel, ...(path === "/messages" ? { stream } : {}) },
+    { ...request, model: target.upstreamModel },
   ];
 }
 
@@ -111,20 +111,18 @@ const isDelta = (value: unknown): value is DeltaEvent => {
   return typeof e === "object" && e !== null && e.type === "content_block_delta" && typeof e.index === "number" && typeof e.delta === "object" && e.delta !== null;
 };
 
-const str = (value: unknown): string => (typeof value === "string" ? value : "");
-
 /** One delta's parts; tool input goes to the call its block began. */
 function deltaBatch(e: DeltaEvent, toolIndex: ReadonlyMap<number, number>): PartBatch | undefined {
   const d = e.delta;
-  if (d.type === "text_delta") return [{ type: "text", choice: 0, text: str(d.text) }];
-  if (d.type === "input_json_delta") return [{ type: "tool-call-delta", choice: 0, index: toolIndex.get(e.index) ?? 0, arguments: str(d.partial_json) }];
+  if (d.type === "text_delta") return [{ type: "text", choice: 0, text: text(d.text) }];
+  if (d.type === "input_json_delta") return [{ type: "tool-call-delta", choice: 0, index: toolIndex.get(e.index) ?? 0, arguments: text(d.partial_json) }];
   if (d.type === "thinking_delta") {
     return [
-      { type: "reasoning", choice: 0, text: str(d.thinking) },
-      { type: "reasoning-detail", choice: 0, detail: { type: "reasoning.text", text: str(d.thinking), format: reasoningFormat, index: e.index } },
+      { type: "reasoning", choice: 0, text: text(d.thinking) },
+      { type: "reasoning-detail", choice: 0, detail: { type: "reasoning.text", text: text(d.thinking), format: reasoningFormat, index: e.index } },
     ];
   }
-  if (d.type === "signature_delta") return [{ type: "reasoning-detail", choice: 0, detail: { type: "reasoning.text", signature: str(d.signature), format: reasoningFormat, index: e.index } }];
+  if (d.type === "signature_delta") return [{ type: "reasoning-detail", choice: 0, detail: { type: "reasoning.text", signature: text(d.signature), format: reasoningFormat, index: e.index } }];
   return undefined;
 }
 
@@ -183,7 +181,7 @@ async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch
 function messagesApi(toMessages: (body: Record<string, unknown>, target: UpstreamTarget) => Record<string, unknown>): ChatProvider {
   return {
     async complete(body, target, signal) {
-      const parsed = message.safeParse(await postJsonAnswer(...call(toMessages(body, target), target, false), signal));
+      const parsed = message.safeParse(await postJsonAnswer(...call("/messages", { ...toMessages(body, target), stream: false }, target), signal));
       if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a message`, 502, true);
       return {
         id: parsed.data.id ?? null,
@@ -194,7 +192,7 @@ function messagesApi(toMessages: (body: Record<string, unknown>, target: Upstrea
       };
     },
     async stream(body, target, signal) {
-      const res = await postJson(...call(toMessages(body, target), target, true), signal);
+      const res = await postJson(...call("/messages", { ...toMessages(body, target), stream: true }, target), signal);
       return batches(sseData(res.body, endsStream));
     },
   };
@@ -210,7 +208,7 @@ const tokenCount = z.object({ input_tokens: z.number().int().min(0) });
 
 /** Anthropic's `POST /messages/count_tokens`, for a body in its shape. */
 export async function countTokens(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal): Promise<number> {
-  const parsed = tokenCount.safeParse(await postJsonAnswer(...call(body, target, false, "/messages/count_tokens"), signal));
+  const parsed = tokenCount.safeParse(await postJsonAnswer(...call("/messages/count_tokens", body, target), signal));
   if (!parsed.success) throw new UpstreamError(`${target.provider} sent a token count that does not parse`, 502, true);
   return parsed.data.input_tokens;
 }

@@ -1,13 +1,13 @@
 import type { CompletionChoice, Json, Passthrough, StreamPart } from "../generation/parts.js";
 import type { Detail } from "../tools/reasoning.js";
 import type { ToolCall } from "../tools/run.js";
+import { isObject } from "../json.js";
 
 /** The fields of an OpenAI-shaped message or delta the gateway reads; the rest pass through. */
 const interpreted = new Set(["content", "reasoning", "reasoning_details", "tool_calls"]);
 
 type Fields = Record<string, unknown>;
 
-const isRecord = (value: unknown): value is Fields => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The fields of `source` not in `except`, as JSON. */
 function passthrough(source: Fields, except: ReadonlySet<string>): Passthrough {
@@ -16,16 +16,16 @@ function passthrough(source: Fields, except: ReadonlySet<string>): Passthrough {
   return out;
 }
 
-const details = (value: unknown): Detail[] => (Array.isArray(value) ? value.filter((d): d is Detail => isRecord(d) && typeof d.type === "string") : []);
+const details = (value: unknown): Detail[] => (Array.isArray(value) ? value.filter((d): d is Detail => isObject(d) && typeof d.type === "string") : []);
 
 const choiceKeys = new Set(["index", "message", "delta", "finish_reason"]);
 
 /** One buffered choice of an OpenAI-shaped answer, typed. */
 export function chatChoice(choice: Fields, position: number): CompletionChoice {
-  const message = isRecord(choice.message) ? choice.message : {};
-  const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isRecord) : [];
+  const message = isObject(choice.message) ? choice.message : {};
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
   const toolCalls: ToolCall[] = calls.map((c, i) => {
-    const fn = isRecord(c.function) ? c.function : {};
+    const fn = isObject(c.function) ? c.function : {};
     return {
       id: typeof c.id === "string" ? c.id : `call_${i}`,
       type: "function",
@@ -51,14 +51,14 @@ export function chatChoice(choice: Fields, position: number): CompletionChoice {
  */
 export function chatDeltaParts(choice: Fields, position: number, started: Set<string>): StreamPart[] {
   const index = typeof choice.index === "number" ? choice.index : position;
-  const delta = isRecord(choice.delta) ? choice.delta : {};
+  const delta = isObject(choice.delta) ? choice.delta : {};
   const parts: StreamPart[] = [{ type: "passthrough", choice: index, fields: passthrough(delta, interpreted), choiceFields: passthrough(choice, choiceKeys) }];
   if (typeof delta.content === "string") parts.push({ type: "text", choice: index, text: delta.content });
   if (typeof delta.reasoning === "string") parts.push({ type: "reasoning", choice: index, text: delta.reasoning });
   for (const detail of details(delta.reasoning_details)) parts.push({ type: "reasoning-detail", choice: index, detail });
-  for (const [i, call] of (Array.isArray(delta.tool_calls) ? delta.tool_calls.filter(isRecord) : []).entries()) {
+  for (const [i, call] of (Array.isArray(delta.tool_calls) ? delta.tool_calls.filter(isObject) : []).entries()) {
     const callIndex = typeof call.index === "number" ? call.index : i;
-    const fn = isRecord(call.function) ? call.function : {};
+    const fn = isObject(call.function) ? call.function : {};
     const key = `${index}:${callIndex}`;
     if (!started.has(key)) {
       started.add(key);

@@ -1,4 +1,5 @@
 import { UpstreamError } from "./types.js";
+import { isObject, text } from "../json.js";
 
 /**
  * Chat Completions requests in Gemini's generateContent format: system prompt apart, `model` for the
@@ -31,8 +32,6 @@ const mimeByExtension: Record<string, string> = {
   pdf: "application/pdf",
 };
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
 const number = (value: unknown): number | undefined => (typeof value === "number" ? value : undefined);
 
 function refuse(message: string): never {

@@ -1,4 +1,5 @@
 import { UpstreamError } from "./types.js";
+import { isObject, text } from "../json.js";
 
 /**
  * Chat Completions requests in OpenAI's Responses format (`POST /responses`): messages become input items
@@ -11,10 +12,6 @@ type Json = Record<string, unknown>;
 /** The `format` of the reasoning entries this wire format produces and reads back. */
 export const responsesReasoningFormat = "openai-responses-v1";
 
-/** Whether a value is a JSON object. */
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
-/** A string value, or "" for anything else. */
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
 /** The objects of an array value; none for anything else. */
 const objects = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isObject) : []);
 /** Whether a value is a finite number. */

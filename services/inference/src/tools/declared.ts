@@ -2,6 +2,7 @@ import type { ChatCompletionRequest, SandboxContainer } from "@switchyard/contra
 import { badRequest } from "@switchyard/runtime";
 import { webFetchConfig } from "./web-fetch.js";
 import { webSearchConfig } from "./web-search-config.js";
+import { record } from "../json.js";
 
 /** What the gateway does with calls to a declared server tool. */
 export type ServerToolKind = "datetime" | "web_search" | "web_fetch" | "bash" | "shell";
@@ -96,7 +97,6 @@ export interface ToolAvailability {
   disabled: string[];
 }
 
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
 
 /** Checks one server tool's settings; what this gateway cannot honour is refused before any spend. */
 function checkConfig(tool: ServerTool, where: string, availability: ToolAvailability) {

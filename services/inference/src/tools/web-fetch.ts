@@ -2,6 +2,7 @@ import { badRequest } from "@switchyard/runtime";
 import { FetchFailed, FetchRefused, fetchBytes, type Resolve } from "@switchyard/upstream";
 import { htmlToText } from "./html-text.js";
 import { domains, onDomain } from "./web-search-config.js";
+import { record } from "../json.js";
 
 type Json = Record<string, unknown>;
 
@@ -41,7 +42,6 @@ const redirects = 5;
 const accept = "text/html, application/xhtml+xml, text/markdown, text/plain;q=0.9, application/json;q=0.8, */*;q=0.1";
 const userAgent = "Mozilla/5.0 (compatible; Switchyard web fetch)";
 
-const record = (value: unknown): Json => (value && typeof value === "object" && !Array.isArray(value) ? (value as Json) : {});
 
 /**
  * A web fetch tool's settings, from its `parameters` as `@openrouter/sdk` sends them. This gateway fetches

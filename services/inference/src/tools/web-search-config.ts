@@ -1,8 +1,8 @@
 import { badRequest } from "@switchyard/runtime";
+import { record } from "../json.js";
 
 type Json = Record<string, unknown>;
 
-const record = (value: unknown): Json => (value && typeof value === "object" && !Array.isArray(value) ? (value as Json) : {});
 
 const limits = ["max_results", "max_total_results", "max_uses", "max_characters"] as const;
 

@@ -2,7 +2,7 @@ import { messageObject, type ServerToolCallDetail } from "@switchyard/contracts"
 import { describe, expect, it } from "vitest";
 import type { Accounted } from "../../accounting.js";
 import type { CompletionChoice } from "../../generation/parts.js";
-import { contentBlocks, messageBody, stopReason, thinkingBlock, toolInput, toolUseBlock, usageOf } from "./answer.js";
+import { contentBlocks, messageBody, stopReason, thinkingBlock, toolUseBlock, usageOf } from "./answer.js";
 
 const claude = "anthropic-claude-v1";
 const frame = { id: "gen-1767225600-abcDEF0123456789ghij", model: "anthropic/claude-sonnet-4.5" };
@@ -64,18 +64,6 @@ describe("usageOf", () => {
     });
     // A provider that reports more cached than prompt tokens never makes the count negative.
     expect(usageOf({ promptTokens: 5, completionTokens: 1, cachedTokens: 8, cacheWriteTokens: 0, reasoningTokens: 0 }).input_tokens).toBe(0);
-  });
-});
-
-describe("toolInput", () => {
-  it("reads arguments as an object, and anything else as {}", () => {
-    expect(toolInput('{"city":"Paris","n":[1,2]}')).toEqual({ city: "Paris", n: [1, 2] });
-    expect(toolInput("")).toEqual({});
-    expect(toolInput('{"city":')).toEqual({});
-    expect(toolInput("not json")).toEqual({});
-    expect(toolInput("[1,2]")).toEqual({});
-    expect(toolInput("null")).toEqual({});
-    expect(toolInput('"text"')).toEqual({});
   });
 });
 

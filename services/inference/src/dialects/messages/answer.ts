@@ -4,6 +4,7 @@ import { normalizeFinishReason } from "../../accounting.js";
 import type { CompletionChoice } from "../../generation/parts.js";
 import type { Detail } from "../../tools/reasoning.js";
 import type { ToolCall } from "../../tools/run.js";
+import { objectOf } from "../../json.js";
 import { wrapReasoning } from "./request.js";
 import { serverCallBlocks } from "./server-calls.js";
 
@@ -38,16 +39,6 @@ export function usageOf(usage: Accounted["usage"]) {
   };
 }
 
-/** A tool call's arguments as the `input` object of a `tool_use` block. */
-export function toolInput(args: string): Json {
-  try {
-    const parsed: unknown = JSON.parse(args || "{}");
-    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Json) : {};
-  } catch {
-    return {};
-  }
-}
-
 /**
  * A reasoning entry as Anthropic's block: thinking with its signature, or redacted thinking for encrypted
  * reasoning; another provider's signature or data carries its format (`wrapReasoning`). Summaries have no place.
@@ -76,7 +67,7 @@ export function contentBlocks(choice: CompletionChoice | undefined, serverCalls:
   return blocks;
 }
 
-export const toolUseBlock = (call: ToolCall): Json => ({ type: "tool_use", id: call.id, name: call.function.name, input: toolInput(call.function.arguments) });
+export const toolUseBlock = (call: ToolCall): Json => ({ type: "tool_use", id: call.id, name: call.function.name, input: objectOf(call.function.arguments) });
 
 /** The `message` object of a buffered answer. */
 export function messageBody(frame: MessageFrame, choice: CompletionChoice | undefined, accounted: Accounted, extra: { serverCalls?: readonly ServerToolCallDetail[]; finishReason?: string | null; metadata?: Json } = {}): Json {

@@ -25,7 +25,6 @@ const usage = { input_tokens: 60, output_tokens: 20, cache_creation_input_tokens
 function renderer() {
   const events: Json[] = [];
   const stream = new MessagesEvents((event) => events.push(event), frame);
-  stream.start();
   return { stream, events };
 }
 

@@ -39,8 +39,6 @@ export class MessagesEvents {
    * provider counts them as its answer starts (Anthropic does); elsewhere they are 0 there, and every count
    * comes in `message_delta`, where the SDK reads the whole usage.
    */
-  start(): void {}
-
   private begin(batch: PartBatch = []): void {
     if (this.begun) return;
     this.begun = true;

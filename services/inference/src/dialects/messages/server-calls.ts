@@ -1,4 +1,5 @@
 import type { ServerToolCallDetail } from "@switchyard/contracts";
+import { objectOf, record, text } from "../../json.js";
 
 type Json = Record<string, unknown>;
 
@@ -10,8 +11,6 @@ const parsed = (text: string): unknown => {
   }
 };
 
-const record = (value: unknown): Json => (value && typeof value === "object" && !Array.isArray(value) ? (value as Json) : {});
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
 
 /**
  * A web search's results in Anthropic's `web_search_tool_result` block, which Claude Code's WebSearch reads
@@ -42,7 +41,7 @@ function fetchResult(id: string, result: Json, at: string): Json {
  */
 export function serverCallBlocks(call: ServerToolCallDetail, at = new Date().toISOString()): [Json, Json] {
   const id = call.tool_call_id ?? call.id ?? `srvtoolu_${call.index ?? 0}`;
-  const input = record(parsed(call.arguments || "{}"));
+  const input = objectOf(call.arguments);
   const result = parsed(call.result);
   if (call.tool_name === "openrouter:web_search") return [{ type: "server_tool_use", id, name: "web_search", input }, searchResult(id, record(result))];
   if (call.tool_name === "openrouter:web_fetch") return [{ type: "server_tool_use", id, name: "web_fetch", input }, fetchResult(id, record(result), at)];

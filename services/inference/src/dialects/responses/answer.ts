@@ -11,6 +11,7 @@ import { picoToUsd } from "@switchyard/runtime";
 import type { Completion, CompletionChoice, Passthrough } from "../../generation/parts.js";
 import { normalizeFinishReason, type Accounted } from "../../accounting.js";
 import type { Detail } from "../../tools/reasoning.js";
+import { objectOf, record, text } from "../../json.js";
 
 type Item<T extends ResponseOutputItem["type"]> = Extract<ResponseOutputItem, { type: T }>;
 type ItemStatus = "in_progress" | "completed" | "incomplete";
@@ -195,19 +196,6 @@ export function reasoningItem(r: Reasoning, status: ItemStatus): Item<"reasoning
   };
 }
 
-/** A string, or "" for anything else. */
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
-/** An object, or an empty one for anything else. */
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
-
-/** A JSON string's object, or an empty one. */
-function parsed(json: string): Record<string, unknown> {
-  try {
-    return record(JSON.parse(json));
-  } catch {
-    return {};
-  }
-}
 
 const serverPrefixes: Record<string, string> = { "openrouter:web_search": "ws", "openrouter:web_fetch": "wf", "openrouter:datetime": "dt", "openrouter:bash": "bash", "openrouter:shell": "sh" };
 
@@ -216,8 +204,8 @@ export const serverPrefix = (toolName: string): string => serverPrefixes[toolNam
 
 /** A server tool call the gateway ran, as the `openrouter:*` item OpenRouter shows it with. */
 export function serverToolItem(call: ServerToolCallDetail, id: string): ResponseOutputItem {
-  const args = parsed(call.arguments);
-  const result = parsed(call.result);
+  const args = objectOf(call.arguments);
+  const result = objectOf(call.result);
   const error = typeof result.error === "string" ? result.error : undefined;
   const failed = error !== undefined;
   const containerId = typeof result.container_id === "string" ? { container_id: result.container_id } : {};

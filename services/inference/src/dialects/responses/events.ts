@@ -24,6 +24,7 @@ import {
   type ResponseFrame,
   type ToolUse,
 } from "./answer.js";
+import { text } from "../../json.js";
 
 /** One server-sent event of a streamed response; `sequence_number` is added when it is sent. */
 export type ResponseEvent = { type: string } & Record<string, unknown>;
@@ -63,8 +64,6 @@ interface CallSlot {
   args: string;
 }
 
-/** A string, or "" for anything else. */
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
 
 /** The `error.code` of a failed response for an HTTP status, from OpenAI's codes. */
 export function errorCode(status: number): string {
