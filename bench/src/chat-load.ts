@@ -1,5 +1,6 @@
 import type { Pool } from "undici";
-import { apiNames, type Dialect } from "./plans.js";
+import { embeddingInputs } from "./embedding-inputs.js";
+import { apiNames, streams, type Dialect } from "./plans.js";
 
 /** Where a target takes one dialect's requests, and the model they name. */
 export interface DialectRoute {
@@ -43,8 +44,13 @@ const messagesMaxTokens = 1024;
 /** The API version every Anthropic client sends. */
 const messagesHeaders = { "anthropic-version": "2023-06-01" };
 
-/** The body of `dialect`: chat `{model, messages, stream}`, Responses `{model, input, stream}`, Messages `{model, max_tokens, messages, stream}`. */
+/**
+ * The body of `dialect`: chat `{model, messages, stream}`, Responses `{model, input, stream}`, Messages
+ * `{model, max_tokens, messages, stream}`, embeddings `{model, input, encoding_format}` with the 16 passages of
+ * `embeddingInputs` and base64 vectors asked for, as the official openai SDK asks by default.
+ */
 function requestBody(dialect: Dialect, model: string, stream: boolean): object {
+  if (dialect === "embeddings") return { model, input: embeddingInputs, encoding_format: "base64" };
   if (dialect === "responses") return { model, input: prompt, stream };
   const messages = [{ role: "user", content: prompt }];
   return dialect === "messages" ? { model, max_tokens: messagesMaxTokens, messages, stream } : { model, messages, stream };
@@ -54,27 +60,36 @@ function requestBody(dialect: Dialect, model: string, stream: boolean): object {
 export function loadRequest(endpoint: ChatEndpoint, dialect: Dialect, stream: boolean): LoadRequest {
   const route = endpoint.routes[dialect];
   if (!route) throw new Error(`${endpoint.origin} does not serve the ${apiNames[dialect]} API`);
+  if (stream && !streams(dialect)) throw new Error(`the ${apiNames[dialect]} API has no streamed answers`);
   const headers = { "content-type": "application/json", ...endpoint.headers, ...(dialect === "messages" ? messagesHeaders : {}) };
   return { dialect, stream, path: route.path, headers, body: JSON.stringify(requestBody(dialect, route.model, stream)) };
 }
 
-/** What ends a complete answer of each dialect: `[DONE]` or the last event of a stream, a marker of the whole answer's body. */
-const complete: Record<Dialect, { stream: string; buffered: string }> = {
-  chat: { stream: "data: [DONE]", buffered: '"choices"' },
-  responses: { stream: "response.completed", buffered: '"object":"response"' },
-  messages: { stream: "event: message_stop", buffered: '"type":"message"' },
+/**
+ * What a complete answer of each dialect holds: `[DONE]` or the last event of a stream (none for embeddings,
+ * which are not streamed), markers of the whole answer's body (all of them).
+ */
+const complete: Record<Dialect, { stream?: string; buffered: readonly string[] }> = {
+  chat: { stream: "data: [DONE]", buffered: ['"choices"'] },
+  responses: { stream: "response.completed", buffered: ['"object":"response"'] },
+  messages: { stream: "event: message_stop", buffered: ['"type":"message"'] },
+  embeddings: { buffered: ['"object":"list"', '"embedding":'] },
 };
 
 /**
  * Why a 200's body is not a complete answer, or undefined when it is: chat's streams end with `data: [DONE]`
  * and its answers have `choices`; a Responses stream has its `response.completed` event (and no `[DONE]`),
  * a buffered one is a `response` object; a Messages stream has its `message_stop` event, a buffered one is a
- * `message` object.
+ * `message` object; an embeddings answer is a `list` with at least one `embedding` field.
  */
 export function incompleteAnswer(dialect: Dialect, stream: boolean, text: string): string | undefined {
-  const marker = complete[dialect][stream ? "stream" : "buffered"];
-  if (text.includes(marker)) return undefined;
-  return stream ? `stream without ${marker}: ${text.slice(-300)}` : `answer without ${marker}: ${text.slice(0, 300)}`;
+  const markers = complete[dialect];
+  if (stream) {
+    if (!markers.stream) return `a streamed answer of the ${apiNames[dialect]} API, which has none: ${text.slice(0, 300)}`;
+    return text.includes(markers.stream) ? undefined : `stream without ${markers.stream}: ${text.slice(-300)}`;
+  }
+  const missing = markers.buffered.find((marker) => !text.includes(marker));
+  return missing === undefined ? undefined : `answer without ${missing}: ${text.slice(0, 300)}`;
 }
 
 function fail(tally: ChatTally, message: string) {

@@ -7,7 +7,7 @@ import { cleanup, cleanupOnSignals, onCleanup } from "./cleanup.js";
 import { benchConfig, type CompareTargetName } from "./config.js";
 import { checkGoals, cpuVsChat, signedPercent, verdict } from "./goals.js";
 import { markdown, percentile } from "./measure.js";
-import { apiNames, dialects, planLabel, planMode as mode, servesDialect, skippedTargets, type ChatPlan } from "./plans.js";
+import { apiNames, dialects, modesOf, planLabel, planMode as mode, servesDialect, skippedTargets, type ChatPlan } from "./plans.js";
 import { startPortkeyTarget } from "./portkey-target.js";
 import { freshDatabase } from "./database.js";
 import { cpuSnapshot, cpuSpent, pidsByComm, rssSampler, settle } from "./proc-stats.js";
@@ -19,8 +19,8 @@ import { startTopologyTarget } from "./topology-target.js";
  * through Switchyard standalone, through Switchyard as separate processes (topology) and through the
  * Portkey gateway, interleaved (for each plan, rounds in which every target runs once, in a rotated order)
  * so machine noise hits all alike. Plans of the Responses API run against Switchyard's targets only, those of
- * Anthropic's Messages API against Switchyard's and direct calls; their rows say their CPU per request against
- * chat's. Prints a Markdown table and writes bench/results/compare.json.
+ * Anthropic's Messages API and of the embeddings API against Switchyard's and direct calls; their rows say
+ * their CPU per request against chat's. Prints a Markdown table and writes bench/results/compare.json.
  */
 const config = benchConfig.compare;
 const backendNames = ["postgres", "nats-server"] as const;
@@ -80,7 +80,8 @@ async function startTargets(dir: string, upstream: { url: string; pid: number },
 
 /**
  * Brings every target to its running state (JIT, caches, pools) before anything is measured: `count` chat
- * requests each, and for each other dialect whose plans will run, half as many more of it to the targets that serve it.
+ * requests each, and for each other dialect whose plans will run, half as many more of it to the targets that
+ * serve it (half buffered, half streamed; all buffered for embeddings, which are not streamed).
  */
 async function warmUp(targets: Target[]) {
   const count = config.startupWarmupRequests;
@@ -93,7 +94,8 @@ async function warmUp(targets: Target[]) {
     try {
       for (const stream of [false, true]) await chatLoad(pool, target, { dialect: "chat", stream }, Math.ceil(count / 2), 10, tally);
       for (const dialect of others.filter((d) => servesDialect(target.name, d))) {
-        for (const stream of [false, true]) await chatLoad(pool, target, { dialect, stream }, Math.ceil(count / 4), 10, tally);
+        const modes = modesOf(dialect);
+        for (const stream of modes) await chatLoad(pool, target, { dialect, stream }, (Math.ceil(count / 4) * 2) / modes.length, 10, tally);
       }
     } finally {
       await pool.close();

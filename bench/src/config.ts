@@ -43,7 +43,7 @@ export const benchConfig = {
      * first plan (concurrency 1) measured start-up rather than a running gateway.
      */
     startupWarmupRequests: number("BENCH_STARTUP_WARMUP_REQUESTS", 6000),
-    /** `[dialect:]mode:concurrency` (see plans.ts); Responses plans run against Switchyard's targets only. */
+    /** `[dialect:]mode:concurrency` (see plans.ts, which also says which targets each dialect's plans run against). */
     plans: parsePlans(env.BENCH_CHAT_PLANS ?? defaultPlans),
     targets: (env.BENCH_TARGETS ?? compareTargetNames.join(",")).split(",").map((name) => {
       const target = compareTargetNames.find((known) => known === name.trim());

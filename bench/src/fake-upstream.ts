@@ -1,5 +1,6 @@
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { embeddingsAnswer } from "./fake-embeddings.js";
 
 /**
  * The answers of the fake upstream, the same in both wire formats: the text "Hello! How can I help you today?",
@@ -76,18 +77,26 @@ function answerMessages(res: ServerResponse, stream: boolean) {
   res.end(event({ type: "message_stop" }));
 }
 
+/** OpenAI's embeddings: one vector of 1536 values per input (see fake-embeddings.ts), with its length set. */
+function answerEmbeddings(res: ServerResponse, body: { input?: unknown; encoding_format?: unknown }) {
+  const answer = embeddingsAnswer(body);
+  res.writeHead(200, { "content-type": "application/json", "content-length": answer.length }).end(answer);
+}
+
 /**
- * The upstream every target of a benchmark calls, answering at once: OpenAI-compatible chat completions, and
- * Anthropic's Messages at `/v1/messages` (what an endpoint of an `anthropic` provider calls).
+ * The upstream every target of a benchmark calls, answering at once: OpenAI-compatible chat completions,
+ * Anthropic's Messages at `/v1/messages` (what an endpoint of an `anthropic` provider calls), and OpenAI's
+ * embeddings at `/v1/embeddings` (what an `openai-compatible` endpoint of an embedding model calls).
  */
 export async function startFakeUpstream(): Promise<{ url: string; close(): void }> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { stream?: boolean };
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { stream?: boolean; input?: unknown; encoding_format?: unknown };
       const stream = body.stream === true;
-      if (req.url === "/v1/messages") answerMessages(res, stream);
+      if (req.url === "/v1/embeddings") answerEmbeddings(res, body);
+      else if (req.url === "/v1/messages") answerMessages(res, stream);
       else answerChat(res, stream);
     });
   });

@@ -19,10 +19,12 @@ const rows = (overrides: Partial<Record<string, Partial<GoalRow>>> = {}): GoalRo
     { target: "standalone", dialect: "messages", mode: "stream", concurrency: 10, cpu_ms_per_request: 0.66 },
     { target: "topology", dialect: "messages", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.9 },
     { target: "topology", dialect: "messages", mode: "stream", concurrency: 10, cpu_ms_per_request: 1.2 },
+    { target: "standalone", dialect: "embeddings", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.405 },
+    { target: "topology", dialect: "embeddings", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.9 },
   ];
   return base.map((r) => ({ ...r, ...overrides[`${r.target} ${r.dialect ? `${r.dialect} ` : ""}${r.mode} ${r.concurrency}`] }));
 };
-const allMet = Array<string>(13).fill("met");
+const allMet = Array<string>(15).fill("met");
 
 describe("performance goals", () => {
   it("are all met when every figure is inside its limit", () => {
@@ -31,6 +33,8 @@ describe("performance goals", () => {
     expect(checks[0]!.measured).toBe("0.450 vs 1.000 ms = 0.45");
     expect(checks[5]!.measured).toBe("0.468 vs 0.450 ms = +4.0%");
     expect(checks[9]!.measured).toBe("0.432 vs 0.450 ms = -4.0%");
+    expect(checks[13]!.measured).toBe("0.405 vs 0.450 ms = -10.0%");
+    expect(checks[14]!.measured).toBe("0.900 vs 0.900 ms = +0.0%");
   });
 
   it("judges CPU against Portkey's in the same run, so a slower Portkey does not hide a slower gateway", () => {
@@ -72,9 +76,9 @@ describe("performance goals", () => {
   it("holds Messages to the same limit against chat, with goals of its own after the Responses ones", () => {
     const checks = checkGoals(rows({ "standalone messages buffered 10": { cpu_ms_per_request: 0.4951 }, "topology messages stream 10": { cpu_ms_per_request: 1.65 } }));
     expect(checks.slice(5, 9).map(verdict)).toEqual(["met", "met", "met", "met"]);
-    expect(checks.slice(9).map(verdict)).toEqual(["not met", "met", "met", "met"]);
+    expect(checks.slice(9, 13).map(verdict)).toEqual(["not met", "met", "met", "met"]);
     expect(checks[9]!.measured).toBe("0.495 vs 0.450 ms = +10.0%");
-    expect(checks.slice(9).map((c) => c.goal)).toEqual([
+    expect(checks.slice(9, 13).map((c) => c.goal)).toEqual([
       "standalone Messages CPU per request within 10% of chat's (buffered, c=10)",
       "standalone Messages CPU per request within 10% of chat's (stream, c=10)",
       "topology Messages CPU per request within 10% of chat's (buffered, c=10)",
@@ -85,7 +89,30 @@ describe("performance goals", () => {
   it("says a Messages goal was not measured without its Messages row, whatever the Responses rows", () => {
     const checks = checkGoals(rows().filter((r) => !(r.dialect === "messages" && r.mode === "stream")));
     expect(checks.slice(5, 9).map(verdict)).toEqual(["met", "met", "met", "met"]);
-    expect(checks.slice(9).map(verdict)).toEqual(["met", "not measured", "met", "not measured"]);
+    expect(checks.slice(9, 13).map(verdict)).toEqual(["met", "not measured", "met", "not measured"]);
+  });
+
+  it("holds embeddings to at most chat's CPU per request, buffered at c=10 only, with goals of their own after the Messages ones", () => {
+    const checks = checkGoals(rows({ "standalone embeddings buffered 10": { cpu_ms_per_request: 0.46 } }));
+    expect(checks.slice(0, 13).map(verdict)).toEqual(Array<string>(13).fill("met"));
+    expect(checks.slice(13).map((c) => c.goal)).toEqual([
+      "standalone Embeddings CPU per request at most chat's (buffered, c=10)",
+      "topology Embeddings CPU per request at most chat's (buffered, c=10)",
+    ]);
+    expect(checks.slice(13).map(verdict)).toEqual(["not met", "met"]);
+    expect(checks[13]!.measured).toBe("0.460 vs 0.450 ms = +2.2%");
+    expect(checks).toHaveLength(15);
+  });
+
+  it("judges embeddings against chat's buffered row, not the streamed one, and says not measured without either row", () => {
+    const cheaperStream = checkGoals(rows({ "topology stream 10": { cpu_ms_per_request: 0.5 } }));
+    expect(verdict(cheaperStream[14]!)).toBe("met");
+    const dearerBuffered = checkGoals(rows({ "topology buffered 10": { cpu_ms_per_request: 0.899 } }));
+    expect(verdict(dearerBuffered[14]!)).toBe("not met");
+    const withoutEmbeddings = checkGoals(rows().filter((r) => !(r.target === "standalone" && r.dialect === "embeddings")));
+    expect(withoutEmbeddings.slice(13).map(verdict)).toEqual(["not measured", "met"]);
+    const withoutChat = checkGoals(rows().filter((r) => !(r.target === "topology" && r.mode === "buffered" && r.concurrency === 10 && !r.dialect)));
+    expect(withoutChat.slice(13).map(verdict)).toEqual(["met", "not measured"]);
   });
 });
 
@@ -101,6 +128,12 @@ describe("CPU against chat", () => {
     const all = rows();
     const messages = all.find((r) => r.target === "topology" && r.dialect === "messages" && r.mode === "stream")!;
     expect(signedPercent(cpuVsChat(messages, all)!)).toBe("-20.0%");
+  });
+
+  it("compares an embeddings row with the same target's buffered chat row", () => {
+    const all = rows();
+    const embeddings = all.find((r) => r.target === "standalone" && r.dialect === "embeddings")!;
+    expect(signedPercent(cpuVsChat(embeddings, all)!)).toBe("-10.0%");
   });
 
   it("has no figure for chat rows or without the chat row", () => {

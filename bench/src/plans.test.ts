@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { incompleteAnswer, loadRequest, type ChatEndpoint } from "./chat-load.js";
-import { defaultPlans, parsePlan, parsePlans, planLabel, servesDialect, skippedTargets } from "./plans.js";
+import { embeddingInputs } from "./embedding-inputs.js";
+import { defaultPlans, modesOf, parsePlan, parsePlans, planLabel, servesDialect, skippedTargets } from "./plans.js";
 
 describe("plan parsing", () => {
   it("reads a plan without a dialect as chat, so lists written before Responses plans keep their meaning", () => {
@@ -20,7 +21,22 @@ describe("plan parsing", () => {
     ]);
   });
 
-  it.each(["", "buffered", "buffered:0", "buffered:1.5", "buffered:x", "batch:10", "completions:buffered:10", "responses:10", "responses:buffered:10:1", ":buffered:10", "anthropic:buffered:10", "messages:10"])(
+  it("reads an embeddings plan, buffered only", () => {
+    expect(parsePlans("embeddings:buffered:10,embeddings:buffered:1")).toEqual([
+      { dialect: "embeddings", stream: false, concurrency: 10 },
+      { dialect: "embeddings", stream: false, concurrency: 1 },
+    ]);
+    expect(modesOf("embeddings")).toEqual([false]);
+    expect(modesOf("messages")).toEqual([false, true]);
+  });
+
+  it("refuses a streamed embeddings plan, saying the API has only buffered answers", () => {
+    expect(() => parsePlan("embeddings:stream:10")).toThrow(
+      "BENCH_CHAT_PLANS: bad plan embeddings:stream:10 (the Embeddings API answers in one body: only embeddings:buffered:<concurrency>)",
+    );
+  });
+
+  it.each(["", "buffered", "buffered:0", "buffered:1.5", "buffered:x", "batch:10", "completions:buffered:10", "responses:10", "responses:buffered:10:1", ":buffered:10", "anthropic:buffered:10", "messages:10", "embeddings:10", "embedding:buffered:10", "embeddings:buffered:0"])(
     "refuses %j",
     (text) => {
       expect(() => parsePlan(text)).toThrow(/BENCH_CHAT_PLANS: bad plan/);
@@ -28,21 +44,23 @@ describe("plan parsing", () => {
   );
 
   it("writes a plan back as it is given, chat without its prefix", () => {
-    expect(parsePlans("chat:buffered:1,stream:10,responses:stream:10,messages:buffered:10").map(planLabel)).toEqual([
+    expect(parsePlans("chat:buffered:1,stream:10,responses:stream:10,messages:buffered:10,embeddings:buffered:10").map(planLabel)).toEqual([
       "buffered:1",
       "stream:10",
       "responses:stream:10",
       "messages:buffered:10",
+      "embeddings:buffered:10",
     ]);
   });
 
-  it("runs the chat plans by default, with Responses and Messages buffered and streamed at c=10 beside chat's", () => {
+  it("runs the chat plans by default, with Responses and Messages buffered and streamed and embeddings buffered at c=10 beside chat's", () => {
     const labels = parsePlans(defaultPlans).map(planLabel);
     expect(labels).toEqual([
       "buffered:1",
       "buffered:10",
       "responses:buffered:10",
       "messages:buffered:10",
+      "embeddings:buffered:10",
       "buffered:50",
       "stream:1",
       "stream:10",
@@ -63,6 +81,13 @@ describe("targets of a dialect", () => {
 
   it("runs Messages on Switchyard's targets and on direct calls, whose upstream answers Anthropic's /messages", () => {
     expect(targets.filter((t) => servesDialect(t, "messages"))).toEqual(["direct", "standalone", "standalone-pg", "topology"]);
+  });
+
+  it("runs embeddings on Switchyard's targets and on direct calls, whose upstream answers /embeddings", () => {
+    expect(targets.filter((t) => servesDialect(t, "embeddings"))).toEqual(["direct", "standalone", "standalone-pg", "topology"]);
+    expect(skippedTargets(parsePlans("buffered:10,embeddings:buffered:10"), targets)).toEqual([
+      "embeddings plans skip portkey (the Embeddings API is called only on direct, standalone, standalone-pg, topology)",
+    ]);
   });
 
   it("names the skipped targets only when a plan of another dialect runs and skips some", () => {
@@ -88,6 +113,7 @@ describe("requests and their answers", () => {
       chat: { path: "/api/v1/chat/completions", model: "bench/model" },
       responses: { path: "/api/v1/responses", model: "bench/model" },
       messages: { path: "/api/v1/messages", model: "bench/anthropic" },
+      embeddings: { path: "/api/v1/embeddings", model: "bench/embedding" },
     },
   };
 
@@ -109,10 +135,39 @@ describe("requests and their answers", () => {
     expect(JSON.parse(loadRequest(endpoint, "messages", false).body)).toMatchObject({ stream: false });
   });
 
-  it("refuses a request of a dialect the target does not serve", () => {
+  it("sends 16 different passages of 60–100 words for base64 vectors to the embeddings path, on its own model", () => {
+    const embeddings = loadRequest(endpoint, "embeddings", false);
+    expect(embeddings.path).toBe("/api/v1/embeddings");
+    expect(embeddings.headers).toEqual({ "content-type": "application/json", authorization: "Bearer sk-test" });
+    const body = JSON.parse(embeddings.body) as { model: string; input: string[]; encoding_format: string };
+    expect(Object.keys(body).sort()).toEqual(["encoding_format", "input", "model"]);
+    expect(body.model).toBe("bench/embedding");
+    expect(body.encoding_format).toBe("base64");
+    expect(body.input).toEqual(embeddingInputs);
+    expect(body.input).toHaveLength(16);
+    expect(new Set(body.input).size).toBe(16);
+    for (const text of body.input) {
+      const words = text.split(/\s+/).length;
+      expect(words).toBeGreaterThanOrEqual(60);
+      expect(words).toBeLessThanOrEqual(100);
+    }
+    expect(loadRequest(endpoint, "embeddings", false).body).toBe(embeddings.body);
+  });
+
+  it("refuses a request of a dialect the target does not serve, and a streamed embeddings request", () => {
     const chatOnly = { ...endpoint, routes: { chat: endpoint.routes.chat } };
     expect(() => loadRequest(chatOnly, "responses", true)).toThrow(/does not serve the Responses API/);
     expect(() => loadRequest(chatOnly, "messages", false)).toThrow(/does not serve the Messages API/);
+    expect(() => loadRequest(chatOnly, "embeddings", false)).toThrow(/does not serve the Embeddings API/);
+    expect(() => loadRequest(endpoint, "embeddings", true)).toThrow("the Embeddings API has no streamed answers");
+  });
+
+  it("takes an embeddings answer as complete when it is a list with an embedding", () => {
+    const answer = '{"id":"gen-1","object":"list","data":[{"object":"embedding","embedding":"AACAPw==","index":0}],"model":"bench/embedding"}';
+    expect(incompleteAnswer("embeddings", false, answer)).toBeUndefined();
+    expect(incompleteAnswer("embeddings", false, '{"error":{"code":502,"message":"no embedding"}}')).toMatch(/without "object":"list"/);
+    expect(incompleteAnswer("embeddings", false, '{"object":"list","data":[],"model":"bench/embedding"}')).toMatch(/without "embedding":/);
+    expect(incompleteAnswer("embeddings", true, answer)).toMatch(/a streamed answer of the Embeddings API, which has none/);
   });
 
   it("takes a Responses answer as complete on its response object or its response.completed event", () => {

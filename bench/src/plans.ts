@@ -1,18 +1,25 @@
 /**
  * The gateway comparison's plans: which API (dialect) is called, buffered or streamed, at which concurrency.
- * Written as `[dialect:]mode:concurrency` (`buffered:10`, `responses:stream:10`, `messages:buffered:10`);
- * without a dialect a plan is chat completions, so lists written before other dialects existed mean what they meant.
+ * Written as `[dialect:]mode:concurrency` (`buffered:10`, `responses:stream:10`, `messages:buffered:10`,
+ * `embeddings:buffered:10`); without a dialect a plan is chat completions, so lists written before other
+ * dialects existed mean what they meant.
  */
 
 /**
  * `chat`: `POST /chat/completions`; `responses`: `POST /responses` (the OpenAI Responses API); `messages`:
- * `POST /messages` (Anthropic's Messages API).
+ * `POST /messages` (Anthropic's Messages API); `embeddings`: `POST /embeddings` (OpenAI's embeddings API).
  */
-export const dialects = ["chat", "responses", "messages"] as const;
+export const dialects = ["chat", "responses", "messages", "embeddings"] as const;
 export type Dialect = (typeof dialects)[number];
 
 /** Each dialect's API as the printed notes and goals name it. */
-export const apiNames: Record<Dialect, string> = { chat: "Chat Completions", responses: "Responses", messages: "Messages" };
+export const apiNames: Record<Dialect, string> = { chat: "Chat Completions", responses: "Responses", messages: "Messages", embeddings: "Embeddings" };
+
+/** Whether a dialect has streamed answers: every one but embeddings, whose answer is one JSON list. */
+export const streams = (dialect: Dialect) => dialect !== "embeddings";
+
+/** The modes a dialect's plans can have: buffered and streamed, or buffered only. */
+export const modesOf = (dialect: Dialect): readonly boolean[] => (streams(dialect) ? [false, true] : [false]);
 
 export interface ChatPlan {
   dialect: Dialect;
@@ -22,17 +29,23 @@ export interface ChatPlan {
 
 /** The plans `npm run bench` runs unless BENCH_CHAT_PLANS says otherwise; each other dialect's plan beside chat's of its mode and concurrency. */
 export const defaultPlans =
-  "buffered:1,buffered:10,responses:buffered:10,messages:buffered:10,buffered:50,stream:1,stream:10,responses:stream:10,messages:stream:10,stream:50";
+  "buffered:1,buffered:10,responses:buffered:10,messages:buffered:10,embeddings:buffered:10,buffered:50,stream:1,stream:10,responses:stream:10,messages:stream:10,stream:50";
 
 const isDialect = (text: string): text is Dialect => dialects.some((d) => d === text);
 
-/** One plan from its text (`buffered:10`, `chat:stream:1`, `responses:buffered:10`); throws on anything else. */
+/**
+ * One plan from its text (`buffered:10`, `chat:stream:1`, `responses:buffered:10`, `embeddings:buffered:10`);
+ * throws on anything else, and on a streamed plan of a dialect without streams (`embeddings:stream:10`).
+ */
 export function parsePlan(text: string): ChatPlan {
   const parts = text.trim().split(":");
   const [dialect, mode, concurrency] = parts.length === 3 ? parts : ["chat", ...parts];
   const count = Number(concurrency);
   if (!dialect || !isDialect(dialect) || (mode !== "buffered" && mode !== "stream") || !Number.isInteger(count) || count < 1) {
     throw new Error(`BENCH_CHAT_PLANS: bad plan ${text} (expected [${dialects.join("|")}:]buffered|stream:<concurrency>)`);
+  }
+  if (mode === "stream" && !streams(dialect)) {
+    throw new Error(`BENCH_CHAT_PLANS: bad plan ${text} (the ${apiNames[dialect]} API answers in one body: only ${dialect}:buffered:<concurrency>)`);
   }
   return { dialect, stream: mode === "stream", concurrency: count };
 }
@@ -51,10 +64,13 @@ const switchyardTargets = ["standalone", "standalone-pg", "topology"];
  * The targets each dialect other than chat runs against (chat runs against all). Responses: Switchyard's only,
  * as the upstream does not speak it and Portkey is called on its chat route. Messages: Switchyard's, and
  * direct calls, since the upstream answers Anthropic's `/messages` itself (what Switchyard's Anthropic endpoint calls).
+ * Embeddings: Switchyard's and direct calls, since the upstream answers `/embeddings` itself (what Switchyard's
+ * `openai-compatible` endpoint calls).
  */
 export const dialectTargets: Record<Exclude<Dialect, "chat">, readonly string[]> = {
   responses: switchyardTargets,
   messages: ["direct", ...switchyardTargets],
+  embeddings: ["direct", ...switchyardTargets],
 };
 
 /** Whether a plan of `dialect` runs against the target named `target`. */

@@ -30,7 +30,7 @@ export function childEnv(extra: Record<string, string>): Record<string, string |
   return { ...env, LOG_LEVEL: benchConfig.logLevel, ...extra };
 }
 
-/** The fake upstream (chat completions and Anthropic's Messages) in its own process. */
+/** The fake upstream (chat completions, Anthropic's Messages and embeddings) in its own process. */
 export async function startUpstream() {
   const child = forkChild<{ url: string }>(childEnv({}), "./upstream-child.js");
   try {
@@ -46,21 +46,34 @@ export async function startUpstream() {
 export const chatModel = "bench/model";
 /** The model Switchyard's Messages plans call: the upstream on Anthropic's `/messages` (adapter `anthropic`), which gets the client's body as sent. */
 export const messagesModel = "bench/anthropic";
+/** The model Switchyard's embeddings plans call: the upstream on `/embeddings` through the `openai-compatible` provider. */
+export const embeddingModel = "bench/embedding";
 
 /** Where Switchyard (standalone or the topology, behind its router) takes each dialect, and on which model. */
 export const switchyardRoutes: ChatEndpoint["routes"] = {
   chat: { path: "/api/v1/chat/completions", model: chatModel },
   responses: { path: "/api/v1/responses", model: chatModel },
   messages: { path: "/api/v1/messages", model: messagesModel },
+  embeddings: { path: "/api/v1/embeddings", model: embeddingModel },
 };
 
 /**
- * A catalog of two models served by the upstream at `upstreamUrl` (no API key), at the same prices:
- * `bench/model` through an `openai-compatible` provider and `bench/anthropic` through an `anthropic` one.
+ * The catalog of the benchmark: three models served by the upstream at `upstreamUrl` (no API key).
+ * `bench/model` through an `openai-compatible` provider and `bench/anthropic` through an `anthropic` one, at
+ * the same prices; `bench/embedding`, an embedding model of text-embedding-3-small's price ($0.02 per million
+ * tokens) and input limits, through the `openai-compatible` provider.
  */
 export async function writeCatalog(dir: string, upstreamUrl: string): Promise<string> {
   const path = join(dir, "catalog.json");
   const pricing = { prompt: "0.000001", completion: "0.000002" };
+  const embedding = {
+    id: embeddingModel,
+    name: "Bench Embedding",
+    context_length: 8192,
+    input_modalities: ["text"],
+    output_modalities: ["embeddings"],
+    endpoints: [{ provider: "bench", upstream_model: "bench", max_inputs: 2048, pricing: { prompt: "0.00000002", completion: "0" } }],
+  };
   await writeFile(
     path,
     JSON.stringify({
@@ -71,6 +84,7 @@ export async function writeCatalog(dir: string, upstreamUrl: string): Promise<st
       models: [
         { id: chatModel, name: "Bench", context_length: 8000, endpoints: [{ provider: "bench", upstream_model: "bench", pricing }] },
         { id: messagesModel, name: "Bench Anthropic", context_length: 8000, endpoints: [{ provider: "bench-anthropic", upstream_model: "bench", pricing }] },
+        embedding,
       ],
     }),
   );
@@ -89,7 +103,7 @@ export async function createInferenceKey(origin: string, managementKey: string):
   return (JSON.parse(text) as { key: string }).key;
 }
 
-/** The calls straight to the upstream: the baseline every gateway is compared with, on chat completions and Anthropic's Messages. */
+/** The calls straight to the upstream: the baseline every gateway is compared with, on chat completions, Anthropic's Messages and embeddings. */
 export function directTarget(upstream: { url: string; pid: number }): Target {
   const url = new URL(upstream.url);
   return {
@@ -99,6 +113,7 @@ export function directTarget(upstream: { url: string; pid: number }): Target {
     routes: {
       chat: { path: `${url.pathname}/chat/completions`, model: "bench" },
       messages: { path: `${url.pathname}/messages`, model: "bench" },
+      embeddings: { path: `${url.pathname}/embeddings`, model: "bench" },
     },
     pids: () => [upstream.pid],
     stop: async () => undefined, // the upstream outlives the targets: it is stopped last
