@@ -43,10 +43,12 @@ const generationCompleted = z.object({
   broadcast: z.boolean().optional(),
 });
 
-/** A finished transcription or image generation: charged like a chat generation, with what was produced. */
+/** A finished transcription, image generation or speech: charged like a chat generation, with what was produced. */
 const mediaCompleted = generationCompleted.extend({
   seconds: z.number().min(0).optional(),
   images: z.number().int().min(0).optional(),
+  /** Speech: characters of the text spoken. */
+  characters: z.number().int().min(0).optional(),
 });
 
 /** A sandbox reported files of a container; storage holds their metadata (and bodies sent along). */
@@ -82,6 +84,7 @@ export const eventRegistry = {
   "media.endpoint.health.v1": endpointHealth,
   "media.transcription.completed.v1": mediaCompleted,
   "media.image.completed.v1": mediaCompleted,
+  "media.speech.completed.v1": mediaCompleted,
   "storage.container_files.synced.v1": containerFilesSynced,
 } as const;
 

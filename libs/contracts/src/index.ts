@@ -23,6 +23,8 @@ export * from "./chat-request.js";
 export * from "./chat-response.js";
 export * from "./transcription.js";
 export * from "./images.js";
+export * from "./speech.js";
+export * from "./embeddings.js";
 export * from "./routes-auth.js";
 export * from "./routes-inference.js";
 export * from "./routes-storage.js";

@@ -131,6 +131,8 @@ export const resolvedEndpoint = z.object({
   pricing: z.record(z.string(), z.string()),
   context_length: z.number().int(),
   max_completion_tokens: z.number().int().nullable(),
+  /** Embeddings and rerank: the most inputs one request may carry (null: no limit of the endpoint's own). */
+  max_inputs: z.number().int().nullable().default(null),
   supported_parameters: z.array(z.string()),
   region: z.string(),
   zdr: z.boolean(),

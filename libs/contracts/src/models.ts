@@ -63,6 +63,9 @@ export const listModelsQuery = listUserModelsQuery.extend({
 });
 export type ListModelsQuery = z.infer<typeof listModelsQuery>;
 
+/** `GET /embeddings/models`: the catalog's embedding models, paged as `/models`. */
+export const listEmbeddingsModelsQuery = z.object(pageQuery);
+
 export const modelArchitecture = z.object({
   input_modalities: z.array(z.string()),
   output_modalities: z.array(z.string()),
@@ -83,6 +86,9 @@ export const modelPricing = z.object({
   internal_reasoning: decimalString.optional(),
   web_search: decimalString.optional(),
   audio: decimalString.optional(),
+  audio_output: decimalString.optional().describe("Speech: per audio output token"),
+  character: decimalString.optional().describe("Speech: per character of input text"),
+  search_unit: decimalString.optional().describe("Rerank: per search unit (a query with up to 100 documents)"),
 });
 export type ModelPricing = z.infer<typeof modelPricing>;
 

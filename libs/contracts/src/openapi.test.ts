@@ -54,6 +54,7 @@ describe("OpenAPI document", () => {
       "get /federation-policies", "post /federation-policies", "get /federation-policies/{id}", "patch /federation-policies/{id}",
       "delete /federation-policies/{id}",
       "post /chat/completions", "post /responses", "post /completions", "post /messages", "post /messages/count_tokens", "post /audio/transcriptions", "post /images", "get /generation", "get /generation/content",
+      "post /embeddings", "get /embeddings/models", "post /rerank", "post /audio/speech",
       "get /files", "get /containers/{container_id}/files", "get /containers/{container_id}/files/{file_id}",
       "get /models", "get /models/user", "get /models/{author}/{slug}/endpoints", "get /providers",
       "get /presets", "get /presets/{slug}", "get /presets/{slug}/versions", "get /presets/{slug}/versions/{version}",

@@ -1,5 +1,5 @@
 import { modelEndpointsParams, modelEndpointsResponse } from "./model-endpoints.js";
-import { listModelsQuery, listModelsResponse, listUserModelsQuery } from "./models.js";
+import { listEmbeddingsModelsQuery, listModelsQuery, listModelsResponse, listUserModelsQuery } from "./models.js";
 import {
   createNamedPresetBody,
   createPresetBody,
@@ -39,6 +39,17 @@ export const catalogRoutes = [
     query: listUserModelsQuery,
     responses: { 200: listModelsResponse },
     errors: [400, 401, 403, 404, 500],
+  }),
+  defineRoute({
+    operationId: "listEmbeddingsModels",
+    method: "get",
+    path: "/embeddings/models",
+    summary: "List the catalog's embedding models",
+    tag: "Embeddings",
+    auth: "any",
+    query: listEmbeddingsModelsQuery,
+    responses: { 200: listModelsResponse },
+    errors: [400, 401, 500],
   }),
   defineRoute({
     operationId: "listEndpoints",

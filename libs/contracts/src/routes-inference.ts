@@ -5,8 +5,10 @@ import { completionsRequest, textCompletion, textCompletionChunk } from "./compl
 import { messageObject, messagesCountTokensRequest, messagesRequest, messagesTokenCount } from "./messages.js";
 import { responseObject, responsesRequest } from "./responses.js";
 import { generationContentQuery, generationContentResponse, generationQuery, generationResponse } from "./generation.js";
+import { embeddingsRequest, embeddingsResponse, rerankRequest, rerankResponse } from "./embeddings.js";
 import { imageGenerationRequest, imageGenerationResponse, imageStreamEvent } from "./images.js";
 import { defineRoute, type RouteContract } from "./route.js";
+import { speechRequest } from "./speech.js";
 import { transcriptionMultipartBody, transcriptionRequest, transcriptionResponse } from "./transcription.js";
 
 const providerErrors = [400, 401, 402, 403, 404, 413, 429, 500, 502, 503, 524, 529] as const;
@@ -73,6 +75,28 @@ export const inferenceRoutes = [
     errorShape: "anthropic",
   }),
   defineRoute({
+    operationId: "createEmbeddings",
+    method: "post",
+    path: "/embeddings",
+    summary: "Embed text, token ids or multimodal items; vectors as floats or base64, limits from the endpoint's catalog entry",
+    tag: "Embeddings",
+    auth: "inference",
+    body: embeddingsRequest,
+    responses: { 200: embeddingsResponse },
+    errors: providerErrors,
+  }),
+  defineRoute({
+    operationId: "createRerank",
+    method: "post",
+    path: "/rerank",
+    summary: "Rank documents by relevance to a query, best first",
+    tag: "Rerank",
+    auth: "inference",
+    body: rerankRequest,
+    responses: { 200: rerankResponse },
+    errors: providerErrors,
+  }),
+  defineRoute({
     operationId: "createAudioTranscriptions",
     method: "post",
     path: "/audio/transcriptions",
@@ -92,6 +116,17 @@ export const inferenceRoutes = [
     auth: "inference",
     body: imageGenerationRequest,
     responses: { 200: imageGenerationResponse },
+    errors: providerErrors,
+  }),
+  defineRoute({
+    operationId: "createAudioSpeech",
+    method: "post",
+    path: "/audio/speech",
+    summary: "Speak text: the 200 is the audio itself (audio/mpeg, audio/pcm... by response_format), streamed as the provider makes it",
+    tag: "Speech",
+    auth: "inference",
+    body: speechRequest,
+    responses: { 200: null },
     errors: providerErrors,
   }),
   defineRoute({

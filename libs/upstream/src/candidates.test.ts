@@ -10,6 +10,7 @@ const endpoint = (provider: string, prompt: string, extra: Partial<ResolvedEndpo
   pricing: { prompt, completion: prompt },
   context_length: 1000,
   max_completion_tokens: null,
+  max_inputs: null,
   supported_parameters: ["temperature"],
   region: "us",
   zdr: false,

@@ -1,5 +1,5 @@
 import type { HoldDecision, HoldRequest } from "@switchyard/contracts";
-import { HttpError, picoToDecimal } from "@switchyard/runtime";
+import { HttpError, picoToDecimal, picoToUsd, toPico } from "@switchyard/runtime";
 
 /** Identity's spend holds: in-process in standalone, over HTTP otherwise. */
 export interface SpendHolds {
@@ -52,3 +52,19 @@ export const limitOwner = (decision: HoldDecision & { granted: false }): string 
   decision.limited_by === "key"
     ? "To increase, raise this key's limit or wait for it to reset."
     : `The budget of guardrail ${decision.guardrail_id} limits it; raise its limit_usd or wait for it to reset.`;
+
+/**
+ * Holds `worstCase` picodollars, the most this attempt can cost, before its provider is called. Refused:
+ * 403 `Key limit exceeded` when the key's settled spend has reached its limit, else 402 with what it could
+ * cost and what is left. For requests whose cost is not a count of completion tokens (media, embeddings, rerank).
+ */
+export async function holdAmount(context: HoldContext, worstCase: bigint, isByok: boolean): Promise<void> {
+  const refused = await requestHold(context, worstCase, isByok);
+  if (!refused) return;
+  const remaining = toPico(refused.remaining_usd);
+  throw new HttpError(
+    "payment_required",
+    `This request requires more credits: it can cost up to $${picoToDecimal(worstCase)}, but only $${picoToDecimal(remaining)} remains. ${limitOwner(refused)}`,
+    { limited_by: refused.limited_by, guardrail_id: refused.guardrail_id, remaining_usd: picoToUsd(remaining), requested_usd: picoToUsd(worstCase) },
+  );
+}

@@ -22,7 +22,7 @@ import {
   updateGuardrailRoute,
 } from "./routes/guardrails.js";
 import { knownProviderRoute, resolveModelRoute } from "./routes/internal.js";
-import { listModelsRoute, listProvidersRoute, listUserModelsRoute, modelEndpointsRoute } from "./routes/models.js";
+import { listEmbeddingsModelsRoute, listModelsRoute, listProvidersRoute, listUserModelsRoute, modelEndpointsRoute } from "./routes/models.js";
 import {
   createPresetRoute,
   deletePresetRoute,
@@ -44,6 +44,7 @@ export function createApp(deps: CatalogDeps, reload: () => Promise<{ models: num
   const caller = requireCaller(deps.verifyCaller);
   const v1 = (path: string) => `/api/v1${path}`;
   app.get(v1("/models"), caller, listModelsRoute(deps));
+  app.get(v1("/embeddings/models"), caller, listEmbeddingsModelsRoute(deps));
   app.get(v1("/models/user"), caller, listUserModelsRoute(deps));
   app.get(v1("/models/:author/:slug/endpoints"), caller, modelEndpointsRoute(deps));
   app.get(v1("/providers"), caller, listProvidersRoute(deps));

@@ -24,6 +24,8 @@ import { countTokensRoute } from "./dialects/messages/count-tokens.js";
 import { messagesRoute } from "./dialects/messages/route.js";
 import { responsesRoute } from "./dialects/responses/route.js";
 import { generationContentRoute, generationRoute } from "./generations/routes.js";
+import { embeddingsRoute } from "./retrieval/embeddings.js";
+import { rerankRoute } from "./retrieval/rerank.js";
 
 type Dialect = (req: JsonRequest, res: ServerResponse, caller: Caller) => Promise<void>;
 
@@ -31,7 +33,7 @@ type Dialect = (req: JsonRequest, res: ServerResponse, caller: Caller) => Promis
 const anthropicPaths = new Set(["/api/v1/messages", "/api/v1/messages/count_tokens"]);
 
 /**
- * Inference's HTTP surface: each dialect's generation route and the generation records they leave.
+ * Inference's HTTP surface: each dialect's generation route, embeddings and rerank, and the generation records they leave.
  * Generation requests, the ones that matter for speed, skip express (its routing and body parsing cost
  * about as much CPU as everything else this service does for a request); express keeps the rest, and
  * generation requests whose body is compressed or in another charset.
@@ -47,6 +49,8 @@ export function createApp(deps: InferenceDeps): RequestListener {
     ["/api/v1/completions", completionsRoute(deps)],
     ["/api/v1/messages", messagesRoute(deps)],
     ["/api/v1/messages/count_tokens", countTokensRoute(deps)],
+    ["/api/v1/embeddings", embeddingsRoute(deps)],
+    ["/api/v1/rerank", rerankRoute(deps)],
   ]);
   const errorsOf = (path: string) => (anthropicPaths.has(path) ? sendAnthropicError : sendError);
   for (const [path, route] of dialects) {

@@ -9,7 +9,7 @@ type Preset = NonNullable<ResolvedModel["preset"]>;
 const headerChars = 1000;
 
 /** Who asked, as the generation records it: the end user and metadata of the body, the app of the headers. */
-export function attributionOf(req: { headers: IncomingHttpHeaders }, request: ChatCompletionRequest): Attribution {
+export function attributionOf(req: { headers: IncomingHttpHeaders }, request: Pick<ChatCompletionRequest, "user" | "metadata">): Attribution {
   const kept = (...names: string[]) => {
     for (const name of names) {
       const value = req.headers[name];

@@ -103,6 +103,18 @@ export function filterPrompt(filters: CompiledFilters, prompt: string): Filtered
   return { value: scanned.text, findings: scanned.findings };
 }
 
+/** Scans several texts the caller wrote (inputs to embed, a query and its documents), in order. */
+export function filterTexts(filters: CompiledFilters, texts: readonly string[]): Filtered<string[]> {
+  if (filters.empty) return { value: [...texts], findings: [] };
+  const found: Finding[][] = [];
+  const value = texts.map((text) => {
+    const scanned = scanText(filters, text, "user");
+    found.push(scanned.findings);
+    return scanned.text;
+  });
+  return { value, findings: mergeFindings(found) };
+}
+
 /**
  * Counts what the filters found and refuses the request if one blocks it: 403 naming the guardrail and
  * the filter, never what matched. Called before any hold is taken or provider called.

@@ -1,7 +1,7 @@
 import type { Model, ModelEndpoint, Provider } from "@switchyard/contracts";
 import type { EndpointEntry, ModelEntry, ProviderEntry } from "./snapshot.js";
 
-const optionalPrices = ["input_cache_read", "input_cache_write", "input_cache_write_1h", "internal_reasoning", "audio", "web_search"] as const;
+const optionalPrices = ["input_cache_read", "input_cache_write", "input_cache_write_1h", "internal_reasoning", "audio", "web_search", "audio_output", "character", "search_unit"] as const;
 
 const totalPrice = (e: EndpointEntry) => Number(e.pricing.prompt) + Number(e.pricing.completion);
 

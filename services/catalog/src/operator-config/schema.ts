@@ -18,8 +18,12 @@ const region = z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, "must be a lower-case 
 export const providerConfig = z.strictObject({
   slug,
   name: z.string().min(1),
-  /** The wire format: chat speaks openai, anthropic and google; transcription openai and deepgram; images openai and google. */
-  adapter: z.enum(["openai", "openai-compatible", "anthropic", "google", "deepgram"]),
+  /**
+   * The wire format: chat speaks openai, anthropic and google; transcription openai and deepgram; images
+   * openai and google; speech openai; embeddings openai, google, cohere and voyage; rerank cohere, voyage
+   * and openai-compatible (the Jina-style `/rerank` of Jina and vLLM).
+   */
+  adapter: z.enum(["openai", "openai-compatible", "anthropic", "google", "deepgram", "cohere", "voyage"]),
   base_url: z.url(),
   /** Environment variable holding the key; `<SLUG>_API_KEY` is also read. */
   api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
@@ -62,9 +66,17 @@ export const endpointConfig = z.strictObject({
     /** Image generation: USD per generated image (`image` is per input image). */
     image_output: price.optional(),
     web_search: price.optional(),
+    /** Speech: USD per audio output token (token-priced voices such as gpt-4o-mini-tts). */
+    audio_output: price.optional(),
+    /** Speech: USD per character of input text (character-priced voices such as tts-1). */
+    character: price.optional(),
+    /** Rerank: USD per search unit, as Cohere bills (a query with up to 100 documents). */
+    search_unit: price.optional(),
   }),
   context_length: z.number().int().positive().optional(),
   max_completion_tokens: z.number().int().positive().optional(),
+  /** Embeddings and rerank: the most inputs (documents) one request may carry; tokens per input are its context_length. */
+  max_inputs: z.number().int().positive().optional(),
   supported_parameters: z.array(z.string().min(1)).default([]),
   quantization: z.string().optional(),
   /** Overrides the provider's region for this endpoint. */

@@ -21,6 +21,7 @@ function toResolved(e: EndpointEntry, workspace: WorkspacePolicy): ResolvedEndpo
     pricing,
     context_length: e.contextLength,
     max_completion_tokens: e.max_completion_tokens ?? null,
+    max_inputs: e.max_inputs ?? null,
     supported_parameters: e.supported_parameters,
     region: e.region,
     zdr: e.zdr,

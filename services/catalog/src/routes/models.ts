@@ -1,4 +1,4 @@
-import { listModelsQuery, listUserModelsQuery, modelEndpointsParams, type Model, type OutputModalityFilter } from "@switchyard/contracts";
+import { listEmbeddingsModelsQuery, listModelsQuery, listUserModelsQuery, modelEndpointsParams, type Model, type OutputModalityFilter } from "@switchyard/contracts";
 import { callerOf, notFound, parseInput } from "@switchyard/runtime";
 import type { Request, RequestHandler } from "express";
 import type { CatalogDeps } from "../deps.js";
@@ -41,6 +41,19 @@ export const listModelsRoute =
         if (!wanted?.length) return true;
         return m.endpointEntries.some((e) => wanted.every((p) => e.supported_parameters.includes(p)));
       })
+      .map((m) => toModelRecord(m));
+    res.json(page(req, models, query.offset, query.limit));
+  };
+
+/** `GET /embeddings/models`: the catalog's embedding models. */
+export const listEmbeddingsModelsRoute =
+  (deps: CatalogDeps): RequestHandler =>
+  (req, res) => {
+    callerOf(res);
+    const query = parseInput(listEmbeddingsModelsQuery, req.query, "query");
+    const models = deps.catalog
+      .current()
+      .models.filter((m) => outputs(m, ["embeddings"]))
       .map((m) => toModelRecord(m));
     res.json(page(req, models, query.offset, query.limit));
   };

@@ -4,7 +4,12 @@ import { schema } from "../migrations.js";
 import { openHolds } from "./holds.js";
 
 export const ledgerConsumer = "identity_ledger";
-export const chargedSubjects = ["inference.generation.completed.v1", "media.transcription.completed.v1", "media.image.completed.v1"] as const;
+export const chargedSubjects = [
+  "inference.generation.completed.v1",
+  "media.transcription.completed.v1",
+  "media.image.completed.v1",
+  "media.speech.completed.v1",
+] as const;
 
 type Charged = EventEnvelope<(typeof chargedSubjects)[number]>;
 

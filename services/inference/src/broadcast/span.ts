@@ -1,12 +1,17 @@
 import { createHash } from "node:crypto";
 import type { EventEnvelope } from "@switchyard/contracts";
 
-/** The events that describe a finished generation: chat completions, transcriptions and images. */
-export const broadcastSubjects = ["inference.generation.completed.v1", "media.transcription.completed.v1", "media.image.completed.v1"] as const;
+/** The events that describe a finished generation: chat completions, transcriptions, images and speech. */
+export const broadcastSubjects = ["inference.generation.completed.v1", "media.transcription.completed.v1", "media.image.completed.v1", "media.speech.completed.v1"] as const;
 export type Completed = EventEnvelope<(typeof broadcastSubjects)[number]>;
 
 /** The GenAI operation of each: `chat` is the conventions' own name; media's have none, so they say what they are. */
-const operations = { "inference.generation.completed.v1": "chat", "media.transcription.completed.v1": "transcription", "media.image.completed.v1": "image_generation" } as const;
+const operations = {
+  "inference.generation.completed.v1": "chat",
+  "media.transcription.completed.v1": "transcription",
+  "media.image.completed.v1": "image_generation",
+  "media.speech.completed.v1": "speech",
+} as const;
 
 /** The tracing keys the spec names; every other key of `trace` passes through as it came. */
 const known = new Set(["trace_id", "trace_name", "span_name", "generation_name", "parent_span_id"]);
@@ -45,6 +50,7 @@ export function broadcastRecord(event: Completed) {
       estimated: d.usage_estimated,
       ...(media?.seconds !== undefined ? { seconds: media.seconds } : {}),
       ...(media?.images !== undefined ? { images: media.images } : {}),
+      ...(media?.characters !== undefined ? { characters: media.characters } : {}),
     },
     cost_usd: Number(d.cost_usd),
     started_at: new Date(ended - (d.generation_time_ms ?? 0)).toISOString(),
@@ -82,6 +88,7 @@ export function otlpSpan(record: BroadcastRecord) {
     ...(record.finish_reason ? [attribute("gen_ai.response.finish_reasons", record.finish_reason)] : []),
     ...(record.usage.seconds !== undefined ? [attribute("switchyard.usage.audio_seconds", record.usage.seconds)] : []),
     ...(record.usage.images !== undefined ? [attribute("switchyard.usage.images", record.usage.images)] : []),
+    ...(record.usage.characters !== undefined ? [attribute("switchyard.usage.characters", record.usage.characters)] : []),
     ...(record.trace_id ? [attribute("switchyard.trace_id", record.trace_id)] : []),
     ...(record.trace_name ? [attribute("switchyard.trace_name", record.trace_name)] : []),
     ...(record.generation_name ? [attribute("switchyard.generation_name", record.generation_name)] : []),

@@ -1,17 +1,6 @@
-import { chatCompletionRequest, legacyMetadataHeader, metadataHeader, sessionIdHeader, type ChatCompletionRequest, type ResolvedModel } from "@switchyard/contracts";
-import { badRequest, forbidden, HttpError, parseInput, type Caller } from "@switchyard/runtime";
-import {
-  enforceFindings,
-  filterMessages,
-  newGenerationId,
-  orderCandidates,
-  requestDeadline,
-  requestFilters,
-  withWorkspaceKeys,
-  type Candidate,
-  type CompiledFilters,
-  type Finding,
-} from "@switchyard/upstream";
+import { chatCompletionRequest, legacyMetadataHeader, metadataHeader, sessionIdHeader, type ChatCompletionRequest } from "@switchyard/contracts";
+import { badRequest, forbidden, parseInput, type Caller } from "@switchyard/runtime";
+import { enforceFindings, filterMessages, newGenerationId, requestDeadline, withWorkspaceKeys, type Candidate, type CompiledFilters, type Finding } from "@switchyard/upstream";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { InferenceDeps } from "../deps.js";
 import type { Attribution } from "../generations/store.js";
@@ -19,6 +8,7 @@ import { activePlugins, type ActivePlugins } from "../plugins.js";
 import { attributionOf, withPreset } from "../request-context.js";
 import { requestedParameters, upstreamBody } from "../request-body.js";
 import { declaredTools, type DeclaredTools } from "../tools/declared.js";
+import { carriedBy, modelResolver, resolveModels } from "./resolution.js";
 
 /** The dialects the gateway speaks; each is normalised to a Chat Completions request. */
 export type Dialect = "chat" | "responses" | "completions" | "messages";
@@ -85,62 +75,6 @@ const header = (headers: IncomingHttpHeaders, name: string) => {
   return typeof value === "string" ? value : undefined;
 };
 
-interface Resolution {
-  requested: string;
-  candidates: Candidate[];
-  reasons: string[];
-  guardrailIds: Set<string>;
-  filters: CompiledFilters;
-  broadcast: boolean;
-  ioLogging: ResolvedModel["io_logging"];
-  disabledTools: Set<string>;
-}
-
-/** Resolves each model of the request to its endpoints, in order, with the key's guardrails and workspace settings. */
-async function resolveModels(deps: InferenceDeps, request: ChatCompletionRequest, models: string[], sessionId: string | undefined, resolve: (model: string) => Promise<ResolvedModel>): Promise<Resolution> {
-  const out: Resolution = { requested: models[0]!, candidates: [], reasons: [], guardrailIds: new Set(), filters: requestFilters([]), broadcast: false, ioLogging: null, disabledTools: new Set() };
-  let filters: CompiledFilters | undefined;
-  for (const model of models) {
-    const resolved = await resolve(model);
-    out.requested ||= resolved.model;
-    // Transcription and image-only models have their own endpoints; a chat request for one is a mistake in the body.
-    if (!resolved.output_modalities.includes("text")) {
-      throw badRequest(`Invalid body: model: ${resolved.model} is not a chat model (it outputs ${resolved.output_modalities.join(", ")})`);
-    }
-    for (const id of resolved.guardrail_ids) out.guardrailIds.add(id);
-    // Guardrails apply to the key, so every model's resolution names the same filters.
-    filters ??= requestFilters(resolved.content_filters);
-    out.broadcast = resolved.broadcast;
-    out.ioLogging = resolved.io_logging;
-    for (const tool of resolved.disabled_server_tools) out.disabledTools.add(tool);
-    const ordered = orderCandidates(resolved, {
-      preferences: request.provider ?? undefined,
-      sessionId,
-      requestedParameters: requestedParameters(request),
-      coolingDown: deps.cooldowns.coolingDown,
-    });
-    out.candidates.push(...ordered.candidates);
-    out.reasons.push(...resolved.excluded.map((e) => `${resolved.model} on ${e.provider}: ${e.reason}`), ...ordered.dropped.map((d) => `${resolved.model} on ${d}`));
-  }
-  out.filters = filters ?? out.filters;
-  return out;
-}
-
-/** The candidates that can carry the request; 400 naming what none of them can. */
-function carriedBy(resolution: Resolution, cannotCarry: PlanInput["cannotCarry"]): Candidate[] {
-  if (!cannotCarry) return resolution.candidates;
-  const refusals = new Set<string>();
-  const kept = resolution.candidates.filter((candidate) => {
-    const refusal = cannotCarry(candidate);
-    if (refusal === undefined) return true;
-    refusals.add(refusal);
-    resolution.reasons.push(`${candidate.model} on ${candidate.endpoint.provider}: ${refusal}`);
-    return false;
-  });
-  if (kept.length === 0) throw badRequest(`Invalid body: no endpoint of the requested models can carry it: ${[...refusals].join("; ")}`);
-  return kept;
-}
-
 /**
  * Validates the normalised request, applies its preset, resolves its models to endpoints, applies the
  * guardrails' content filters to the prompt and declares its server tools: the plan every dialect runs.
@@ -149,9 +83,7 @@ function carriedBy(resolution: Resolution, cannotCarry: PlanInput["cannotCarry"]
 export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<Plan> {
   const { caller, headers, res } = input;
   if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
-  const host = (header(headers, "x-forwarded-host") ?? header(headers, "host") ?? "").split(",")[0]!.trim().replace(/:\d+$/, "");
-  const resolve = (model: string) =>
-    deps.resolve({ model, ...(model ? {} : { defaultFor: "text" as const }), keyHash: caller.keyHash, workspaceId: caller.workspaceId, organizationId: caller.organizationId, host });
+  const resolve = modelResolver(deps, caller, headers);
   const { request, preset, presetRef } = await withPreset(parseInput(chatCompletionRequest, input.body, "body"), input.body, resolve);
   const plugins = activePlugins(request);
   // The `preset` field runs a preset like `@preset/<slug>`; a `model` given beside it wins over the preset's.
@@ -162,10 +94,7 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   if (request.debug?.echo_upstream_body && !request.stream) throw badRequest("Invalid body: debug.echo_upstream_body: only available with stream: true");
   const sessionId = request.session_id ?? header(headers, sessionIdHeader);
 
-  const resolution = await resolveModels(deps, request, models, sessionId, resolve);
-  if (resolution.candidates.length === 0) {
-    throw new HttpError("not_found", `No endpoints available for ${models.join(", ")}: ${resolution.reasons.join("; ") || "none configured"}`);
-  }
+  const resolution = await resolveModels(deps, models, { modality: "text", preferences: request.provider ?? undefined, sessionId, requestedParameters: requestedParameters(request) }, resolve);
   const carried = carriedBy(resolution, input.cannotCarry);
   // The workspace's own keys go first where it brought one.
   const candidates = await withWorkspaceKeys(carried, (provider) => deps.providerKey(caller.workspaceId, provider));

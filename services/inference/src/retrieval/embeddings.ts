@@ -1,0 +1,102 @@
+import { embeddingsRequest, type EmbeddingsRequest } from "@switchyard/contracts";
+import { badRequest, parseInput, picoToUsd, sendJson, type Caller } from "@switchyard/runtime";
+import { endUser, enforceFindings, filterTexts, type Candidate } from "@switchyard/upstream";
+import type { ServerResponse } from "node:http";
+import type { JsonRequest } from "../dialects/chat/route.js";
+import type { InferenceDeps } from "../deps.js";
+import { retrievalCost } from "./cost.js";
+import { embeddingInputs, overLimit, tokenBound, tokenEstimate, type SizedInput } from "./inputs.js";
+import { embedders } from "./providers/index.js";
+import { toBase64, toFloats } from "./providers/vectors.js";
+import { accept, settle, startRetrieval, type RetrievalRun } from "./run.js";
+import type { EmbeddingInput, EmbeddingProvider, Vector } from "./types.js";
+
+/** Why an endpoint cannot embed these inputs as asked, if it cannot: its catalog entry's limits and parameters, its wire. */
+function cannotCarry(request: EmbeddingsRequest, inputs: readonly SizedInput[]) {
+  const tokens = inputs.some((i) => i.input.kind === "tokens");
+  const images = inputs.some((i) => i.input.kind === "parts" && i.input.parts.some((p) => p.type === "image"));
+  return (candidate: Candidate): string | undefined => {
+    const { endpoint } = candidate;
+    const provider: EmbeddingProvider | undefined = embedders[endpoint.adapter];
+    if (!provider) return `no embeddings in the ${endpoint.adapter} wire format`;
+    if (endpoint.max_inputs !== null && inputs.length > endpoint.max_inputs) return `at most ${endpoint.max_inputs} inputs per request, not ${inputs.length}`;
+    if (tokens && !provider.tokens) return "no token-id input";
+    if (images && !provider.images) return "no image input";
+    for (const name of ["dimensions", "input_type"] as const) {
+      if (request[name] !== undefined && !endpoint.supported_parameters.includes(name)) return `no ${name}`;
+    }
+    return overLimit(inputs, endpoint.context_length);
+  };
+}
+
+/** The guardrails' content filters read the text of every input before anything is held; token ids they cannot read are refused. */
+function filtered(run: RetrievalRun, inputs: readonly SizedInput[]): EmbeddingInput[] {
+  if (run.filters.empty) return inputs.map((i) => i.input);
+  if (inputs.some((i) => i.input.kind === "tokens")) throw badRequest("Invalid body: input: the key's guardrails filter content, which token ids hide; send text");
+  const texts: string[] = [];
+  for (const { input } of inputs) {
+    if (input.kind === "text") texts.push(input.text);
+    else if (input.kind === "parts") for (const part of input.parts) if (part.type === "text") texts.push(part.text);
+  }
+  const { value, findings } = filterTexts(run.filters, texts);
+  enforceFindings(findings, "embeddings");
+  run.findings = findings;
+  let next = 0;
+  return inputs.map(({ input }) => {
+    if (input.kind === "text") return { kind: "text", text: value[next++]! };
+    if (input.kind === "parts") return { kind: "parts", parts: input.parts.map((p) => (p.type === "text" ? { type: "text", text: value[next++]! } : p)) };
+    return input;
+  });
+}
+
+/** A vector in the encoding the client asked for, whichever the provider sent. */
+const encoded = (vector: Vector, format: "float" | "base64"): Vector =>
+  format === "base64" ? (typeof vector === "string" ? vector : toBase64(vector)) : typeof vector === "string" ? toFloats(vector) : vector;
+
+/** `POST /embeddings`: check the inputs against each endpoint's limits, hold their worst case, embed, charge the tokens. */
+export const embeddingsRoute =
+  (deps: InferenceDeps) =>
+  async (req: JsonRequest, res: ServerResponse, caller: Caller): Promise<void> => {
+    const request = parseInput(embeddingsRequest, req.body, "body");
+    const sized = embeddingInputs(request.input);
+    const run = await startRetrieval(deps, req.headers, res, caller, {
+      modality: "embeddings",
+      body: request,
+      requestedParameters: (["dimensions", "input_type"] as const).filter((name) => request[name] !== undefined),
+      cannotCarry: cannotCarry(request, sized),
+    });
+    const inputs = filtered(run, sized);
+    const format = request.encoding_format ?? "float";
+    const estimate = tokenEstimate(sized);
+    const served = await accept(
+      run,
+      embedders,
+      (c) => retrievalCost(c.endpoint.pricing, { tokens: tokenBound(sized, c.endpoint.context_length), searchUnits: 0 }),
+      (provider, target, c, signal) =>
+        provider.embed(
+          {
+            inputs,
+            encoding: format,
+            dimensions: request.dimensions,
+            inputType: request.input_type,
+            user: request.user === undefined ? undefined : endUser(caller.workspaceId, request.user),
+            options: request.provider?.options?.[c.endpoint.provider] ?? {},
+          },
+          target,
+          signal,
+        ),
+      (c) => ({ status: "cancelled", promptTokens: estimate, estimated: true, cost: retrievalCost(c.endpoint.pricing, { tokens: estimate, searchUnits: 0 }), upstreamId: null }),
+    );
+    const { candidate, result } = served;
+    const promptTokens = result.promptTokens ?? estimate;
+    const cost = retrievalCost(candidate.endpoint.pricing, { tokens: promptTokens, searchUnits: 0 });
+    const { billed, isByok } = settle(run, served, { status: "completed", promptTokens, estimated: result.promptTokens === undefined, cost, upstreamId: result.upstreamId });
+    sendJson(res, 200, {
+      id: run.generationId,
+      object: "list",
+      data: result.vectors.map((vector, index) => ({ object: "embedding", embedding: encoded(vector, format), index })),
+      model: candidate.model,
+      provider: candidate.endpoint.provider,
+      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens, cost: picoToUsd(billed), is_byok: isByok },
+    });
+  };

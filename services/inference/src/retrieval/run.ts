@@ -1,0 +1,216 @@
+import { sessionIdHeader, type ProviderPreferences, type TraceConfig } from "@switchyard/contracts";
+import { forbidden, HttpError, type Caller } from "@switchyard/runtime";
+import {
+  capCharge,
+  findingsRecord,
+  firstAccepting,
+  holdAmount,
+  newGenerationId,
+  requestDeadline,
+  upstreamFailure,
+  withWorkspaceKeys,
+  type Candidate,
+  type CompiledFilters,
+  type Finding,
+  type UpstreamTarget,
+} from "@switchyard/upstream";
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import type { InferenceDeps } from "../deps.js";
+import { carriedBy, modelResolver, resolveModels } from "../generation/resolution.js";
+import type { Attempt, Attribution } from "../generations/store.js";
+import { attributionOf } from "../request-context.js";
+
+/** One embeddings or rerank request on its way through the endpoints of its models. */
+export interface RetrievalRun {
+  readonly deps: InferenceDeps;
+  readonly caller: Caller;
+  readonly generationId: string;
+  /** The model asked for (the first of `models`), as records name it. */
+  readonly requested: string;
+  readonly candidates: readonly Candidate[];
+  readonly guardrailIds: readonly string[];
+  /** The guardrails' content filters, for the text the route sends. */
+  readonly filters: CompiledFilters;
+  /** What they redacted or flagged, recorded on the generation. */
+  findings: Finding[];
+  readonly broadcast: boolean;
+  readonly attribution: Attribution;
+  readonly sessionId: string | undefined;
+  readonly requestId: string | null;
+  readonly trace: TraceConfig | undefined;
+  readonly attempts: Attempt[];
+  readonly signal: AbortSignal;
+  readonly timedOut: () => boolean;
+  readonly started: number;
+}
+
+/** The routing fields embeddings and rerank requests share. */
+export interface RoutingFields {
+  model?: string | undefined;
+  models?: string[] | undefined;
+  provider?: (ProviderPreferences & { options?: Record<string, Record<string, unknown>> | undefined }) | null | undefined;
+  session_id?: string | undefined;
+  trace?: TraceConfig | undefined;
+  user?: string | undefined;
+}
+
+export interface RetrievalOptions {
+  modality: "embeddings" | "rerank";
+  body: RoutingFields;
+  /** Parameters an endpoint must support under `provider.require_parameters`. */
+  requestedParameters: string[];
+  /** Why an endpoint cannot take this request (a limit of its catalog entry, a field its wire lacks), if it cannot. */
+  cannotCarry: (candidate: Candidate) => string | undefined;
+}
+
+const header = (headers: IncomingHttpHeaders, name: string) => {
+  const value = headers[name];
+  return typeof value === "string" ? value : undefined;
+};
+
+/**
+ * Resolves the request's models to the endpoints this key may use that can carry it, in routing order (the
+ * workspace's own keys first), and starts the deadline shared by every attempt. Sets `X-Generation-Id`.
+ */
+export async function startRetrieval(deps: InferenceDeps, headers: IncomingHttpHeaders, res: ServerResponse, caller: Caller, options: RetrievalOptions): Promise<RetrievalRun> {
+  if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
+  const { body } = options;
+  const models = [...new Set([body.model, ...(body.models ?? [])].filter((m): m is string => typeof m === "string"))];
+  if (models.length === 0) throw new HttpError("bad_request", "Invalid body: model: required (or models)");
+  const sessionId = body.session_id ?? header(headers, sessionIdHeader);
+  const resolution = await resolveModels(
+    deps,
+    models,
+    { modality: options.modality, preferences: body.provider ?? undefined, sessionId, requestedParameters: options.requestedParameters },
+    modelResolver(deps, caller, headers),
+  );
+  const candidates = await withWorkspaceKeys(carriedBy(resolution, options.cannotCarry), (provider) => deps.providerKey(caller.workspaceId, provider));
+  const { signal, timedOut } = requestDeadline(res, deps.requestTimeoutMs);
+  const generationId = newGenerationId();
+  res.setHeader("X-Generation-Id", generationId);
+  return {
+    deps,
+    caller,
+    generationId,
+    requested: resolution.requested,
+    candidates,
+    guardrailIds: [...resolution.guardrailIds],
+    filters: resolution.filters,
+    findings: [],
+    broadcast: resolution.broadcast,
+    attribution: attributionOf({ headers }, { user: body.user }),
+    sessionId,
+    requestId: header(headers, "x-request-id") ?? null,
+    trace: body.trace,
+    attempts: [],
+    signal,
+    timedOut,
+    started: performance.now(),
+  };
+}
+
+/** The endpoint that answered and the worst case its attempt held: the most the generation is charged. */
+export interface Served<T> {
+  result: T;
+  candidate: Candidate;
+  held: bigint;
+}
+
+/** What a finished generation used, priced at its endpoint. */
+export interface Used {
+  status: "completed" | "cancelled";
+  promptTokens: number;
+  /** The provider did not say: the tokens are the gateway's count. */
+  estimated: boolean;
+  cost: bigint;
+  upstreamId: string | null;
+}
+
+/**
+ * Tries the endpoints in order, holding each attempt's worst case first. When none accepts, the hold is
+ * released and the caller hears the most telling failure; when the client left while a provider worked on
+ * the request, it is recorded as cancelled at `abandoned`'s estimate instead.
+ */
+export async function accept<P, T>(
+  run: RetrievalRun,
+  providers: Readonly<Record<string, P>>,
+  worstCase: (candidate: Candidate) => bigint,
+  call: (provider: P, target: UpstreamTarget, candidate: Candidate, signal: AbortSignal) => Promise<T>,
+  abandoned: (candidate: Candidate) => Used,
+): Promise<Served<T>> {
+  const { deps } = run;
+  const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, ttlMs: deps.holdTtlMs };
+  const held = new Map<Candidate, bigint>();
+  let current: Candidate | undefined;
+  try {
+    const context = { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts };
+    const accepted = await firstAccepting(providers, run.candidates, context, run.attempts, async (provider, target, candidate, attempt) => {
+      const amount = worstCase(candidate);
+      await holdAmount(hold, amount, candidate.byokKey !== undefined);
+      held.set(candidate, amount);
+      current = candidate;
+      return call(provider, target, candidate, attempt.signal);
+    });
+    return { ...accepted, held: held.get(accepted.candidate)! };
+  } catch (error) {
+    if (current && run.signal.aborted && !run.timedOut()) settle(run, { candidate: current, held: held.get(current)! }, abandoned(current));
+    else if (current) await deps.holds.release(run.generationId).catch((err: unknown) => deps.logger.warn({ err, generationId: run.generationId }, "could not release a spend hold; it will expire"));
+    throw error instanceof HttpError ? error : upstreamFailure(error, run.timedOut());
+  }
+}
+
+/**
+ * Caps the charge at what the attempt held and queues the generation's record and event (which settle the
+ * hold). Returns what the caller is billed: nothing when the workspace's own key served it.
+ */
+export function settle(run: RetrievalRun, served: Omit<Served<unknown>, "result">, used: Used): { billed: bigint; isByok: boolean } {
+  const { deps, caller } = run;
+  const { candidate } = served;
+  const charge = capCharge({
+    logger: deps.logger,
+    generationId: run.generationId,
+    provider: candidate.endpoint.provider,
+    model: candidate.model,
+    held: served.held,
+    reported: used.cost,
+    beyondHold: deps.chargeBeyondHold,
+    usage: { promptTokens: used.promptTokens },
+  });
+  const isByok = candidate.byokKey !== undefined;
+  const elapsed = Math.round(performance.now() - run.started);
+  deps.recorder.record({
+    id: run.generationId,
+    keyHash: caller.keyHash,
+    organizationId: caller.organizationId,
+    workspaceId: caller.workspaceId,
+    guardrailIds: [...run.guardrailIds],
+    contentFilters: findingsRecord(run.findings),
+    presetId: null,
+    isByok,
+    attribution: run.attribution,
+    broadcast: run.broadcast,
+    requestId: run.requestId,
+    sessionId: run.sessionId ?? null,
+    trace: run.trace,
+    model: candidate.model,
+    requestedModel: run.requested,
+    provider: candidate.endpoint.provider,
+    upstreamId: used.upstreamId,
+    status: used.status,
+    streamed: false,
+    finishReason: null,
+    nativeFinishReason: null,
+    promptTokens: used.promptTokens,
+    completionTokens: 0,
+    reasoningTokens: 0,
+    cachedTokens: 0,
+    usageEstimated: used.estimated,
+    charge,
+    latencyMs: elapsed,
+    generationTimeMs: elapsed,
+    serviceTier: null,
+    dataRegion: candidate.endpoint.region,
+    attempts: run.attempts,
+  });
+  return { billed: isByok ? 0n : charge.charged, isByok };
+}
