@@ -5,11 +5,15 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { catalogEnv } from "./catalog-fixture.js";
 import { startFakeMediaProvider, type FakeMediaProvider } from "./fake-media.js";
+import { startFakeSpeechProvider, type FakeSpeechProvider } from "./fake-speech.js";
 import { startTestGateway, type TestGateway } from "./gateway.js";
 
-/** Prices a test can check exactly: $0.0001 per second of audio, $0.04 per image. */
+/** Prices a test can check exactly: $0.0001 per second of audio, $0.04 per image, $0.000015 per character spoken. */
 export const perSecond = "0.0001";
 export const perImage = "0.04";
+export const perCharacter = "0.000015";
+/** Token-priced speech: text input tokens and audio output tokens. */
+export const speechTokenPricing = { prompt: "0.0000006", completion: "0", audio_output: "0.000012" };
 
 const stt = (id: string, endpoints: Array<[string, string]>, pricing: Record<string, string> = { prompt: "0", completion: "0", audio_second: perSecond }) => ({
   id,
@@ -29,9 +33,20 @@ const images = (id: string, endpoints: Array<[string, string]>, pricing: Record<
   endpoints: endpoints.map(([provider, upstream]) => ({ provider, upstream_model: upstream, pricing })),
 });
 
+const tts = (id: string, endpoints: Array<[string, string]>, pricing: Record<string, string> = { prompt: "0", completion: "0", character: perCharacter }, supported: string[] = []) => ({
+  id,
+  name: id,
+  context_length: 2000,
+  input_modalities: ["text"],
+  output_modalities: ["speech"],
+  endpoints: endpoints.map(([provider, upstream]) => ({ provider, upstream_model: upstream, pricing, supported_parameters: supported })),
+});
+
 export interface MediaFixture {
   gw: TestGateway;
   fake: FakeMediaProvider;
+  /** The speech server behind `voices` (OpenAI) and `voices-compat` (OpenAI-compatible). */
+  speech: FakeSpeechProvider;
   /** An inference key without a limit. */
   key: string;
   stop(): Promise<void>;
@@ -39,13 +54,22 @@ export interface MediaFixture {
 
 /**
  * The gateway with one fake media provider behind four catalog providers, one per wire format: `whisper`
- * and `pixels` (OpenAI), `dg` (Deepgram), `gem` (Gemini). The upstream model name picks the fake's behaviour.
+ * and `pixels` (OpenAI), `dg` (Deepgram), `gem` (Gemini); and a fake speech server behind `voices` and
+ * `voices-compat`. The upstream model name picks a fake's behaviour.
  */
 export async function startMediaFixture(env: Record<string, string> = {}): Promise<MediaFixture> {
   const fake = await startFakeMediaProvider();
-  const provider = (slug: string, adapter: string) => ({ slug, name: slug, adapter, base_url: fake.baseUrl, api_key_env: `${slug.toUpperCase()}_KEY` });
+  const speech = await startFakeSpeechProvider();
+  const provider = (slug: string, adapter: string, baseUrl = fake.baseUrl) => ({ slug, name: slug, adapter, base_url: baseUrl, api_key_env: `${slug.toUpperCase().replace("-", "_")}_KEY` });
   const catalog = {
-    providers: [provider("whisper", "openai"), provider("dg", "deepgram"), provider("pixels", "openai"), provider("gem", "google")],
+    providers: [
+      provider("whisper", "openai"),
+      provider("dg", "deepgram"),
+      provider("pixels", "openai"),
+      provider("gem", "google"),
+      provider("voices", "openai", speech.baseUrl),
+      provider("voices-compat", "openai-compatible", speech.baseUrl),
+    ],
     models: [
       stt("openai/whisper-1", [["whisper", "ok"]]),
       stt("stt/deepgram", [["dg", "ok"]]),
@@ -66,19 +90,27 @@ export async function startMediaFixture(env: Record<string, string> = {}): Promi
       images("img/vector", [["pixels", "svg"]]),
       images("img/url-only", [["pixels", "url-only"]]),
       images("img/blocked", [["gem", "blocked"]]),
+      tts("openai/tts-1", [["voices", "ok"]]),
+      tts("openai/gpt-4o-mini-tts", [["voices", "tokens"]], speechTokenPricing, ["instructions"]),
+      tts("tts/no-usage", [["voices", "no-usage"]], speechTokenPricing),
+      tts("tts/fallback", [["voices", "fail-500"], ["voices-compat", "ok"]]),
+      tts("tts/gated", [["voices", "gated"]]),
+      tts("tts/cut", [["voices", "cut"]]),
       { id: "vendor/chat", name: "Chat", context_length: 8000, endpoints: [{ provider: "whisper", upstream_model: "ok", pricing: { prompt: "0", completion: "0" } }] },
     ],
   };
-  const keys = { WHISPER_KEY: "sk-whisper", DG_KEY: "dg-secret", PIXELS_KEY: "sk-pixels", GEM_KEY: "gem-secret" };
+  const keys = { WHISPER_KEY: "sk-whisper", DG_KEY: "dg-secret", PIXELS_KEY: "sk-pixels", GEM_KEY: "gem-secret", VOICES_KEY: "sk-voices", VOICES_COMPAT_KEY: "sk-compat" };
   const gw = await startTestGateway({ ...(await catalogEnv(catalog)), ...keys, MEDIA_TIMEOUT_MS: "2000", MAX_AUDIO_BYTES: "400000", ...env });
   const key = String((await gw.call("POST", "/keys", { body: { name: "media" } })).body.key);
   return {
     gw,
     fake,
+    speech,
     key,
     async stop() {
       await gw.stop();
       await fake.stop();
+      await speech.stop();
     },
   };
 }

@@ -2,9 +2,10 @@ import { createHttpApp, finishHttpApp, mountHealth, requireCaller } from "@switc
 import type { Express } from "express";
 import type { MediaDeps } from "./deps.js";
 import { imagesRoute } from "./routes/images.js";
+import { speechRoute } from "./routes/speech.js";
 import { transcriptionsRoute } from "./routes/transcriptions.js";
 
-/** Media's HTTP surface: transcription and image generation. */
+/** Media's HTTP surface: transcription, image generation and speech. */
 export function createApp(deps: MediaDeps): Express {
   const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes, requestLogs: deps.requestLogs });
   mountHealth(app, deps.readiness, deps.health);
@@ -13,5 +14,6 @@ export function createApp(deps: MediaDeps): Express {
   app.post("/api/v1/images", caller, imagesRoute(deps));
   // Where the openai SDK's `images.generate` posts: the same operation.
   app.post("/api/v1/images/generations", caller, imagesRoute(deps));
+  app.post("/api/v1/audio/speech", caller, speechRoute(deps));
   return finishHttpApp(app, deps.logger);
 }

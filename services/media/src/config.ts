@@ -10,7 +10,7 @@ export const mediaEnv = z.object({
   CATALOG_URL: z.url().default("http://127.0.0.1:8082"),
   /** Base URL of the identity service (spend holds) when media runs as its own process. */
   IDENTITY_URL: z.url().default("http://127.0.0.1:8081"),
-  /** One deadline for every attempt of a transcription or image request. */
+  /** One deadline for every attempt of a transcription, image or speech request, a speech's whole stream included. */
   MEDIA_TIMEOUT_MS: z.coerce.number().int().min(1000).default(300_000),
   /** How long past the deadline an unsettled spend hold waits for its completion event before it expires. */
   SPEND_HOLD_GRACE_MS: z.coerce.number().int().min(1000).default(300_000),

@@ -15,6 +15,12 @@ describe("mediaCost", () => {
     expect(cost).toBe(pico("0.08") + pico("0.003") + pico("0.0006") + pico("0.00001") + pico("0.0002") + pico("0.0005"));
   });
 
+  it("prices speech by characters, or by text and audio output tokens", () => {
+    expect(mediaCost({ character: "0.000015" }, { characters: 1000, promptTokens: 0, completionTokens: 0 })).toBe(pico("0.015"));
+    const tokens = { prompt: "0.0000006", audio_output: "0.000012", request: "0.001" };
+    expect(mediaCost(tokens, { audioOutputTokens: 500, promptTokens: 20, completionTokens: 0 })).toBe(pico("0.006") + pico("0.000012") + pico("0.001"));
+  });
+
   it("prices audio tokens at the prompt price when the endpoint has no audio price", () => {
     expect(mediaCost({ prompt: "0.000002" }, { audioTokens: 5, promptTokens: 0, completionTokens: 0 })).toBe(pico("0.00001"));
   });

@@ -1,12 +1,16 @@
 import { toPico } from "@switchyard/runtime";
 
-/** What one transcription or image generation used, as the provider reported it or as estimated. */
+/** What one transcription, image generation or speech used, as the provider reported it or as estimated. */
 export interface MediaUsage {
   seconds?: number;
   images?: number;
   references?: number;
+  /** Characters of the text a speech endpoint spoke, at the `character` price. */
+  characters?: number;
   /** Audio input tokens of token-priced transcription, at the `audio` price (else `prompt`). */
   audioTokens?: number;
+  /** Audio output tokens of token-priced speech, at the `audio_output` price. */
+  audioOutputTokens?: number;
   promptTokens: number;
   completionTokens: number;
 }
@@ -16,22 +20,25 @@ const perSecond = (price: string | undefined, seconds: number) => (BigInt(Math.c
 
 /**
  * The one pricing function of media, in picodollars, from the catalog's prices: `audio_second` per second of
- * audio, `image_output` per generated image, `image` per reference image, `audio` per audio token, `prompt`
- * and `completion` per token, `request` per request.
+ * audio, `image_output` per generated image, `image` per reference image, `character` per character spoken,
+ * `audio` per audio input token, `audio_output` per audio output token, `prompt` and `completion` per token,
+ * `request` per request.
  */
 export function mediaCost(pricing: Record<string, string>, usage: MediaUsage): bigint {
   return (
     perSecond(pricing.audio_second, usage.seconds ?? 0) +
     BigInt(usage.images ?? 0) * toPico(pricing.image_output) +
     BigInt(usage.references ?? 0) * toPico(pricing.image) +
+    BigInt(usage.characters ?? 0) * toPico(pricing.character) +
     BigInt(usage.audioTokens ?? 0) * toPico(pricing.audio ?? pricing.prompt) +
+    BigInt(usage.audioOutputTokens ?? 0) * toPico(pricing.audio_output) +
     BigInt(usage.promptTokens) * toPico(pricing.prompt) +
     BigInt(usage.completionTokens) * toPico(pricing.completion) +
     toPico(pricing.request)
   );
 }
 
-/** Token rates no transcription model exceeds, to bound a request before the provider says what it used. */
+/** Token rates no transcription or speech model exceeds, to bound a request before the provider says what it used. */
 export const audioTokensPerSecond = 50;
 export const transcriptTokensPerSecond = 20;
 /** An output image's tokens when the endpoint states no limit (a 4K image is about 2,000 to 6,500). */

@@ -2,7 +2,7 @@ import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
 import type { EndpointHealth, SpendHolds, UpstreamTimeouts } from "@switchyard/upstream";
 import type { ReferenceOptions } from "./images/references.js";
-import type { ImageProvider, TranscriptionProvider } from "./providers/types.js";
+import type { ImageProvider, SpeechProvider, TranscriptionProvider } from "./providers/types.js";
 
 export interface MediaDeps {
   db: Db;
@@ -25,6 +25,7 @@ export interface MediaDeps {
   /** Wire formats by the catalog's adapter name. */
   transcribers: Readonly<Record<string, TranscriptionProvider>>;
   imagers: Readonly<Record<string, ImageProvider>>;
+  speakers: Readonly<Record<string, SpeechProvider>>;
   verifyCaller: CallerVerifier;
   /** Largest JSON body (base64 audio, data URLs). */
   maxBodyBytes: number;

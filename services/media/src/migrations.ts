@@ -43,4 +43,11 @@ CREATE INDEX generations_by_key ON media.generations (key_hash, created_at);
     sql: `ALTER TABLE media.generations ADD COLUMN content_filters jsonb, ADD COLUMN is_byok boolean NOT NULL DEFAULT false,
       ADD COLUMN external_user text;`,
   },
+  {
+    // Speech generations, and the characters of the text each spoke (null for other kinds).
+    id: "004_speech",
+    sql: `ALTER TABLE media.generations DROP CONSTRAINT generations_kind_check,
+      ADD CONSTRAINT generations_kind_check CHECK (kind IN ('transcription', 'image', 'speech')),
+      ADD COLUMN characters integer;`,
+  },
 ];

@@ -4,7 +4,7 @@ import type { MediaUsage } from "./cost.js";
 
 export interface MediaGeneration {
   id: string;
-  kind: "transcription" | "image";
+  kind: "transcription" | "image" | "speech";
   keyHash: string;
   organizationId: string;
   workspaceId: string;
@@ -32,6 +32,13 @@ export interface MediaGeneration {
   trace?: Record<string, unknown> | undefined;
 }
 
+/** The event that completes each kind of generation. */
+const subjects = {
+  transcription: "media.transcription.completed.v1",
+  image: "media.image.completed.v1",
+  speech: "media.speech.completed.v1",
+} as const;
+
 /**
  * Writes the generation and its `media.<kind>.completed.v1` event in one transaction: spend is never
  * recorded without the event that charges it. Retried a few times; a record that still cannot be
@@ -40,15 +47,18 @@ export interface MediaGeneration {
 export async function recordGeneration(deps: { db: Db; events: EventSink; logger: Logger }, g: MediaGeneration): Promise<void> {
   const cost = picoToDecimal(g.charge.charged);
   const upstreamCost = picoToDecimal(g.charge.reported);
+  const promptTokens = g.usage.promptTokens + (g.usage.audioTokens ?? 0);
+  const completionTokens = g.usage.completionTokens + (g.usage.audioOutputTokens ?? 0);
   for (let attempt = 0; ; attempt++) {
     try {
       await deps.db.transaction(async (tx) => {
         await tx.query(
           `INSERT INTO media.generations (id, kind, key_hash, organization_id, workspace_id, request_id, model, provider, status, streamed,
-             seconds, images, prompt_tokens, completion_tokens, usage_estimated, cost_usd, upstream_cost_usd, latency_ms, attempts, content_filters, is_byok, external_user)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) ON CONFLICT (id) DO NOTHING`,
+             seconds, images, characters, prompt_tokens, completion_tokens, usage_estimated, cost_usd, upstream_cost_usd, latency_ms, attempts, content_filters, is_byok,
+             external_user)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) ON CONFLICT (id) DO NOTHING`,
           [g.id, g.kind, g.keyHash, g.organizationId, g.workspaceId, g.requestId, g.model, g.provider, g.status, g.streamed,
-            g.usage.seconds ?? null, g.usage.images ?? null, g.usage.promptTokens + (g.usage.audioTokens ?? 0), g.usage.completionTokens, g.usageEstimated, cost,
+            g.usage.seconds ?? null, g.usage.images ?? null, g.usage.characters ?? null, promptTokens, completionTokens, g.usageEstimated, cost,
             upstreamCost, g.latencyMs, JSON.stringify(g.attempts), g.findings.length ? JSON.stringify(findingsRecord(g.findings)) : null, g.isByok, g.externalUser],
         );
         const data = {
@@ -61,19 +71,19 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
           provider: g.provider,
           status: g.status,
           streamed: g.streamed,
-          prompt_tokens: g.usage.promptTokens + (g.usage.audioTokens ?? 0),
-          completion_tokens: g.usage.completionTokens,
+          prompt_tokens: promptTokens,
+          completion_tokens: completionTokens,
           usage_estimated: g.usageEstimated,
           cost_usd: cost,
           is_byok: g.isByok,
           ...(g.usage.seconds !== undefined ? { seconds: g.usage.seconds } : {}),
           ...(g.usage.images !== undefined ? { images: g.usage.images } : {}),
+          ...(g.usage.characters !== undefined ? { characters: g.usage.characters } : {}),
           ...(g.trace ? { trace: g.trace } : {}),
           generation_time_ms: Math.max(0, g.latencyMs),
           broadcast: g.broadcast,
         };
-        if (g.kind === "transcription") await deps.events.enqueue(tx, "media.transcription.completed.v1", data);
-        else await deps.events.enqueue(tx, "media.image.completed.v1", data);
+        await deps.events.enqueue(tx, subjects[g.kind], data);
       });
       deps.events.committed();
       return;

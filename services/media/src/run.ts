@@ -3,6 +3,7 @@ import { badRequest, callerOf, forbidden, HttpError, picoToUsd, type Caller } fr
 import {
   capCharge,
   firstAccepting,
+  holdAmount,
   newGenerationId,
   orderCandidates,
   requestDeadline,
@@ -20,9 +21,11 @@ import {
 import type { Request, Response } from "express";
 import { mediaCost, type MediaUsage } from "./cost.js";
 import type { MediaDeps } from "./deps.js";
-import { reserveMedia } from "./spend.js";
 
-/** One transcription or image request on its way through the endpoints of its model. */
+/** What a model of each output modality is called when a request names a model of another. */
+const modalityNames = { transcription: "a transcription model", image: "an image generation model", speech: "a text-to-speech model" } as const;
+
+/** One transcription, image or speech request on its way through the endpoints of its model. */
 export interface MediaRun<P> {
   deps: MediaDeps;
   caller: Caller;
@@ -49,13 +52,13 @@ export interface MediaRun<P> {
 
 export interface RunOptions<P> {
   model: string;
-  /** The output modality the model must have: `transcription` or `image`. */
-  modality: string;
+  /** The output modality the model must have. */
+  modality: keyof typeof modalityNames;
   preferences: ProviderPreferences | undefined;
   sessionId: string | undefined;
   providers: Readonly<Record<string, P>>;
-  /** Why this endpoint's wire format cannot serve the request; undefined when it can. */
-  unfit: (provider: P) => string | undefined;
+  /** Why this endpoint (its wire format, or what the catalog says it supports) cannot serve the request; undefined when it can. */
+  unfit: (provider: P, candidate: Candidate) => string | undefined;
   /** The request's tracing metadata, for broadcast destinations. */
   trace: Record<string, unknown> | undefined;
   /** The request's end user, recorded on the generation. */
@@ -85,7 +88,7 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     host,
   });
   if (!resolved.output_modalities.includes(options.modality)) {
-    throw badRequest(`Invalid body: model: ${resolved.model} is not a${options.modality === "image" ? "n image generation" : " transcription"} model`);
+    throw badRequest(`Invalid body: model: ${resolved.model} is not ${modalityNames[options.modality]}`);
   }
   const ordered = orderCandidates(resolved, {
     preferences: options.preferences,
@@ -96,7 +99,7 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
   const unfit: string[] = [];
   const candidates = ordered.candidates.filter((c) => {
     const provider = options.providers[c.endpoint.adapter];
-    const reason = provider ? options.unfit(provider) : `no ${options.modality} support in the ${c.endpoint.adapter} adapter`;
+    const reason = provider ? options.unfit(provider, c) : `no ${options.modality} support in the ${c.endpoint.adapter} adapter`;
     if (reason) unfit.push(`${c.endpoint.provider}: ${reason}`);
     return !reason;
   });
@@ -154,7 +157,7 @@ export async function firstAccepted<P, T>(
   try {
     const accepted = await firstAccepting(run.providers, run.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts }, run.attempts, async (provider, target, candidate, attempt) => {
       const amount = worstCase(candidate);
-      await reserveMedia(hold, amount, candidate.byokKey !== undefined);
+      await holdAmount(hold, amount, candidate.byokKey !== undefined);
       held.set(candidate, amount);
       return call(provider, target, candidate, attempt);
     });

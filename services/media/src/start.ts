@@ -5,7 +5,7 @@ import { createApp } from "./app.js";
 import type { MediaConfig } from "./config.js";
 import type { MediaDeps } from "./deps.js";
 import { migrations, schema } from "./migrations.js";
-import { imagers, transcribers } from "./providers/index.js";
+import { imagers, speakers, transcribers } from "./providers/index.js";
 
 export interface MediaStartDeps {
   db: Db;
@@ -61,6 +61,7 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     cooldowns: endpoints,
     transcribers,
     imagers,
+    speakers,
     verifyCaller: deps.verifyCaller,
     maxBodyBytes: config.MAX_UPLOAD_BYTES,
     maxAudioBytes: config.MAX_AUDIO_BYTES,

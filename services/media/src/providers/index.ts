@@ -1,8 +1,9 @@
 import { deepgram } from "./deepgram.js";
 import { googleImages } from "./images-google.js";
 import { openAiImages } from "./images-openai.js";
+import { openAiSpeech } from "./openai-speech.js";
 import { openAiTranscription } from "./openai-transcription.js";
-import type { ImageProvider, TranscriptionProvider } from "./types.js";
+import type { ImageProvider, SpeechProvider, TranscriptionProvider } from "./types.js";
 
 /** Speech-to-text wire formats by the catalog's adapter name. */
 export const transcribers: Readonly<Record<string, TranscriptionProvider>> = {
@@ -16,4 +17,10 @@ export const imagers: Readonly<Record<string, ImageProvider>> = {
   openai: openAiImages,
   "openai-compatible": openAiImages,
   google: googleImages,
+};
+
+/** Text-to-speech wire formats by the catalog's adapter name. */
+export const speakers: Readonly<Record<string, SpeechProvider>> = {
+  openai: openAiSpeech,
+  "openai-compatible": openAiSpeech,
 };

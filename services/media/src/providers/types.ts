@@ -1,3 +1,4 @@
+import type { SpeechFormat } from "@switchyard/contracts";
 import type { UpstreamTarget } from "@switchyard/upstream";
 
 export type { UpstreamTarget } from "@switchyard/upstream";
@@ -127,4 +128,31 @@ export interface ImageProvider {
   generate(call: ImageCall, target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamImages>;
   /** Native streaming; resolves once the provider accepted the request, throws before that. */
   stream?(call: ImageCall, target: UpstreamTarget, signal: AbortSignal): Promise<AsyncIterable<ImageStreamPart>>;
+}
+
+export interface SpeechCall {
+  input: string;
+  /** A voice name or a custom voice object; left out, the wire format's default voice. */
+  voice?: string | { id: string } | undefined;
+  format: SpeechFormat;
+  speed?: number | undefined;
+  /** How to speak; only sent to endpoints that list `instructions` among their parameters. */
+  instructions?: string | undefined;
+  /** Ask for the audio as events whose last reports the tokens used (token-priced endpoints). */
+  events: boolean;
+  /** `provider.options[<slug>]`, passed to the provider untouched. */
+  options: Record<string, unknown>;
+}
+
+export interface SpeechUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Parts of spoken audio, in order: audio bytes as the provider sends them, then its usage when it reports one. */
+export type SpeechPart = { type: "audio"; bytes: Uint8Array } | { type: "usage"; usage: SpeechUsage };
+
+export interface SpeechProvider {
+  /** Resolves once the provider accepted the request (throws before that); the audio follows as it is made. */
+  speak(call: SpeechCall, target: UpstreamTarget, signal: AbortSignal): Promise<AsyncIterable<SpeechPart>>;
 }

@@ -1,0 +1,54 @@
+import { speechRequest } from "@switchyard/contracts";
+import { parseInput } from "@switchyard/runtime";
+import { enforceFindings, filterPrompt, firstEventThenIdle, mergeFindings } from "@switchyard/upstream";
+import type { RequestHandler } from "express";
+import type { MediaDeps } from "../deps.js";
+import { firstAccepted, startRun } from "../run.js";
+import { sendSpeech } from "../speech/stream.js";
+import { speechText, wantsEvents, worstCase } from "../speech/usage.js";
+
+/**
+ * `POST /audio/speech`: check, hold the worst case, try the endpoints in order until one sends its first
+ * audio, stream that audio to the client, charge.
+ */
+export const speechRoute =
+  (deps: MediaDeps): RequestHandler =>
+  async (req, res) => {
+    const request = parseInput(speechRequest, req.body, "body");
+    const run = await startRun(deps, req, res, {
+      model: request.model,
+      modality: "speech",
+      preferences: request.provider,
+      sessionId: request.session_id,
+      providers: deps.speakers,
+      unfit: (_provider, c) => (request.instructions !== undefined && !c.endpoint.supported_parameters.includes("instructions") ? "takes no instructions" : undefined),
+      trace: request.trace,
+      user: request.user,
+    });
+    // The text and the instructions are the caller's: the guardrails' content filters apply to both before anything is held.
+    const input = filterPrompt(run.filters, request.input);
+    const instructions = request.instructions === undefined ? undefined : filterPrompt(run.filters, request.instructions);
+    run.findings = mergeFindings([input.findings, instructions?.findings ?? []]);
+    enforceFindings(run.findings, "speech");
+    const text = speechText(input.value, instructions?.value);
+    const sent = { format: request.response_format ?? "mp3", speed: request.speed ?? 1 };
+    const options = request.provider?.options ?? {};
+    const { result: parts, ...served } = await firstAccepted(run, worstCase(text), async (provider, target, c, attempt) => {
+      const audio = await provider.speak(
+        {
+          input: text.input,
+          voice: request.voice,
+          format: sent.format,
+          speed: request.speed,
+          instructions: text.instructions,
+          events: wantsEvents(c),
+          options: options[c.endpoint.provider] ?? {},
+        },
+        target,
+        attempt.signal,
+      );
+      // Accepted only once audio flows: a provider that answers and then sends nothing is a timeout, and the next endpoint is tried.
+      return firstEventThenIdle(audio, attempt, c.endpoint.provider, deps.timeouts.idleMs);
+    });
+    await sendSpeech(run, served, parts, text, sent, res);
+  };
