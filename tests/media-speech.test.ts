@@ -196,6 +196,7 @@ describe("invalid speech requests", () => {
     ["voice cloning", { input_references: [{ type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }] }, /voice cloning is not supported/],
     ["stream_format sse", { stream_format: "sse" }, /stream_format: only audio is supported/],
     ["instructions for an endpoint without them", { instructions: "Whisper" }, /openai\/tts-1 cannot serve this request: voices: takes no instructions/],
+    ["speed for a model that ignores it", { model: "openai/gpt-4o-mini-tts", speed: 1.5 }, /openai\/gpt-4o-mini-tts cannot serve this request: voices: takes no speed/],
     ["a model that does not speak", { model: "vendor/chat" }, /vendor\/chat is not a text-to-speech model/],
   ])("refuses %s with 400 before any provider call", async (_what, patch, message) => {
     const before = m.speech.requests.length;

@@ -90,7 +90,7 @@ export async function startMediaFixture(env: Record<string, string> = {}): Promi
       images("img/vector", [["pixels", "svg"]]),
       images("img/url-only", [["pixels", "url-only"]]),
       images("img/blocked", [["gem", "blocked"]]),
-      tts("openai/tts-1", [["voices", "ok"]]),
+      tts("openai/tts-1", [["voices", "ok"]], undefined, ["speed"]),
       tts("openai/gpt-4o-mini-tts", [["voices", "tokens"]], speechTokenPricing, ["instructions"]),
       tts("tts/no-usage", [["voices", "no-usage"]], speechTokenPricing),
       tts("tts/fallback", [["voices", "fail-500"], ["voices-compat", "ok"]]),

@@ -3,7 +3,7 @@ import { broadcastRecord, broadcastSubjects, type Completed } from "./span.js";
 import type { Destination } from "./destinations.js";
 
 /**
- * Sends each finished generation (chat, transcription, image) of a workspace that enabled broadcast
+ * Sends each finished generation (chat, embeddings, rerank, transcription, image, speech) of a workspace that enabled broadcast
  * (`is_observability_broadcast_enabled`) to every configured destination, from the
  * event bus: a destination that is down delays its own deliveries (the event is redelivered to it with
  * backoff) without touching requests or the other destinations. Each destination has its own durable

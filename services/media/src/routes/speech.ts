@@ -21,7 +21,8 @@ export const speechRoute =
       preferences: request.provider,
       sessionId: request.session_id,
       providers: deps.speakers,
-      unfit: (_provider, c) => (request.instructions !== undefined && !c.endpoint.supported_parameters.includes("instructions") ? "takes no instructions" : undefined),
+      // Settings a model ignores (gpt-4o-mini-tts has no speed, tts-1 no instructions) go only where the catalog lists them.
+      unfit: (_provider, c) => (["instructions", "speed"] as const).filter((name) => request[name] !== undefined && !c.endpoint.supported_parameters.includes(name)).map((name) => `takes no ${name}`)[0],
       trace: request.trace,
       user: request.user,
     });
