@@ -59,6 +59,16 @@ describe("POST /embeddings", () => {
     expect(record).toMatchObject({ provider_name: "gem" });
   });
 
+  it("answers the same vectors whether the provider's answer is relayed as it came or has escapes to read", async () => {
+    const input = ["plain", "text"];
+    const relayed = await embed({ model: "emb/small", input, encoding_format: "base64" });
+    const escaped = await embed({ model: "emb/escaped", input, encoding_format: "base64" });
+    expect(relayed.body.data).toEqual(escaped.body.data);
+    expect((relayed.body.data as unknown as Array<{ embedding: string }>).map((d) => decode(d.embedding))).toEqual(input.map((i) => fakeVector(i)));
+    expect(relayed.headers.get("content-length")).toBe(String(Buffer.byteLength(JSON.stringify(relayed.body))));
+    expect(relayed.body).toMatchObject({ object: "list", model: "emb/small", provider: "oa", usage: { prompt_tokens: tokensOf(input), total_tokens: tokensOf(input), is_byok: false } });
+  });
+
   it("is valid for @openrouter/sdk, which also lists the embedding models", async () => {
     const result = await sdk.embeddings.generate({ requestBody: { model: "emb/small", input: ["one", "two"] } });
     expect(typeof result === "object" && result.data.length).toBe(2);

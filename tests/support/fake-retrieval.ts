@@ -4,7 +4,7 @@ import { listenLocal } from "./listen.js";
 /**
  * One fake server for every embeddings and rerank wire format, each under its own base path: `/openai`
  * (and OpenAI-compatible), `/gemini`, `/cohere`, `/voyage`, `/jina`. The upstream model name picks the
- * behaviour: `ok`, `no-usage`, `fail-500`, `rate-limited`, `bad-request`, `slow` (answers after 300 ms).
+ * behaviour: `ok`, `no-usage`, `escaped`, `fail-500`, `rate-limited`, `bad-request`, `slow` (answers after 300 ms).
  */
 export interface RetrievalRequest {
   path: string;
@@ -88,7 +88,10 @@ const handlers: Array<[RegExp, Handler]> = [
           return { object: "embedding", index, embedding: body.encoding_format === "base64" ? toBase64(vector) : vector };
         })
         .reverse();
-      send(res, 200, { object: "list", data, model, ...(model === "no-usage" ? {} : { usage: { prompt_tokens: tokens, total_tokens: tokens } }) });
+      const answer = JSON.stringify({ object: "list", data, model, ...(model === "no-usage" ? {} : { usage: { prompt_tokens: tokens, total_tokens: tokens } }) });
+      res.writeHead(200, { "content-type": "application/json" });
+      // `escaped`: the same answer with an escape in it, as a server that escapes non-ASCII writes it.
+      res.end(model === "escaped" ? answer.replace('"object":"list"', '"object":"list","note":"caf\\u00e9"') : answer);
     },
   ],
   [

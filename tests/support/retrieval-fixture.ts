@@ -43,6 +43,7 @@ export async function startRetrievalFixture(): Promise<RetrievalFixture> {
       model("emb/thousand", "embeddings", [["oa", "ok", { max_inputs: 1000 }]]),
       model("emb/short", "embeddings", [["oa", "ok", { context_length: 16 }]]),
       model("emb/nousage", "embeddings", [["oa", "no-usage"]]),
+      model("emb/escaped", "embeddings", [["oa", "escaped"]]),
       model("emb/fallback", "embeddings", [["oa", "fail-500"], ["gem", "ok"]]),
       model("emb/gemini", "embeddings", [["gem", "ok", { max_inputs: 100, supported_parameters: ["dimensions", "input_type"] }]]),
       model("emb/cohere", "embeddings", [["co", "ok", { max_inputs: 96, supported_parameters: ["dimensions", "input_type"] }]]),

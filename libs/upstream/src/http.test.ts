@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UpstreamError } from "./errors.js";
-import { postJsonAnswer } from "./http.js";
+import { postJsonAnswer, postJsonReply } from "./http.js";
 
 /** A provider on loopback whose answer each test chooses by path. */
 const answers: Record<string, (req: IncomingMessage, res: ServerResponse, body: string) => void> = {
@@ -11,6 +11,9 @@ const answers: Record<string, (req: IncomingMessage, res: ServerResponse, body: 
     res.end(JSON.stringify({ body: JSON.parse(body), type: req.headers["content-type"], key: req.headers["x-key"], query: req.url }));
   },
   "/text": (_req, res) => res.end("not json"),
+  "/plain": (_req, res) => res.end('{"embedding":"AACAPw=="}'),
+  "/escaped": (_req, res) => res.end('{"embedding":"AACAPw==\\""}'),
+  "/accented": (_req, res) => res.end('{"model":"modèle","embedding":"AACAPw=="}'),
   "/limited": (_req, res) => {
     res.writeHead(429, { "retry-after": "2" });
     res.end("slow down");
@@ -47,6 +50,15 @@ afterAll(async () => {
 
 const live = () => new AbortController().signal;
 const failure = (promise: Promise<unknown>) => promise.then(() => expect.unreachable("it should fail"), (error: unknown) => error);
+
+describe("postJsonReply", () => {
+  it("says an answer is plain only when it is ASCII without a backslash, whose strings need no escaping", async () => {
+    expect(await postJsonReply("p", `${base}/plain`, {}, {}, live())).toEqual({ json: { embedding: "AACAPw==" }, plain: true });
+    expect(await postJsonReply("p", `${base}/escaped`, {}, {}, live())).toEqual({ json: { embedding: 'AACAPw=="' }, plain: false });
+    expect(await postJsonReply("p", `${base}/accented`, {}, {}, live())).toMatchObject({ json: { model: "modèle" }, plain: false });
+    expect(await postJsonReply("p", `${base}/dropped`, {}, {}, live())).toEqual({ json: undefined, plain: false });
+  });
+});
 
 describe("postJsonAnswer", () => {
   it("sends the JSON body with its headers and returns the answer parsed", async () => {

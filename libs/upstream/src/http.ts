@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer";
 import { Agent, FormData, request, type Dispatcher } from "undici";
 import { UpstreamError } from "./errors.js";
 
@@ -77,7 +78,37 @@ export const postJson = (provider: string, url: string, headers: Record<string, 
  * body stream, promise and abort plumbing `request` builds, which is about a third of the client's CPU
  * per call.
  */
-export function postJsonAnswer(provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<unknown> {
+export const postJsonAnswer = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<unknown> =>
+  dispatchJson(provider, url, headers, body, signal, parsed);
+
+/** An answer as JSON, and whether its text was plain: ASCII without a backslash, so no string in it holds an escape. */
+export interface JsonReply {
+  json: unknown;
+  plain: boolean;
+}
+
+/**
+ * As `postJsonAnswer`, and says whether the answer was plain. Strings of a plain answer hold no quote,
+ * backslash or control character, so they can be written into JSON as they are, without escaping: what
+ * lets a large answer (base64 embeddings) be relayed without serialising it again.
+ */
+export const postJsonReply = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<JsonReply> =>
+  dispatchJson(provider, url, headers, body, signal, (bytes) => ({ json: parsed(bytes), plain: isAscii(bytes) && !bytes.includes(backslash) })).then(
+    (reply) => reply ?? { json: undefined, plain: false },
+  );
+
+const backslash = 0x5c;
+
+function parsed(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** One JSON POST whose whole answer `read` turns into the result; undefined when the connection dropped mid-answer. */
+function dispatchJson<T>(provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal, read: (bytes: Buffer) => T): Promise<T | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let status = 0;
@@ -110,13 +141,9 @@ export function postJsonAnswer(provider: string, url: string, headers: Record<st
         },
         onResponseEnd() {
           settled();
-          const text = Buffer.concat(chunks).toString("utf8");
-          if (status >= 400) return reject(statusError(provider, status, text, answerHeaders));
-          try {
-            resolve(JSON.parse(text));
-          } catch {
-            resolve(undefined);
-          }
+          const bytes = Buffer.concat(chunks);
+          if (status >= 400) return reject(statusError(provider, status, bytes.toString("utf8"), answerHeaders));
+          resolve(read(bytes));
         },
         onResponseError(_, error) {
           if (status === 0) return unreachable(error);

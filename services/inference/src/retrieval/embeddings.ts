@@ -1,15 +1,15 @@
 import { embeddingsRequest, type EmbeddingsRequest } from "@switchyard/contracts";
-import { badRequest, parseInput, picoToUsd, sendJson, type Caller } from "@switchyard/runtime";
+import { badRequest, parseInput, picoToUsd, type Caller } from "@switchyard/runtime";
 import { endUser, enforceFindings, filterTexts, type Candidate } from "@switchyard/upstream";
 import type { ServerResponse } from "node:http";
 import type { JsonRequest } from "../dialects/chat/route.js";
 import type { InferenceDeps } from "../deps.js";
+import { sendEmbeddings } from "./answer.js";
 import { retrievalCost } from "./cost.js";
 import { embeddingInputs, overLimit, tokenBound, tokenEstimate, type SizedInput } from "./inputs.js";
 import { embedders } from "./providers/index.js";
-import { toBase64, toFloats } from "./providers/vectors.js";
 import { accept, settle, startRetrieval, type RetrievalRun } from "./run.js";
-import type { EmbeddingInput, EmbeddingProvider, Vector } from "./types.js";
+import type { EmbeddingInput, EmbeddingProvider } from "./types.js";
 
 /** Why an endpoint cannot embed these inputs as asked, if it cannot: its catalog entry's limits and parameters, its wire. */
 function cannotCarry(request: EmbeddingsRequest, inputs: readonly SizedInput[]) {
@@ -49,10 +49,6 @@ function filtered(run: RetrievalRun, inputs: readonly SizedInput[]): EmbeddingIn
   });
 }
 
-/** A vector in the encoding the client asked for, whichever the provider sent. */
-const encoded = (vector: Vector, format: "float" | "base64"): Vector =>
-  format === "base64" ? (typeof vector === "string" ? vector : toBase64(vector)) : typeof vector === "string" ? toFloats(vector) : vector;
-
 /** `POST /embeddings`: check the inputs against each endpoint's limits, hold their worst case, embed, charge the tokens. */
 export const embeddingsRoute =
   (deps: InferenceDeps) =>
@@ -91,12 +87,6 @@ export const embeddingsRoute =
     const promptTokens = result.promptTokens ?? estimate;
     const cost = retrievalCost(candidate.endpoint.pricing, { tokens: promptTokens, searchUnits: 0 });
     const { billed, isByok } = settle(run, served, { status: "completed", promptTokens, estimated: result.promptTokens === undefined, cost, upstreamId: result.upstreamId });
-    sendJson(res, 200, {
-      id: run.generationId,
-      object: "list",
-      data: result.vectors.map((vector, index) => ({ object: "embedding", embedding: encoded(vector, format), index })),
-      model: candidate.model,
-      provider: candidate.endpoint.provider,
-      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens, cost: picoToUsd(billed), is_byok: isByok },
-    });
+    const usage = { prompt_tokens: promptTokens, total_tokens: promptTokens, cost: picoToUsd(billed), is_byok: isByok };
+    sendEmbeddings(res, { id: run.generationId, model: candidate.model, provider: candidate.endpoint.provider, usage }, result, format);
   };

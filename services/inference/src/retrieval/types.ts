@@ -33,6 +33,11 @@ export interface EmbeddingAnswer {
   /** Input tokens as the provider counted them; undefined when it did not say. */
   promptTokens: number | undefined;
   upstreamId: string | null;
+  /**
+   * Base64 vectors can go into the client's JSON as they are: the provider's answer was ASCII without a
+   * backslash, so they hold no quote, backslash or control character.
+   */
+  verbatim: boolean;
 }
 
 /** One embeddings wire format. `tokens`/`images`/`dimensions`: whether it can carry token-id inputs, image parts, `dimensions`. */

@@ -87,7 +87,7 @@ describe("Cohere embeddings", () => {
 
   it("answers the float embeddings with the billed input tokens and Cohere's id, floats even when base64 was asked", async () => {
     fake.answer(embedded([[0.5, 0.25], [-1, 2]], 9));
-    expect(await embed(call([text("a"), text("b")], { encoding: "base64" }))).toEqual({ vectors: [[0.5, 0.25], [-1, 2]], promptTokens: 9, upstreamId: "emb-1" });
+    expect(await embed(call([text("a"), text("b")], { encoding: "base64" }))).toEqual({ vectors: [[0.5, 0.25], [-1, 2]], promptTokens: 9, upstreamId: "emb-1", verbatim: false });
     expect(fake.last().body.embedding_types).toEqual(["float"]);
   });
 

@@ -55,6 +55,8 @@ export const cohereEmbeddings: EmbeddingProvider = {
       vectors: checkVectors(target, embeddings.float, call.inputs.length, call.dimensions),
       promptTokens: meta?.billed_units?.input_tokens ?? undefined,
       upstreamId: id ?? null,
+      // Floats only: nothing to relay as it came.
+      verbatim: false,
     };
   },
 };

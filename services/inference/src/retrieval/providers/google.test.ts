@@ -85,7 +85,7 @@ describe("Gemini embeddings", () => {
 
   it("answers the values in request order as floats, with no token count or id, even when base64 was asked", async () => {
     fake.answer(answer([0.5, -0.5], [0.25, 0.75]));
-    expect(await embed(call(["a", "b"], { encoding: "base64" }))).toEqual({ vectors: [[0.5, -0.5], [0.25, 0.75]], promptTokens: undefined, upstreamId: null });
+    expect(await embed(call(["a", "b"], { encoding: "base64" }))).toEqual({ vectors: [[0.5, -0.5], [0.25, 0.75]], promptTokens: undefined, upstreamId: null, verbatim: false });
   });
 
   it.each([

@@ -40,6 +40,6 @@ export const googleEmbeddings: EmbeddingProvider = {
     const parsed = answer.safeParse(await postJsonAnswer(target.provider, url, headers, { requests }, signal));
     if (!parsed.success) throw malformed(target, "embeddings", issueOf(parsed.error));
     const vectors = parsed.data.embeddings.map((embedding) => embedding.values);
-    return { vectors: checkVectors(target, vectors, call.inputs.length, call.dimensions), promptTokens: undefined, upstreamId: null };
+    return { vectors: checkVectors(target, vectors, call.inputs.length, call.dimensions), promptTokens: undefined, upstreamId: null, verbatim: false };
   },
 };

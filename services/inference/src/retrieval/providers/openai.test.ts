@@ -69,12 +69,12 @@ describe("OpenAI embeddings, answer", () => {
   it("places vectors by index when data comes out of order, with the prompt tokens and id", async () => {
     fake.answer({ json: { ...list([[2, [3, 3]], [0, [1, 1]], [1, [2, 2]]], 11), id: "gen-123" } });
     const answer = await embed(call([text("a"), text("b"), text("c")]));
-    expect(answer).toEqual({ vectors: [[1, 1], [2, 2], [3, 3]], promptTokens: 11, upstreamId: "gen-123" });
+    expect(answer).toEqual({ vectors: [[1, 1], [2, 2], [3, 3]], promptTokens: 11, upstreamId: "gen-123", verbatim: true });
   });
 
   it("takes vectors in order when no item has an index, and reports no tokens when usage is missing", async () => {
     fake.answer({ json: { data: [{ embedding: [1] }, { embedding: [2] }] } });
-    expect(await embed(call([text("a"), text("b")]))).toEqual({ vectors: [[1], [2]], promptTokens: undefined, upstreamId: null });
+    expect(await embed(call([text("a"), text("b")]))).toEqual({ vectors: [[1], [2]], promptTokens: undefined, upstreamId: null, verbatim: true });
   });
 
   it("asks for base64 when the client did and returns OpenAI's strings as sent", async () => {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { postJsonAnswer, type UpstreamTarget } from "@switchyard/upstream";
+import { postJsonReply, type UpstreamTarget } from "@switchyard/upstream";
 import type { EmbeddingAnswer, EmbeddingCall, EmbeddingProvider } from "../types.js";
 import { checkVectors, count, inInputOrder, issueOf, malformed, vector } from "./answers.js";
 import { bearer, endpointUrl, textOf } from "./wire.js";
@@ -27,13 +27,15 @@ async function request(call: EmbeddingCall, input: Batch, target: UpstreamTarget
     ...(call.dimensions !== undefined ? { dimensions: call.dimensions } : {}),
     ...(call.user ? { user: call.user } : {}),
   };
-  const parsed = answer.safeParse(await postJsonAnswer(target.provider, endpointUrl(target, "/embeddings"), bearer(target), body, signal));
+  const reply = await postJsonReply(target.provider, endpointUrl(target, "/embeddings"), bearer(target), body, signal);
+  const parsed = answer.safeParse(reply.json);
   if (!parsed.success) throw malformed(target, "embeddings", issueOf(parsed.error));
   const { data, usage, id } = parsed.data;
   return {
     vectors: checkVectors(target, inInputOrder(target, data, input.length), input.length, call.dimensions),
     promptTokens: usage?.prompt_tokens ?? undefined,
     upstreamId: id ?? null,
+    verbatim: reply.plain,
   };
 }
 
@@ -59,6 +61,7 @@ async function mixed(call: EmbeddingCall, texts: string[], tokens: number[][], t
     vectors,
     promptTokens: textTokens === undefined || tokenTokens === undefined ? undefined : textTokens + tokenTokens,
     upstreamId: textAnswer.upstreamId ?? tokenAnswer.upstreamId,
+    verbatim: textAnswer.verbatim && tokenAnswer.verbatim,
   };
 }
 

@@ -69,7 +69,7 @@ describe("Voyage embeddings", () => {
 
   it("places vectors by index with the total tokens, and no id", async () => {
     fake.answer(list([[1, [2]], [0, [1]]], 12));
-    expect(await embed(call(["a", "b"]))).toEqual({ vectors: [[1], [2]], promptTokens: 12, upstreamId: null });
+    expect(await embed(call(["a", "b"]))).toEqual({ vectors: [[1], [2]], promptTokens: 12, upstreamId: null, verbatim: true });
   });
 
   it("asks for base64 when the client did and returns Voyage's NumPy float32 bytes as sent", async () => {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { postJsonAnswer } from "@switchyard/upstream";
+import { postJsonAnswer, postJsonReply } from "@switchyard/upstream";
 import type { EmbeddingProvider, RerankProvider } from "../types.js";
 import { bestFirst, checkVectors, count, inInputOrder, issueOf, malformed, rankedDocument, vector } from "./answers.js";
 import { bearer, endpointUrl, providerInputType, textOf } from "./wire.js";
@@ -34,13 +34,15 @@ export const voyageEmbeddings: EmbeddingProvider = {
       output_dtype: "float",
       encoding_format: call.encoding === "base64" ? "base64" : null,
     };
-    const parsed = embedAnswer.safeParse(await postJsonAnswer(target.provider, endpointUrl(target, "/embeddings"), bearer(target), body, signal));
+    const reply = await postJsonReply(target.provider, endpointUrl(target, "/embeddings"), bearer(target), body, signal);
+    const parsed = embedAnswer.safeParse(reply.json);
     if (!parsed.success) throw malformed(target, "embeddings", issueOf(parsed.error));
     const { data, usage } = parsed.data;
     return {
       vectors: checkVectors(target, inInputOrder(target, data, call.inputs.length), call.inputs.length, call.dimensions),
       promptTokens: usage?.total_tokens ?? undefined,
       upstreamId: null,
+      verbatim: reply.plain,
     };
   },
 };
