@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv, imageModel } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
 import { startFakeMediaProvider, type FakeMediaProvider } from "./support/fake-media.js";
+import { startFakeRetrieval, type FakeRetrieval } from "./support/fake-retrieval.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
 import { listenLocal } from "./support/listen.js";
@@ -36,6 +37,7 @@ const secret = "broadcast-webhook-secret-0123456789abcdef";
 let gw: TestGateway;
 let upstream: FakeProvider;
 let media: FakeMediaProvider;
+let vectors: FakeRetrieval;
 let collector: Awaited<ReturnType<typeof receiver>>;
 let webhook: Awaited<ReturnType<typeof receiver>>;
 let key: string;
@@ -43,6 +45,7 @@ let key: string;
 beforeAll(async () => {
   upstream = await startFakeProvider("alpha");
   media = await startFakeMediaProvider();
+  vectors = await startFakeRetrieval();
   collector = await receiver();
   webhook = await receiver(1);
   gw = await startTestGateway({
@@ -50,10 +53,12 @@ beforeAll(async () => {
       providers: [
         { slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: upstream.baseUrl, requires_api_key: false },
         { slug: "pixels", name: "Pixels", adapter: "openai", base_url: media.baseUrl, requires_api_key: false },
+        { slug: "vectors", name: "Vectors", adapter: "openai", base_url: `${vectors.origin}/openai`, requires_api_key: false },
       ],
       models: [
         { id: "m/ok", name: "ok", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: { prompt: "0.000001", completion: "0.000002" } }] },
         imageModel("m/image", "pixels"),
+        { id: "m/embed", name: "embed", context_length: 8192, output_modalities: ["embeddings"], endpoints: [{ provider: "vectors", upstream_model: "ok", pricing: { prompt: "0.000001", completion: "0" } }] },
         {
           id: "m/whisper",
           name: "whisper",
@@ -78,6 +83,7 @@ afterAll(async () => {
   await gw?.stop();
   await upstream?.stop();
   await media?.stop();
+  await vectors?.stop();
   await collector?.stop();
   await webhook?.stop();
 });
@@ -188,6 +194,16 @@ describe("trace broadcast", () => {
       expect(collector.received.filter((r) => r.body.includes(id))).toHaveLength(1);
       expect(webhook.received.filter((r) => r.body.includes(id))).toHaveLength(1);
     }
+  });
+
+  it("names embeddings generations as such", async () => {
+    const res = await gw.call("POST", "/embeddings", { key, body: { model: "m/embed", input: ["a", "b"], trace: { trace_id: "embed-run" } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const id = String(res.body.id);
+    await eventually(async () => collector.received.some((r) => r.body.includes(id)) && webhook.received.some((r) => r.body.includes(id)), 15_000);
+    const span = spansOf(collector.received.find((r) => r.body.includes(id))!.body)[0]!;
+    expect(attributesOf(span)).toMatchObject({ "gen_ai.operation.name": "embeddings", "gen_ai.request.model": "m/embed", "switchyard.trace_id": "embed-run" });
+    expect(JSON.parse(webhook.received.find((r) => r.body.includes(id))!.body)).toMatchObject({ operation: "embeddings", generation_id: id });
   });
 
   it("sends nothing of a workspace that has not turned broadcast on", async () => {

@@ -41,6 +41,8 @@ const generationCompleted = z.object({
   generation_time_ms: z.number().int().min(0).optional(),
   /** Its workspace turned broadcast on (`is_observability_broadcast_enabled`): destinations receive it. */
   broadcast: z.boolean().optional(),
+  /** What inference's generation did: absent for a chat completion (any dialect), else `embeddings` or `rerank`. */
+  operation: z.enum(["embeddings", "rerank"]).optional(),
 });
 
 /** A finished transcription, image generation or speech: charged like a chat generation, with what was produced. */

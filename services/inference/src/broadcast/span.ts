@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { EventEnvelope } from "@switchyard/contracts";
 
-/** The events that describe a finished generation: chat completions, transcriptions, images and speech. */
+/** The events that describe a finished generation: chat completions, embeddings and rerank; transcriptions, images and speech. */
 export const broadcastSubjects = ["inference.generation.completed.v1", "media.transcription.completed.v1", "media.image.completed.v1", "media.speech.completed.v1"] as const;
 export type Completed = EventEnvelope<(typeof broadcastSubjects)[number]>;
 
@@ -28,7 +28,8 @@ export function broadcastRecord(event: Completed) {
   const ended = new Date(event.occurred_at).getTime();
   return {
     type: "generation",
-    operation: operations[event.subject],
+    // Inference's generations are chat completions unless they say they are embeddings or rerank.
+    operation: (event.subject === "inference.generation.completed.v1" ? d.operation : undefined) ?? operations[event.subject],
     generation_id: d.generation_id,
     trace_id: typeof trace.trace_id === "string" ? trace.trace_id : null,
     trace_name: typeof trace.trace_name === "string" ? trace.trace_name : null,

@@ -43,6 +43,8 @@ export interface FinishedGeneration {
   serviceTier: string | null;
   dataRegion: string;
   attempts: Attempt[];
+  /** Embeddings and rerank generations say so; a chat completion (any dialect) has none. */
+  operation?: "embeddings" | "rerank";
 }
 
 export interface Attribution {
@@ -125,6 +127,7 @@ const completedEvent = (g: FinishedGeneration) => ({
     finish_reason: g.finishReason,
     generation_time_ms: g.generationTimeMs,
     broadcast: g.broadcast,
+    ...(g.operation ? { operation: g.operation } : {}),
   },
 });
 

@@ -23,6 +23,7 @@ import { attributionOf } from "../request-context.js";
 /** One embeddings or rerank request on its way through the endpoints of its models. */
 export interface RetrievalRun {
   readonly deps: InferenceDeps;
+  readonly operation: "embeddings" | "rerank";
   readonly caller: Caller;
   readonly generationId: string;
   /** The model asked for (the first of `models`), as records name it. */
@@ -90,6 +91,7 @@ export async function startRetrieval(deps: InferenceDeps, headers: IncomingHttpH
   res.setHeader("X-Generation-Id", generationId);
   return {
     deps,
+    operation: options.modality,
     caller,
     generationId,
     requested: resolution.requested,
@@ -211,6 +213,7 @@ export function settle(run: RetrievalRun, served: Omit<Served<unknown>, "result"
     serviceTier: null,
     dataRegion: candidate.endpoint.region,
     attempts: run.attempts,
+    operation: run.operation,
   });
   return { billed: isByok ? 0n : charge.charged, isByok };
 }
