@@ -1,7 +1,7 @@
 import { UpstreamError } from "@switchyard/upstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddingCall, EmbeddingInput } from "../types.js";
-import { rejection, startFakeUpstream, targetAt, type FakeUpstream, type Received } from "../../../../../tests/support/recording-upstream.js";
+import { rejection, startFakeUpstream, targetAt, type FakeUpstream } from "../../../../../tests/support/recording-upstream.js";
 import { openAiEmbeddings } from "./openai.js";
 import { toBase64 } from "./vectors.js";
 
@@ -122,38 +122,5 @@ describe("OpenAI embeddings, answer", () => {
     const refused = await upstreamError(embed(call([text("a")])));
     expect([refused.status, refused.retryable]).toEqual([400, false]);
     expect(refused.message).toContain("input too long");
-  });
-});
-
-describe("OpenAI embeddings, text and token ids in one call", () => {
-  /** Answers each request with one vector per input: [position in the request, 1 for text or 2 for tokens]. */
-  const perKind = (request: Received) => {
-    const input = request.body.input as unknown[];
-    const kind = Array.isArray(input[0]) ? 2 : 1;
-    return { json: list(input.map((_, i) => [i, [i, kind]]).reverse() as Array<[number, number[]]>, kind * 10) };
-  };
-
-  it("sends one request per kind and merges the vectors back into input order, adding up the tokens", async () => {
-    fake.answer(perKind);
-    const before = fake.requests.length;
-    const answer = await embed(call([text("a"), tokens(1, 2), text("b"), tokens(3), text("c")], { dimensions: 2 }));
-    const sent = fake.requests.slice(before).map((r) => r.body.input);
-    expect(sent).toHaveLength(2);
-    expect(sent).toEqual(expect.arrayContaining([["a", "b", "c"], [[1, 2], [3]]]));
-    expect(answer.vectors).toEqual([[0, 1], [0, 2], [1, 1], [1, 2], [2, 1]]);
-    expect(answer.promptTokens).toBe(30);
-  });
-
-  it("reports no tokens when either answer has no usage", async () => {
-    fake.answer((request) => (Array.isArray((request.body.input as unknown[])[0]) ? { json: { data: [{ index: 0, embedding: [1] }] } } : perKind(request)));
-    expect((await embed(call([text("a"), tokens(1)]))).promptTokens).toBeUndefined();
-  });
-
-  it("cancels the other request when one fails, and fails with the provider's error", async () => {
-    fake.answer((request) => (Array.isArray((request.body.input as unknown[])[0]) ? { status: 400, json: { error: { message: "bad token" } } } : { hang: true }));
-    const abortedBefore = fake.aborted();
-    const error = await upstreamError(embed(call([text("a"), tokens(99999999)])));
-    expect(error.status).toBe(400);
-    await expect.poll(() => fake.aborted()).toBe(abortedBefore + 1);
   });
 });

@@ -11,7 +11,7 @@ const answer = z.looseObject({
   usage: z.looseObject({ prompt_tokens: count }).nullish(),
 });
 
-/** What one request sends as `input`: all strings, or all token-id arrays (OpenAI takes one kind per request). */
+/** What a request sends as `input`: all strings, or all token-id arrays (OpenAI takes one kind per request). */
 type Batch = string[] | number[][];
 
 /**
@@ -39,46 +39,14 @@ async function request(call: EmbeddingCall, input: Batch, target: UpstreamTarget
   };
 }
 
-/**
- * Inputs that mix text and token ids go as two concurrent requests, one of each kind, as OpenAI refuses
- * mixed `input` arrays; their vectors are merged back into input order and their token counts added up.
- * Either request failing cancels the other.
- */
-async function mixed(call: EmbeddingCall, texts: string[], tokens: number[][], target: UpstreamTarget, signal: AbortSignal): Promise<EmbeddingAnswer> {
-  const sibling = new AbortController();
-  const both = AbortSignal.any([signal, sibling.signal]);
-  const [textAnswer, tokenAnswer] = await Promise.all([request(call, texts, target, both), request(call, tokens, target, both)]).catch((error: unknown) => {
-    sibling.abort();
-    throw error;
-  });
-  // Each answer holds one vector per input of its kind (checked), in the order those inputs came.
-  const fromTexts = textAnswer.vectors.values();
-  const fromTokens = tokenAnswer.vectors.values();
-  const vectors = call.inputs.map((input) => (input.kind === "tokens" ? fromTokens : fromTexts).next().value!);
-  const { promptTokens: textTokens } = textAnswer;
-  const { promptTokens: tokenTokens } = tokenAnswer;
-  return {
-    vectors,
-    promptTokens: textTokens === undefined || tokenTokens === undefined ? undefined : textTokens + tokenTokens,
-    upstreamId: textAnswer.upstreamId ?? tokenAnswer.upstreamId,
-    verbatim: textAnswer.verbatim && tokenAnswer.verbatim,
-  };
-}
-
 /** OpenAI's embeddings wire, `POST {base}/embeddings`, spoken by OpenAI and most OpenAI-compatible servers. */
 export const openAiEmbeddings: EmbeddingProvider = {
   tokens: true,
   images: false,
   dimensions: true,
   async embed(call, target, signal) {
-    const texts: string[] = [];
-    const tokens: number[][] = [];
-    for (const input of call.inputs) {
-      if (input.kind === "tokens") tokens.push(input.tokens);
-      else texts.push(textOf(input, target.provider));
-    }
-    if (tokens.length === 0) return request(call, texts, target, signal);
-    if (texts.length === 0) return request(call, tokens, target, signal);
-    return mixed(call, texts, tokens, target, signal);
+    // The contract keeps a request's inputs of one kind, as OpenAI's `input` is: all token ids, or all text.
+    if (call.inputs.every((input) => input.kind === "tokens")) return request(call, call.inputs.map((input) => input.tokens), target, signal);
+    return request(call, call.inputs.map((input) => textOf(input, target.provider)), target, signal);
   },
 };
