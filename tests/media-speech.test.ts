@@ -189,6 +189,7 @@ describe("invalid speech requests", () => {
   const body = { model: "openai/tts-1", input: "Hello", voice: "alloy" };
   it.each([
     ["empty input", { input: "" }, /input: must not be empty/],
+    ["a field no endpoint takes", { temperature: 0.5 }, /temperature/],
     ["input over 4096 characters", { input: "a".repeat(4097) }, /input: must be at most 4096 characters/],
     ["an unknown format", { response_format: "ogg" }, /response_format/],
     ["a speed above 4", { speed: 4.5 }, /speed/],

@@ -35,8 +35,8 @@ const speechProvider = providerPreferences.extend({
 /** A voice by name, or OpenAI's custom voice object. */
 const speechVoice = z.union([z.string().min(1, "must not be empty").max(256), z.object({ id: z.string().min(1, "must not be empty") })]);
 
-/** `POST /audio/speech`. Unknown fields pass through, as OpenAI-style clients send extras. */
-export const speechRequest = z.looseObject({
+/** `POST /audio/speech`. An unknown field is a 400 naming it: nothing the gateway cannot honour is taken silently. */
+export const speechRequest = z.strictObject({
   model: z.string().min(1, "must not be empty"),
   input: z.string().min(1, "must not be empty").refine(...withinLimit).describe("Text to speak"),
   voice: speechVoice.optional().describe("Left out: alloy on OpenAI-format endpoints"),
