@@ -8,7 +8,7 @@ import type { EmbeddingInput, EmbeddingPart } from "./types.js";
  * bytes per allowed token is over the endpoint's limit whatever the tokenizer, and is refused before any
  * provider is called. Shorter texts go to the provider, which counts exactly.
  */
-export const bytesPerTokenCeiling = 6;
+const bytesPerTokenCeiling = 6;
 
 /** One input with what the gateway knows of its size before a provider counts it. */
 export interface SizedInput {

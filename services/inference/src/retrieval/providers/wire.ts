@@ -22,7 +22,7 @@ export function textOf(input: EmbeddingInput, provider: string): string {
 }
 
 /** What inputs are for, whichever provider's name for it the caller used. */
-export type Purpose = "query" | "document" | "classification" | "clustering" | "similarity";
+type Purpose = "query" | "document" | "classification" | "clustering" | "similarity";
 
 const purposes: Readonly<Record<string, Purpose>> = {
   search_query: "query",
