@@ -1,5 +1,5 @@
 import { sessionIdHeader, type ProviderPreferences } from "@switchyard/contracts";
-import { badRequest, callerOf, forbidden, HttpError, picoToUsd, type Caller } from "@switchyard/runtime";
+import { badRequest, callerOf, forbidden, headerOf, HttpError, picoToUsd, requestHost, type Caller } from "@switchyard/runtime";
 import {
   capCharge,
   firstAccepting,
@@ -65,11 +65,6 @@ export interface RunOptions<P> {
   user: string | undefined;
 }
 
-const header = (req: Request, name: string) => {
-  const value = req.headers[name];
-  return typeof value === "string" ? value : undefined;
-};
-
 /**
  * Resolves the model to the endpoints this key may use that can serve the request, in routing order, and
  * starts the deadline shared by all attempts (a client going away aborts the upstream call too).
@@ -77,7 +72,6 @@ const header = (req: Request, name: string) => {
 export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, options: RunOptions<P>): Promise<MediaRun<P>> {
   const caller = callerOf(res);
   if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
-  const host = (header(req, "x-forwarded-host") ?? header(req, "host") ?? "").split(",")[0]!.trim().replace(/:\d+$/, "");
   const resolved = await deps.resolve({
     model: options.model,
     // No model named: the workspace's default for the modality (images only; a transcription names its model).
@@ -85,14 +79,14 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     keyHash: caller.keyHash,
     workspaceId: caller.workspaceId,
     organizationId: caller.organizationId,
-    host,
+    host: requestHost(req.headers),
   });
   if (!resolved.output_modalities.includes(options.modality)) {
     throw badRequest(`Invalid body: model: ${resolved.model} is not ${modalityNames[options.modality]}`);
   }
   const ordered = orderCandidates(resolved, {
     preferences: options.preferences,
-    sessionId: options.sessionId ?? header(req, sessionIdHeader),
+    sessionId: options.sessionId ?? headerOf(req.headers, sessionIdHeader),
     requestedParameters: [],
     coolingDown: deps.cooldowns.coolingDown,
   });
@@ -131,7 +125,7 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     signal,
     timedOut,
     started: performance.now(),
-    requestId: header(req, "x-request-id") ?? null,
+    requestId: headerOf(req.headers, "x-request-id") ?? null,
     trace: options.trace,
   };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../log.js";
 import { metrics } from "../metrics.js";
 import { carriesRetryAfter, defaultRetryAfterSeconds, HttpError } from "./errors.js";
@@ -19,6 +19,16 @@ export const pathOf = (url: string | undefined): string => {
   const query = raw.indexOf("?");
   return query < 0 ? raw : raw.slice(0, query);
 };
+
+/** A header's value when it came once; a header sent several times reads as absent. */
+export const headerOf = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+  const value = headers[name];
+  return typeof value === "string" ? value : undefined;
+};
+
+/** The hostname a request arrived on, as the client saw it (the router forwards it in X-Forwarded-Host): lower-case, without a port. */
+export const requestHost = (headers: IncomingHttpHeaders): string =>
+  (headerOf(headers, "x-forwarded-host") ?? headerOf(headers, "host") ?? "").split(",")[0]!.trim().toLowerCase().replace(/:\d+$/, "");
 
 /**
  * The request's id: the caller's (or the router's, or the calling service's) when it looks sane, else a new

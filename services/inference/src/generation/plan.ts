@@ -1,5 +1,5 @@
 import { chatCompletionRequest, legacyMetadataHeader, metadataHeader, sessionIdHeader, type ChatCompletionRequest } from "@switchyard/contracts";
-import { badRequest, forbidden, parseInput, type Caller } from "@switchyard/runtime";
+import { badRequest, forbidden, headerOf, parseInput, type Caller } from "@switchyard/runtime";
 import { enforceFindings, filterMessages, newGenerationId, requestDeadline, withWorkspaceKeys, type Candidate, type CompiledFilters, type Finding } from "@switchyard/upstream";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { InferenceDeps } from "../deps.js";
@@ -70,11 +70,6 @@ export interface PlanInput {
   cannotCarry?: (candidate: Candidate) => string | undefined;
 }
 
-const header = (headers: IncomingHttpHeaders, name: string) => {
-  const value = headers[name];
-  return typeof value === "string" ? value : undefined;
-};
-
 /**
  * Validates the normalised request, applies its preset, resolves its models to endpoints, applies the
  * guardrails' content filters to the prompt and declares its server tools: the plan every dialect runs.
@@ -92,7 +87,7 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   // None named: the workspace's default_text_model, which catalog resolves (an empty name asks for it).
   if (models.length === 0) models.push("");
   if (request.debug?.echo_upstream_body && !request.stream) throw badRequest("Invalid body: debug.echo_upstream_body: only available with stream: true");
-  const sessionId = request.session_id ?? header(headers, sessionIdHeader);
+  const sessionId = request.session_id ?? headerOf(headers, sessionIdHeader);
 
   const resolution = await resolveModels(deps, models, { modality: "text", preferences: request.provider ?? undefined, sessionId, requestedParameters: requestedParameters(request) }, resolve);
   const carried = carriedBy(resolution, input.cannotCarry);
@@ -132,9 +127,9 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
     body,
     plugins,
     tools,
-    wantsMetadata: (header(headers, metadataHeader) ?? header(headers, legacyMetadataHeader)) === "enabled",
+    wantsMetadata: (headerOf(headers, metadataHeader) ?? headerOf(headers, legacyMetadataHeader)) === "enabled",
     sessionId,
-    requestId: header(headers, "x-request-id") ?? null,
+    requestId: headerOf(headers, "x-request-id") ?? null,
     signal,
     timedOut,
     started: performance.now(),

@@ -1,5 +1,5 @@
 import type { ProviderPreferences, ResolvedModel } from "@switchyard/contracts";
-import { badRequest, HttpError, type Caller } from "@switchyard/runtime";
+import { badRequest, HttpError, requestHost, type Caller } from "@switchyard/runtime";
 import { orderCandidates, requestFilters, type Candidate, type CompiledFilters } from "@switchyard/upstream";
 import type { IncomingHttpHeaders } from "node:http";
 import type { InferenceDeps } from "../deps.js";
@@ -27,14 +27,9 @@ export interface ResolveOptions {
 
 const kinds = { text: "a chat", embeddings: "an embedding", rerank: "a rerank" } as const;
 
-const header = (headers: IncomingHttpHeaders, name: string) => {
-  const value = headers[name];
-  return typeof value === "string" ? value : undefined;
-};
-
 /** Catalog's resolution of one model name for this caller, on the hostname it called (regional hostnames). */
 export function modelResolver(deps: InferenceDeps, caller: Caller, headers: IncomingHttpHeaders): (model: string) => Promise<ResolvedModel> {
-  const host = (header(headers, "x-forwarded-host") ?? header(headers, "host") ?? "").split(",")[0]!.trim().replace(/:\d+$/, "");
+  const host = requestHost(headers);
   return (model) =>
     deps.resolve({ model, ...(model ? {} : { defaultFor: "text" as const }), keyHash: caller.keyHash, workspaceId: caller.workspaceId, organizationId: caller.organizationId, host });
 }

@@ -1,5 +1,5 @@
 import { sessionIdHeader, type ProviderPreferences, type TraceConfig } from "@switchyard/contracts";
-import { forbidden, HttpError, type Caller } from "@switchyard/runtime";
+import { forbidden, headerOf, HttpError, type Caller } from "@switchyard/runtime";
 import {
   capCharge,
   findingsRecord,
@@ -64,11 +64,6 @@ export interface RetrievalOptions {
   cannotCarry: (candidate: Candidate) => string | undefined;
 }
 
-const header = (headers: IncomingHttpHeaders, name: string) => {
-  const value = headers[name];
-  return typeof value === "string" ? value : undefined;
-};
-
 /**
  * Resolves the request's models to the endpoints this key may use that can carry it, in routing order (the
  * workspace's own keys first), and starts the deadline shared by every attempt. Sets `X-Generation-Id`.
@@ -78,7 +73,7 @@ export async function startRetrieval(deps: InferenceDeps, headers: IncomingHttpH
   const { body } = options;
   const models = [...new Set([body.model, ...(body.models ?? [])].filter((m): m is string => typeof m === "string"))];
   if (models.length === 0) throw new HttpError("bad_request", "Invalid body: model: required (or models)");
-  const sessionId = body.session_id ?? header(headers, sessionIdHeader);
+  const sessionId = body.session_id ?? headerOf(headers, sessionIdHeader);
   const resolution = await resolveModels(
     deps,
     models,
@@ -102,7 +97,7 @@ export async function startRetrieval(deps: InferenceDeps, headers: IncomingHttpH
     broadcast: resolution.broadcast,
     attribution: attributionOf({ headers }, { user: body.user }),
     sessionId,
-    requestId: header(headers, "x-request-id") ?? null,
+    requestId: headerOf(headers, "x-request-id") ?? null,
     trace: body.trace,
     attempts: [],
     signal,
