@@ -8,6 +8,7 @@ export * from "./http.js";
 export * from "./safe-fetch.js";
 export * from "./sse.js";
 export * from "./holds.js";
+export * from "./held-attempts.js";
 export * from "./charge.js";
 export * from "./hold-leases.js";
 export * from "./remote.js";

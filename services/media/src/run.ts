@@ -2,13 +2,11 @@ import { sessionIdHeader, type ProviderPreferences } from "@switchyard/contracts
 import { badRequest, callerOf, forbidden, headerOf, HttpError, picoToUsd, requestHost, type Caller } from "@switchyard/runtime";
 import {
   capCharge,
-  firstAccepting,
-  holdAmount,
+  firstAcceptingHeld,
   newGenerationId,
   orderCandidates,
   requestDeadline,
   requestFilters,
-  upstreamFailure,
   withWorkspaceKeys,
   type Attempt,
   type CompiledFilters,
@@ -146,25 +144,9 @@ export async function firstAccepted<P, T>(
   call: (provider: P, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,
 ): Promise<Served & { result: T }> {
   const { deps } = run;
+  const context = { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts };
   const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, ttlMs: deps.holdTtlMs };
-  const held = new Map<Candidate, bigint>();
-  try {
-    const accepted = await firstAccepting(run.providers, run.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts }, run.attempts, async (provider, target, candidate, attempt) => {
-      const amount = worstCase(candidate);
-      await holdAmount(hold, amount, candidate.byokKey !== undefined);
-      held.set(candidate, amount);
-      return call(provider, target, candidate, attempt);
-    });
-    return { ...accepted, held: held.get(accepted.candidate)! };
-  } catch (error) {
-    await releaseHold(run);
-    throw error instanceof HttpError ? error : upstreamFailure(error, run.timedOut());
-  }
-}
-
-/** Nothing will be charged: the hold goes now instead of expiring. */
-export async function releaseHold(run: MediaRun<unknown>): Promise<void> {
-  await run.deps.holds.release(run.generationId).catch((err: unknown) => run.deps.logger.warn({ err, generationId: run.generationId }, "could not release a spend hold; it will expire"));
+  return firstAcceptingHeld(run.providers, run.candidates, context, run.attempts, { hold, timedOut: run.timedOut }, worstCase, call);
 }
 
 /** What a generation is charged: its usage at the serving endpoint's prices, capped at what its attempt held. */

@@ -1,4 +1,4 @@
-import type { Candidate } from "@switchyard/upstream";
+import { releaseHold, type Candidate } from "@switchyard/upstream";
 import type { InferenceDeps } from "../deps.js";
 import { reserve } from "../spend/holds.js";
 
@@ -43,7 +43,7 @@ export class SpendHold {
   async release(): Promise<void> {
     if (this.state !== "held") return;
     this.state = "released";
-    await this.deps.holds.release(this.generationId).catch((err: unknown) => this.deps.logger.warn({ err, generationId: this.generationId }, "could not release a spend hold; it will expire"));
+    await releaseHold({ holds: this.deps.holds, generationId: this.generationId }, this.deps.logger);
   }
 
   /** The endpoint a client walked away from mid-request, whose attempt is charged rather than released. */

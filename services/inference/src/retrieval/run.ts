@@ -3,11 +3,9 @@ import { forbidden, headerOf, HttpError, type Caller } from "@switchyard/runtime
 import {
   capCharge,
   findingsRecord,
-  firstAccepting,
-  holdAmount,
+  firstAcceptingHeld,
   newGenerationId,
   requestDeadline,
-  upstreamFailure,
   withWorkspaceKeys,
   type Candidate,
   type CompiledFilters,
@@ -128,7 +126,7 @@ export interface Used {
  * released and the caller hears the most telling failure; when the client left while a provider worked on
  * the request, it is recorded as cancelled at `abandoned`'s estimate instead.
  */
-export async function accept<P, T>(
+export function accept<P, T>(
   run: RetrievalRun,
   providers: Readonly<Record<string, P>>,
   worstCase: (candidate: Candidate) => bigint,
@@ -136,24 +134,17 @@ export async function accept<P, T>(
   abandoned: (candidate: Candidate) => Used,
 ): Promise<Served<T>> {
   const { deps } = run;
+  const context = { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts };
   const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, ttlMs: deps.holdTtlMs };
-  const held = new Map<Candidate, bigint>();
-  let current: Candidate | undefined;
-  try {
-    const context = { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts };
-    const accepted = await firstAccepting(providers, run.candidates, context, run.attempts, async (provider, target, candidate, attempt) => {
-      const amount = worstCase(candidate);
-      await holdAmount(hold, amount, candidate.byokKey !== undefined);
-      held.set(candidate, amount);
-      current = candidate;
-      return call(provider, target, candidate, attempt.signal);
-    });
-    return { ...accepted, held: held.get(accepted.candidate)! };
-  } catch (error) {
-    if (current && run.signal.aborted && !run.timedOut()) settle(run, { candidate: current, held: held.get(current)! }, abandoned(current));
-    else if (current) await deps.holds.release(run.generationId).catch((err: unknown) => deps.logger.warn({ err, generationId: run.generationId }, "could not release a spend hold; it will expire"));
-    throw error instanceof HttpError ? error : upstreamFailure(error, run.timedOut());
-  }
+  return firstAcceptingHeld(
+    providers,
+    run.candidates,
+    context,
+    run.attempts,
+    { hold, timedOut: run.timedOut, abandoned: (candidate, held) => settle(run, { candidate, held }, abandoned(candidate)) },
+    worstCase,
+    (provider, target, candidate, attempt) => call(provider, target, candidate, attempt.signal),
+  );
 }
 
 /**
