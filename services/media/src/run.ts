@@ -19,6 +19,7 @@ import {
 import type { Request, Response } from "express";
 import { mediaCost, type MediaUsage } from "./cost.js";
 import type { MediaDeps } from "./deps.js";
+import type { MediaGeneration } from "./record.js";
 
 /** What a model of each output modality is called when a request names a model of another. */
 const modalityNames = { transcription: "a transcription model", image: "an image generation model", speech: "a text-to-speech model" } as const;
@@ -162,6 +163,32 @@ export function chargeFor(run: MediaRun<unknown>, served: Served, usage: MediaUs
     usage,
   });
 }
+
+/** What recording a generation needs of its run and the endpoint that served it, beside its outcome, usage and charge. */
+export const runRecord = (
+  run: MediaRun<unknown>,
+  kind: MediaGeneration["kind"],
+  candidate: Candidate,
+  streamed: boolean,
+): Omit<MediaGeneration, "usage" | "usageEstimated" | "charge" | "status"> => ({
+  id: run.generationId,
+  kind,
+  keyHash: run.caller.keyHash,
+  organizationId: run.caller.organizationId,
+  workspaceId: run.caller.workspaceId,
+  guardrailIds: run.guardrailIds,
+  findings: run.findings,
+  broadcast: run.broadcast,
+  isByok: candidate.byokKey !== undefined,
+  externalUser: run.externalUser,
+  requestId: run.requestId,
+  model: run.model,
+  provider: candidate.endpoint.provider,
+  streamed,
+  latencyMs: Math.round(performance.now() - run.started),
+  attempts: run.attempts,
+  trace: run.trace,
+});
 
 /** What the gateway bills for a served generation: nothing when it ran on the workspace's own key (BYOK). */
 export const billedUsd = (served: Served, charge: Charge): number => picoToUsd(served.candidate.byokKey ? 0n : charge.charged);

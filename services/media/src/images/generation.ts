@@ -3,8 +3,8 @@ import { endUser, type Candidate } from "@switchyard/upstream";
 import type { Response } from "express";
 import { imageTokensBound, mediaCost, referenceTokens, type MediaUsage } from "../cost.js";
 import type { ImageCall, ImageProvider, ReferenceImage, UpstreamImages } from "../providers/types.js";
-import { recordGeneration, type MediaGeneration } from "../record.js";
-import { billedUsd, chargeFor, type MediaRun, type Served } from "../run.js";
+import { recordGeneration } from "../record.js";
+import { billedUsd, chargeFor, runRecord, type MediaRun, type Served } from "../run.js";
 
 /** The tier a request asks for: its `resolution`, or its `size` tier; explicit pixels are served as given. */
 function imageResolutionOf(request: ImageGenerationRequest): ImageCall["resolution"] {
@@ -64,32 +64,11 @@ export function imageUsage(call: ImageCall, images: number, reported: { promptTo
   return { usage: { images, references: call.references.length, promptTokens, completionTokens: reported?.completionTokens ?? 0 }, estimated: reported === undefined };
 }
 
-/** What recording one image generation needs beside its usage and cost. */
-export const imageRecord = (run: MediaRun<ImageProvider>, candidate: Candidate | undefined, streamed: boolean): Omit<MediaGeneration, "usage" | "usageEstimated" | "charge" | "status"> => ({
-  id: run.generationId,
-  kind: "image",
-  keyHash: run.caller.keyHash,
-  organizationId: run.caller.organizationId,
-  workspaceId: run.caller.workspaceId,
-  guardrailIds: run.guardrailIds,
-  findings: run.findings,
-  broadcast: run.broadcast,
-  isByok: candidate?.byokKey !== undefined,
-  externalUser: run.externalUser,
-  requestId: run.requestId,
-  model: run.model,
-  provider: candidate?.endpoint.provider ?? null,
-  streamed,
-  latencyMs: Math.round(performance.now() - run.started),
-  attempts: run.attempts,
-  trace: run.trace,
-});
-
 /** Charges a finished generation and answers with the buffered JSON. */
 export async function sendImages(run: MediaRun<ImageProvider>, call: ImageCall, served: Served, result: UpstreamImages, res: Response): Promise<void> {
   const { usage, estimated } = imageUsage(call, result.images.length, result.usage);
   const charge = chargeFor(run, served, usage);
-  await recordGeneration(run.deps, { ...imageRecord(run, served.candidate, false), status: "completed", usage, usageEstimated: estimated, charge });
+  await recordGeneration(run.deps, { ...runRecord(run, "image", served.candidate, false), status: "completed", usage, usageEstimated: estimated, charge });
   res.json({
     created: Math.floor(Date.now() / 1000),
     data: result.images.map((image) => ({ b64_json: image.b64, media_type: image.mediaType })),

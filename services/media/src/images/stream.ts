@@ -3,8 +3,8 @@ import type { Candidate } from "@switchyard/upstream";
 import type { Response } from "express";
 import type { GeneratedImage, ImageCall, ImageProvider, ImageUsage } from "../providers/types.js";
 import { recordGeneration } from "../record.js";
-import { imageRecord, imageUsage, sendImages } from "./generation.js";
-import { billedUsd, chargeFor, firstAccepted, type MediaRun } from "../run.js";
+import { imageUsage, sendImages } from "./generation.js";
+import { billedUsd, chargeFor, firstAccepted, runRecord, type MediaRun } from "../run.js";
 
 const keepAliveMs = 10_000;
 const frame = (event: Record<string, unknown>) => `data: ${JSON.stringify(event)}\n\n`;
@@ -51,7 +51,7 @@ export async function streamImages(
   const charge = chargeFor(run, served, used.usage);
   const status = run.signal.aborted ? "cancelled" : failure !== undefined ? "error" : "completed";
   metrics.streamDuration.observe({ service: "media", status }, (performance.now() - run.started) / 1000);
-  await recordGeneration(run.deps, { ...imageRecord(run, served.candidate, true), status, usage: used.usage, usageEstimated: used.estimated, charge });
+  await recordGeneration(run.deps, { ...runRecord(run, "image", served.candidate, true), status, usage: used.usage, usageEstimated: used.estimated, charge });
   if (res.writableEnded || res.destroyed) return;
   if (status !== "completed") {
     res.end(frame({ type: "error", error: { message: `Provider returned error: ${failure ?? "stream ended"}`, code: "502" } }));

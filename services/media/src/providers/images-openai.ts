@@ -1,5 +1,6 @@
 import { FormData, post, readAnswer, sseData, UpstreamError, type UpstreamResponse } from "@switchyard/upstream";
 import { z } from "zod";
+import { streamEvent } from "./stream-events.js";
 import type { GeneratedImage, ImageCall, ImageProvider, ImageStreamPart, ImageUsage, UpstreamTarget } from "./types.js";
 
 const usage = z.looseObject({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() });
@@ -76,16 +77,7 @@ const toUsage = (u: z.infer<typeof usage>): ImageUsage => ({ promptTokens: u.inp
 async function* parts(res: UpstreamResponse, provider: string, format: string | undefined): AsyncGenerator<ImageStreamPart> {
   let total: ImageUsage | undefined;
   for await (const data of sseData(res.body)) {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(data);
-    } catch {
-      raw = undefined;
-    }
-    const parsed = event.safeParse(raw);
-    if (!parsed.success) throw new UpstreamError(`${provider} sent an event that does not parse`, 502, false);
-    const e = parsed.data;
-    if (e.type === "error" || e.error) throw new UpstreamError(`${provider}: ${e.error?.message ?? "error mid-stream"}`, 502, false);
+    const e = streamEvent(data, event, provider);
     if (e.type.endsWith(".partial_image") && e.b64_json) yield { type: "partial", b64: e.b64_json, index: e.partial_image_index ?? 0 };
     if (e.type.endsWith(".completed")) {
       if (!e.b64_json) throw new UpstreamError(`${provider} completed an image without its data`, 502, false);

@@ -1,5 +1,6 @@
-import { post, sseData, UpstreamError, type UpstreamResponse } from "@switchyard/upstream";
+import { post, sseData, type UpstreamResponse } from "@switchyard/upstream";
 import { z } from "zod";
+import { streamEvent } from "./stream-events.js";
 import type { SpeechCall, SpeechPart, SpeechProvider, UpstreamTarget } from "./types.js";
 
 /** OpenAI requires a voice; a request that names none gets its first. */
@@ -31,16 +32,7 @@ async function* rawAudio(res: UpstreamResponse): AsyncGenerator<SpeechPart> {
 async function* eventAudio(res: UpstreamResponse, provider: string): AsyncGenerator<SpeechPart> {
   // Base64 and numbers hold no quotes: only the done event's type can match.
   for await (const data of sseData(res.body, (d) => d.includes('"speech.audio.done"'))) {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(data);
-    } catch {
-      raw = undefined;
-    }
-    const parsed = event.safeParse(raw);
-    if (!parsed.success) throw new UpstreamError(`${provider} sent an event that does not parse`, 502, false);
-    const e = parsed.data;
-    if (e.type === "error" || e.error) throw new UpstreamError(`${provider}: ${e.error?.message ?? "error mid-stream"}`, 502, false);
+    const e = streamEvent(data, event, provider);
     if (e.type === "speech.audio.delta" && e.audio) yield { type: "audio", bytes: Buffer.from(e.audio, "base64") };
     if (e.type === "speech.audio.done" && e.usage) yield { type: "usage", usage: { inputTokens: e.usage.input_tokens, outputTokens: e.usage.output_tokens } };
   }

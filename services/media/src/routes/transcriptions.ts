@@ -4,7 +4,7 @@ import { audioTokensPerSecond, mediaCost, transcriptTokensPerSecond, type MediaU
 import type { MediaDeps } from "../deps.js";
 import type { UpstreamTranscription } from "../providers/types.js";
 import { recordGeneration } from "../record.js";
-import { billedUsd, chargeFor, firstAccepted, startRun } from "../run.js";
+import { billedUsd, chargeFor, firstAccepted, runRecord, startRun } from "../run.js";
 import { wavSeconds, worstCaseSeconds } from "../transcription/audio.js";
 import { readTranscription } from "../transcription/request.js";
 
@@ -80,29 +80,7 @@ export const transcriptionsRoute =
     );
     const { usage, estimated } = usageOf(answer, input.audio.bytes);
     const charge = chargeFor(run, served, usage);
-    await recordGeneration(deps, {
-      id: run.generationId,
-      kind: "transcription",
-      keyHash: run.caller.keyHash,
-      organizationId: run.caller.organizationId,
-      workspaceId: run.caller.workspaceId,
-      guardrailIds: run.guardrailIds,
-      findings: run.findings,
-      broadcast: run.broadcast,
-      isByok: served.candidate.byokKey !== undefined,
-      externalUser: run.externalUser,
-      requestId: run.requestId,
-      model: run.model,
-      provider: served.candidate.endpoint.provider,
-      status: "completed",
-      streamed: false,
-      usage,
-      usageEstimated: estimated,
-      charge,
-      latencyMs: Math.round(performance.now() - run.started),
-      attempts: run.attempts,
-      trace: run.trace,
-    });
+    await recordGeneration(deps, { ...runRecord(run, "transcription", served.candidate, false), status: "completed", usage, usageEstimated: estimated, charge });
     res.json({
       text: answer.text,
       usage: {

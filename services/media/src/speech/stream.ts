@@ -3,7 +3,7 @@ import { metrics } from "@switchyard/runtime";
 import type { Response } from "express";
 import type { SpeechPart, SpeechProvider, SpeechUsage } from "../providers/types.js";
 import { recordGeneration } from "../record.js";
-import { chargeFor, type MediaRun, type Served } from "../run.js";
+import { chargeFor, runRecord, type MediaRun, type Served } from "../run.js";
 import { speechUsage, type SpeechText } from "./usage.js";
 
 /** Writes one chunk, waiting while the client's buffer is full; false once the client has gone away. */
@@ -66,28 +66,6 @@ export async function sendSpeech(
   const { candidate } = served;
   const used = speechUsage(text, candidate, { ...sent, bytes }, reported);
   metrics.streamDuration.observe({ service: "media", status }, (performance.now() - run.started) / 1000);
-  await recordGeneration(run.deps, {
-    id: run.generationId,
-    kind: "speech",
-    keyHash: run.caller.keyHash,
-    organizationId: run.caller.organizationId,
-    workspaceId: run.caller.workspaceId,
-    guardrailIds: run.guardrailIds,
-    findings: run.findings,
-    broadcast: run.broadcast,
-    isByok: candidate.byokKey !== undefined,
-    externalUser: run.externalUser,
-    requestId: run.requestId,
-    model: run.model,
-    provider: candidate.endpoint.provider,
-    status,
-    streamed: true,
-    usage: used.usage,
-    usageEstimated: used.estimated,
-    charge: chargeFor(run, served, used.usage),
-    latencyMs: Math.round(performance.now() - run.started),
-    attempts: run.attempts,
-    trace: run.trace,
-  });
+  await recordGeneration(run.deps, { ...runRecord(run, "speech", candidate, true), status, usage: used.usage, usageEstimated: used.estimated, charge: chargeFor(run, served, used.usage) });
   if (status === "completed") res.end();
 }
