@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { UpstreamError, type UpstreamTarget } from "@switchyard/upstream";
-import type { RerankAnswer, Vector } from "../types.js";
+import type { RerankAnswer, RerankCall, Vector } from "../types.js";
 import { dimensionsOf, isFloat32Base64 } from "./vectors.js";
 
 /** An answer that is not what the provider's wire promises; another endpoint may answer properly. */
@@ -59,6 +59,18 @@ export function inInputOrder(target: UpstreamTarget, items: ReadonlyArray<{ inde
   if (missing !== -1) throw malformed(target, "embeddings", `no vector for input ${missing}`);
   return vectors as Vector[];
 }
+
+/**
+ * A rerank request's body in the fields every wire shares (`top` names the count: `top_n`, Voyage's
+ * `top_k`), after the caller's provider options, which never replace them.
+ */
+export const rerankBody = (call: RerankCall, target: UpstreamTarget, top: "top_n" | "top_k"): Record<string, unknown> => ({
+  ...call.options,
+  model: target.upstreamModel,
+  query: call.query,
+  documents: call.documents,
+  ...(call.topN !== undefined ? { [top]: call.topN } : {}),
+});
 
 /** One rerank result as Cohere, Voyage, Jina and vLLM send it. */
 export const rankedDocument = z.looseObject({ index: z.number().int(), relevance_score: z.number() });

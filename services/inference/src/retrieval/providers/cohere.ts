@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { postJsonAnswer } from "@switchyard/upstream";
 import type { EmbeddingInput, EmbeddingProvider, RerankProvider } from "../types.js";
-import { bestFirst, checkVectors, count, floatVector, issueOf, malformed, rankedDocument } from "./answers.js";
+import { bestFirst, checkVectors, count, floatVector, issueOf, malformed, rankedDocument, rerankBody } from "./answers.js";
 import { bearer, endpointUrl, providerInputType } from "./wire.js";
 
 const meta = z.looseObject({ billed_units: z.looseObject({ input_tokens: count, search_units: count }).nullish() }).nullish();
@@ -64,13 +64,7 @@ export const cohereEmbeddings: EmbeddingProvider = {
 /** Cohere's `POST {base}/v2/rerank`; it bills search units (a query with up to 100 documents), not tokens. */
 export const cohereRerank: RerankProvider = {
   async rerank(call, target, signal) {
-    const body = {
-      ...call.options,
-      model: target.upstreamModel,
-      query: call.query,
-      documents: call.documents,
-      ...(call.topN !== undefined ? { top_n: call.topN } : {}),
-    };
+    const body = rerankBody(call, target, "top_n");
     const parsed = rerankAnswer.safeParse(await postJsonAnswer(target.provider, endpointUrl(target, "/v2/rerank"), bearer(target), body, signal));
     if (!parsed.success) throw malformed(target, "rerank results", issueOf(parsed.error));
     const { results, meta, id } = parsed.data;

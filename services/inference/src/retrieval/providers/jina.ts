@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { postJsonAnswer } from "@switchyard/upstream";
 import type { RerankProvider } from "../types.js";
-import { bestFirst, count, issueOf, malformed, rankedDocument } from "./answers.js";
+import { bestFirst, count, issueOf, malformed, rankedDocument, rerankBody } from "./answers.js";
 import { bearer, endpointUrl } from "./wire.js";
 
 const answer = z.looseObject({
@@ -18,14 +18,7 @@ const answer = z.looseObject({
  */
 export const jinaRerank: RerankProvider = {
   async rerank(call, target, signal) {
-    const body = {
-      ...call.options,
-      model: target.upstreamModel,
-      query: call.query,
-      documents: call.documents,
-      ...(call.topN !== undefined ? { top_n: call.topN } : {}),
-      return_documents: false,
-    };
+    const body = { ...rerankBody(call, target, "top_n"), return_documents: false };
     const parsed = answer.safeParse(await postJsonAnswer(target.provider, endpointUrl(target, "/rerank"), bearer(target), body, signal));
     if (!parsed.success) throw malformed(target, "rerank results", issueOf(parsed.error));
     const { results, usage, id } = parsed.data;

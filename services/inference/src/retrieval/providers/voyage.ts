@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { postJsonAnswer, postJsonReply } from "@switchyard/upstream";
 import type { EmbeddingProvider, RerankProvider } from "../types.js";
-import { bestFirst, checkVectors, count, inInputOrder, issueOf, malformed, rankedDocument, vector } from "./answers.js";
+import { bestFirst, checkVectors, count, inInputOrder, issueOf, malformed, rankedDocument, rerankBody, vector } from "./answers.js";
 import { bearer, endpointUrl, providerInputType, textOf } from "./wire.js";
 
 const usage = z.looseObject({ total_tokens: count }).nullish();
@@ -50,14 +50,7 @@ export const voyageEmbeddings: EmbeddingProvider = {
 /** Voyage's `POST {base}/rerank`; it counts tokens (`usage.total_tokens`) and sends no id. */
 export const voyageRerank: RerankProvider = {
   async rerank(call, target, signal) {
-    const body = {
-      ...call.options,
-      model: target.upstreamModel,
-      query: call.query,
-      documents: call.documents,
-      ...(call.topN !== undefined ? { top_k: call.topN } : {}),
-      return_documents: false,
-    };
+    const body = { ...rerankBody(call, target, "top_k"), return_documents: false };
     const parsed = rerankAnswer.safeParse(await postJsonAnswer(target.provider, endpointUrl(target, "/rerank"), bearer(target), body, signal));
     if (!parsed.success) throw malformed(target, "rerank results", issueOf(parsed.error));
     const { data, usage } = parsed.data;
