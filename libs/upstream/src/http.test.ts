@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UpstreamError } from "./errors.js";
-import { postJsonAnswer, postJsonReply } from "./http.js";
+import { postJsonAnswer, postJsonBytes } from "./http.js";
 
 /** A provider on loopback whose answer each test chooses by path. */
 const answers: Record<string, (req: IncomingMessage, res: ServerResponse, body: string) => void> = {
@@ -11,8 +11,6 @@ const answers: Record<string, (req: IncomingMessage, res: ServerResponse, body: 
     res.end(JSON.stringify({ body: JSON.parse(body), type: req.headers["content-type"], key: req.headers["x-key"], query: req.url }));
   },
   "/text": (_req, res) => res.end("not json"),
-  "/plain": (_req, res) => res.end('{"embedding":"AACAPw=="}'),
-  "/escaped": (_req, res) => res.end('{"embedding":"AACAPw==\\""}'),
   "/accented": (_req, res) => res.end('{"model":"modèle","embedding":"AACAPw=="}'),
   "/limited": (_req, res) => {
     res.writeHead(429, { "retry-after": "2" });
@@ -51,12 +49,15 @@ afterAll(async () => {
 const live = () => new AbortController().signal;
 const failure = (promise: Promise<unknown>) => promise.then(() => expect.unreachable("it should fail"), (error: unknown) => error);
 
-describe("postJsonReply", () => {
-  it("says an answer is plain only when it is ASCII without a backslash, whose strings need no escaping", async () => {
-    expect(await postJsonReply("p", `${base}/plain`, {}, {}, live())).toEqual({ json: { embedding: "AACAPw==" }, plain: true });
-    expect(await postJsonReply("p", `${base}/escaped`, {}, {}, live())).toEqual({ json: { embedding: 'AACAPw=="' }, plain: false });
-    expect(await postJsonReply("p", `${base}/accented`, {}, {}, live())).toMatchObject({ json: { model: "modèle" }, plain: false });
-    expect(await postJsonReply("p", `${base}/dropped`, {}, {}, live())).toEqual({ json: undefined, plain: false });
+describe("postJsonBytes", () => {
+  it("returns the answer's bytes as they came, and undefined for one cut off mid-body", async () => {
+    expect((await postJsonBytes("p", `${base}/accented`, {}, {}, live()))?.toString("utf8")).toBe('{"model":"modèle","embedding":"AACAPw=="}');
+    expect(await postJsonBytes("p", `${base}/dropped`, {}, {}, live())).toBeUndefined();
+  });
+
+  it("fails an error status as postJsonAnswer does", async () => {
+    const error = await failure(postJsonBytes("p", `${base}/limited`, {}, {}, live()));
+    expect(error).toMatchObject({ status: 429, retryable: true, retryAfterMs: 2000 });
   });
 });
 

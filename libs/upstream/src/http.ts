@@ -1,4 +1,3 @@
-import { isAscii } from "node:buffer";
 import { Agent, FormData, request, type Dispatcher } from "undici";
 import { UpstreamError } from "./errors.js";
 
@@ -81,23 +80,13 @@ export const postJson = (provider: string, url: string, headers: Record<string, 
 export const postJsonAnswer = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<unknown> =>
   dispatchJson(provider, url, headers, body, signal, parsed);
 
-/** An answer as JSON, and whether its text was plain: ASCII without a backslash, so no string in it holds an escape. */
-export interface JsonReply {
-  json: unknown;
-  plain: boolean;
-}
-
 /**
- * As `postJsonAnswer`, and says whether the answer was plain. Strings of a plain answer hold no quote,
- * backslash or control character, so they can be written into JSON as they are, without escaping: what
- * lets a large answer (base64 embeddings) be relayed without serialising it again.
+ * As `postJsonAnswer`, with the answer left as bytes: for a caller that reads a large answer its own way
+ * (base64 embeddings, whose vectors need not pass through a UTF-8 decoder and `JSON.parse`). Undefined
+ * when the connection dropped mid-answer.
  */
-export const postJsonReply = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<JsonReply> =>
-  dispatchJson(provider, url, headers, body, signal, (bytes) => ({ json: parsed(bytes), plain: isAscii(bytes) && !bytes.includes(backslash) })).then(
-    (reply) => reply ?? { json: undefined, plain: false },
-  );
-
-const backslash = 0x5c;
+export const postJsonBytes = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<Buffer | undefined> =>
+  dispatchJson(provider, url, headers, body, signal, (bytes) => bytes);
 
 function parsed(bytes: Buffer): unknown {
   try {

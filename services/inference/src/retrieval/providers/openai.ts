@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { postJsonReply, type UpstreamTarget } from "@switchyard/upstream";
+import type { UpstreamTarget } from "@switchyard/upstream";
 import type { EmbeddingAnswer, EmbeddingCall, EmbeddingProvider } from "../types.js";
 import { checkVectors, count, inInputOrder, issueOf, malformed, vector } from "./answers.js";
-import { bearer, endpointUrl, textOf } from "./wire.js";
+import { postEmbeddings } from "./reply.js";
+import { textOf } from "./wire.js";
 
 const answer = z.looseObject({
   /** OpenAI sends none; OpenRouter and some other servers do. */
@@ -27,7 +28,7 @@ async function request(call: EmbeddingCall, input: Batch, target: UpstreamTarget
     ...(call.dimensions !== undefined ? { dimensions: call.dimensions } : {}),
     ...(call.user ? { user: call.user } : {}),
   };
-  const reply = await postJsonReply(target.provider, endpointUrl(target, "/embeddings"), bearer(target), body, signal);
+  const reply = await postEmbeddings(target, body, signal);
   const parsed = answer.safeParse(reply.json);
   if (!parsed.success) throw malformed(target, "embeddings", issueOf(parsed.error));
   const { data, usage, id } = parsed.data;

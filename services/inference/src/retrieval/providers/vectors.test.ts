@@ -56,6 +56,13 @@ describe("isFloat32Base64", () => {
     expect(isFloat32Base64("AAC APw=")).toBe(false);
     expect(isFloat32Base64("AACAPx==")).toBe(false); // bits after the last byte
     expect(isFloat32Base64("AAA=")).toBe(false);
+    expect(isFloat32Base64("AA_APw==")).toBe(false);
+    expect(isFloat32Base64("AA=APw==")).toBe(false); // padding before the end
+    expect(isFloat32Base64("AAC\u0001Pw=")).toBe(false);
+    expect(isFloat32Base64('AAC"APw=')).toBe(false);
+    expect(isFloat32Base64("AACAPwAAAMB=")).toBe(false); // bits after the last byte, one `=`
+    expect(isFloat32Base64(toBase64([1, 2]))).toBe(true);
+    expect(isFloat32Base64(toBase64([1, 2, 3, 4, 5]))).toBe(true);
   });
 });
 

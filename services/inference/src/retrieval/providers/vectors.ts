@@ -27,13 +27,27 @@ export function float32Count(base64: string): number | undefined {
   return bytes % 4 === 0 ? bytes / 4 : undefined;
 }
 
+/** The characters that may end canonical base64 before `==` (low 4 bits zero) and before `=` (low 2 bits zero). */
+const lastBeforePadding: Readonly<Record<number, string>> = { 1: "AQgw", 2: "AEIMQUYcgkosw048" };
+
+/** Where `isFloat32Base64` decodes, grown to the largest vector seen: a fresh buffer per vector costs as much as decoding it. */
+let scratch = Buffer.allocUnsafe(8192);
+
 /**
- * Whether text is canonical base64 (standard alphabet, padded) of at least one float32 value. Decoding and
- * encoding again is strict and several times faster than matching the alphabet with a regular expression.
+ * Whether text is canonical base64 (standard alphabet, padded, no bits after the last byte) of at least one
+ * float32 value. Node's decoder skips characters outside its alphabet and stops at a `=` before the end,
+ * either of which leaves fewer bytes than the length promises; its alphabet also takes the URL-safe `-` and
+ * `_`, looked for on their own. Half the cost of decoding and encoding again, and several times faster than
+ * a regular expression over the alphabet.
  */
 export function isFloat32Base64(base64: string): boolean {
   const count = float32Count(base64);
-  return count !== undefined && count > 0 && Buffer.from(base64, "base64").toString("base64") === base64;
+  if (count === undefined || count === 0) return false;
+  if (scratch.length < count * 4) scratch = Buffer.allocUnsafe(count * 4);
+  if (scratch.write(base64, 0, count * 4, "base64") !== count * 4) return false;
+  if (base64.includes("-") || base64.includes("_")) return false;
+  const tail = (count * 4) % 3;
+  return tail === 0 || lastBeforePadding[tail]!.includes(base64[base64.length - 4 + tail]!);
 }
 
 /** A base64 vector of little-endian float32 values as numbers. Throws a RangeError for text that does not decode to whole float32s. */

@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { postJsonAnswer, postJsonReply } from "@switchyard/upstream";
+import { postJsonAnswer } from "@switchyard/upstream";
 import type { EmbeddingProvider, RerankProvider } from "../types.js";
 import { bestFirst, checkVectors, count, inInputOrder, issueOf, malformed, rankedDocument, rerankBody, vector } from "./answers.js";
+import { postEmbeddings } from "./reply.js";
 import { bearer, endpointUrl, providerInputType, textOf } from "./wire.js";
 
 const usage = z.looseObject({ total_tokens: count }).nullish();
@@ -34,7 +35,7 @@ export const voyageEmbeddings: EmbeddingProvider = {
       output_dtype: "float",
       encoding_format: call.encoding === "base64" ? "base64" : null,
     };
-    const reply = await postJsonReply(target.provider, endpointUrl(target, "/embeddings"), bearer(target), body, signal);
+    const reply = await postEmbeddings(target, body, signal);
     const parsed = embedAnswer.safeParse(reply.json);
     if (!parsed.success) throw malformed(target, "embeddings", issueOf(parsed.error));
     const { data, usage } = parsed.data;
