@@ -5,15 +5,26 @@ export function onCleanup(stop: () => Promise<void>): void {
   stoppers.push(stop);
 }
 
-/** Stops everything registered, last first; a failing stop is printed and the others still run. */
-export async function cleanup(): Promise<void> {
-  for (let stop = stoppers.pop(); stop; stop = stoppers.pop()) {
-    try {
-      await stop();
-    } catch (error) {
-      console.error("cleanup:", error);
+let running: Promise<void> | undefined;
+
+/**
+ * Stops everything registered, last first; a failing stop is printed and the others still run. A call while
+ * a cleanup runs (a signal's and the benchmark's own `finally`) waits for that one, so neither returns, and
+ * the process exits, while a stop the other took is still under way.
+ */
+export function cleanup(): Promise<void> {
+  running ??= (async () => {
+    for (let stop = stoppers.pop(); stop; stop = stoppers.pop()) {
+      try {
+        await stop();
+      } catch (error) {
+        console.error("cleanup:", error);
+      }
     }
-  }
+  })().finally(() => {
+    running = undefined;
+  });
+  return running;
 }
 
 /** Ctrl-C (or a SIGTERM) stops what was started before the benchmark exits. */

@@ -68,6 +68,19 @@ export const benchConfig = {
     warmup: number("BENCH_CF_WARMUP", 1000),
   },
 
+  /** Activity reads at scale (`npm run bench:activity -w bench`). */
+  activity: {
+    generations: number("BENCH_ACTIVITY_GENERATIONS", 1_000_000),
+    /** Events per `recordCharges` call while filling. */
+    batch: number("BENCH_ACTIVITY_BATCH", 2000),
+    /** Timed runs per query, after a few untimed ones. */
+    runs: number("BENCH_ACTIVITY_RUNS", 20),
+    /** `1` prints each query's `EXPLAIN (ANALYZE, BUFFERS)`. */
+    explain: env.BENCH_ACTIVITY_EXPLAIN === "1",
+    /** The Postgres server the benchmark makes its database on (`switchyard_bench_activity_<pid>`, dropped at the end). */
+    databaseUrl: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+  },
+
   /** Soak (`npm run bench:soak`). */
   soak: {
     seconds: number("BENCH_SOAK_SECONDS", 300),

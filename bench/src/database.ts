@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
-/** A database on the Postgres server of `serverUrl`, made now and dropped (WITH FORCE) by `drop`. */
-export async function freshDatabase(serverUrl: string) {
-  const name = `switchyard_bench_${randomBytes(6).toString("hex")}`;
+/** A database on the Postgres server of `serverUrl` (named `name`, else at random), made now and dropped (WITH FORCE) by `drop`. */
+export async function freshDatabase(serverUrl: string, name = `switchyard_bench_${randomBytes(6).toString("hex")}`) {
   const admin = () => new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 3000 });
   const client = admin();
   await client.connect();

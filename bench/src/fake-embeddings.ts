@@ -1,3 +1,4 @@
+import { seeded } from "./seeded.js";
 import { embeddingInputs } from "./embedding-inputs.js";
 
 /** The length of the fake upstream's vectors: text-embedding-3-small's. */
@@ -12,21 +13,9 @@ export const embeddingVariety = embeddingInputs.length;
  */
 export const embeddingTokensPerInput = Math.round(embeddingInputs.join("").length / embeddingInputs.length / 4);
 
-/** Mulberry32: a small seeded generator, so the vectors are the same in every run. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A unit vector of float32 values, as embedding models answer, from `seed`. */
 function unitVector(seed: number): Float32Array {
-  const next = generator(seed);
+  const next = seeded(seed);
   const values = Array.from({ length: embeddingDimensions }, () => next() * 2 - 1);
   const norm = Math.hypot(...values);
   return Float32Array.from(values, (value) => value / norm);

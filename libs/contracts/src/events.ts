@@ -43,6 +43,11 @@ const generationCompleted = z.object({
   broadcast: z.boolean().optional(),
   /** What inference's generation did: absent for a chat completion (any dialect), else `embeddings` or `rerank`. */
   operation: z.enum(["embeddings", "rerank"]).optional(),
+  /** The upstream model of the endpoint that served (null when none did), for activity per endpoint. */
+  upstream_model: z.string().nullable().optional(),
+  reasoning_tokens: z.number().int().min(0).optional(),
+  /** When the request arrived (the event's own time is when it was recorded, after the last byte). */
+  started_at: z.iso.datetime({ offset: true }).optional(),
 });
 
 /** A finished transcription, image generation or speech: charged like a chat generation, with what was produced. */

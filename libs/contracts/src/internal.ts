@@ -241,7 +241,7 @@ export const holdDecision = z.discriminatedUnion("granted", [
   z.object({ granted: z.literal(true) }),
   z.object({
     granted: z.literal(false),
-    limited_by: z.enum(["key", "guardrail"]),
+    limited_by: z.enum(["key", "guardrail", "organization"]),
     guardrail_id: z.string().nullable(),
     /** Settled spend has reached the limit: nothing can be afforded until it resets or is raised. */
     exhausted: z.boolean(),

@@ -55,6 +55,7 @@ describe("OpenAPI document", () => {
       "delete /federation-policies/{id}",
       "post /chat/completions", "post /responses", "post /completions", "post /messages", "post /messages/count_tokens", "post /audio/transcriptions", "post /images", "get /generation", "get /generation/content",
       "post /embeddings", "get /embeddings/models", "post /rerank", "post /audio/speech",
+      "get /activity", "get /activity/daily", "get /generations", "get /credits", "put /credits",
       "get /files", "get /containers/{container_id}/files", "get /containers/{container_id}/files/{file_id}",
       "get /models", "get /models/user", "get /models/{author}/{slug}/endpoints", "get /providers",
       "get /presets", "get /presets/{slug}", "get /presets/{slug}/versions", "get /presets/{slug}/versions/{version}",
@@ -68,11 +69,11 @@ describe("OpenAPI document", () => {
 
   it("applies the spec's authentication rules", () => {
     const auth = (method: string, path: string) => find(method, path)["x-switchyard-auth"];
-    for (const [method, path] of [["patch", "/keys/{hash}"], ["post", "/auth/keys/code"], ["get", "/guardrails/{id}"], ["post", "/guardrails"]]) {
+    for (const [method, path] of [["patch", "/keys/{hash}"], ["post", "/auth/keys/code"], ["get", "/guardrails/{id}"], ["post", "/guardrails"], ["get", "/activity"], ["get", "/generations"], ["put", "/credits"]]) {
       expect(auth(method!, path!)).toBe("management");
     }
     for (const path of ["/chat/completions", "/audio/transcriptions", "/images"]) expect(auth("post", path)).toBe("inference");
-    for (const path of ["/files", "/models/user", "/presets/{slug}", "/containers/{container_id}/files", "/key"]) expect(auth("get", path)).toBe("any");
+    for (const path of ["/files", "/models/user", "/presets/{slug}", "/containers/{container_id}/files", "/key", "/credits"]) expect(auth("get", path)).toBe("any");
     for (const [method, path] of [["post", "/oauth/token"], ["get", "/oauth/jwks"], ["post", "/auth/keys"], ["get", "/openapi.json"]]) {
       expect(auth(method!, path!)).toBe("none");
       expect(find(method!, path!).security).toEqual([]);

@@ -10,6 +10,7 @@ import {
   updateApiKeyBody,
 } from "./api-key.js";
 import { defineRoute, type RouteContract } from "./route.js";
+import { activityRoutes } from "./routes-activity.js";
 import { authRoutes } from "./routes-auth.js";
 import { catalogRoutes } from "./routes-catalog.js";
 import { guardrailRoutes } from "./routes-guardrails.js";
@@ -251,6 +252,7 @@ export const routes: readonly RouteContract[] = [
   ...authRoutes,
   ...federationPolicies,
   ...inferenceRoutes,
+  ...activityRoutes,
   ...storageRoutes,
   ...catalogRoutes,
   ...guardrailRoutes,

@@ -21,12 +21,18 @@ export interface UpstreamTarget {
 export interface Attempt {
   provider: string;
   model: string;
+  /** The endpoint's own name for the model (absent from records written before it was kept). */
+  upstreamModel?: string;
   /** Made with the workspace's own key. */
   byok?: boolean;
   status: number | null;
   latencyMs: number;
   error?: string;
 }
+
+/** The upstream model of the endpoint that served: the last attempt at the provider that answered; null when none did. */
+export const servingModel = (attempts: readonly Attempt[], provider: string | null): string | null =>
+  provider === null ? null : (attempts.findLast((a) => a.provider === provider)?.upstreamModel ?? null);
 
 export interface AttemptContext {
   env: Record<string, string | undefined>;
@@ -41,6 +47,9 @@ export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string 
   const apiKey = byokKey ?? endpoint.api_key_env.map((name) => env[name]).find((value) => value);
   return { provider: endpoint.provider, baseUrl: endpoint.base_url, apiKey, upstreamModel: endpoint.upstream_model, maxCompletionTokens: endpoint.max_completion_tokens };
 }
+
+/** Which endpoint an attempt went to. */
+const attempted = (candidate: Candidate) => ({ provider: candidate.endpoint.provider, model: candidate.model, upstreamModel: candidate.endpoint.upstream_model });
 
 const byokOf = (candidate: Candidate) => (candidate.byokKey ? { byok: true } : {});
 
@@ -77,7 +86,7 @@ export async function firstAccepting<P, T>(
     if (candidate.model === refusedModel) continue;
     const provider = providers[candidate.endpoint.adapter];
     if (!provider) {
-      attempts.push({ provider: candidate.endpoint.provider, model: candidate.model, status: null, latencyMs: 0, error: `no ${candidate.endpoint.adapter} adapter` });
+      attempts.push({ ...attempted(candidate), status: null, latencyMs: 0, error: `no ${candidate.endpoint.adapter} adapter` });
       continue;
     }
     const started = performance.now();
@@ -96,7 +105,7 @@ export async function firstAccepting<P, T>(
       } finally {
         clearTimeout(firstByte);
       }
-      attempts.push({ provider: candidate.endpoint.provider, model: candidate.model, ...byokOf(candidate), status: 200, latencyMs: Math.round(performance.now() - started) });
+      attempts.push({ ...attempted(candidate), ...byokOf(candidate), status: 200, latencyMs: Math.round(performance.now() - started) });
       metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: "accepted" });
       context.cooldowns.succeeded(candidate.endpoint);
       return { result, candidate };
@@ -104,8 +113,7 @@ export async function firstAccepting<P, T>(
       if (!(thrown instanceof UpstreamError)) throw thrown;
       const error = candidate.byokKey ? workspaceKeyFailure(thrown, candidate.endpoint.provider) : thrown;
       attempts.push({
-        provider: candidate.endpoint.provider,
-        model: candidate.model,
+        ...attempted(candidate),
         ...byokOf(candidate),
         status: error.status,
         latencyMs: Math.round(performance.now() - started),

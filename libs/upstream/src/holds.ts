@@ -51,7 +51,9 @@ export async function requestHold(context: HoldContext, amount: bigint, isByok =
 export const limitOwner = (decision: HoldDecision & { granted: false }): string =>
   decision.limited_by === "key"
     ? "To increase, raise this key's limit or wait for it to reset."
-    : `The budget of guardrail ${decision.guardrail_id} limits it; raise its limit_usd or wait for it to reset.`;
+    : decision.limited_by === "organization"
+      ? "The organization's credits limit it; the operator can raise them (PUT /api/v1/credits)."
+      : `The budget of guardrail ${decision.guardrail_id} limits it; raise its limit_usd or wait for it to reset.`;
 
 /**
  * Holds `worstCase` picodollars, the most this attempt can cost, before its provider is called. Refused:

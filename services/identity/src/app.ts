@@ -25,7 +25,9 @@ import { formBody, oauthTokenErrors, oauthTokenOtherMethods, oauthTokenRoute } f
 import type { Sealer } from "./provider-keys/sealed.js";
 import { deleteProviderKeyRoute, listProviderKeysRoute, openProviderKeyRoute, putProviderKeyRoute } from "./routes/provider-keys.js";
 import { createAuthCodeRoute, exchangeAuthCodeRoute } from "./routes/auth-keys.js";
+import { activityRoute, dailyActivityRoute, listGenerationsRoute } from "./routes/activity.js";
 import { authenticateRoute } from "./routes/authenticate.js";
+import { creditsRoute, updateCreditsRoute } from "./routes/credits.js";
 import { currentKeyRoute } from "./routes/current-key.js";
 import { describeKeysRoute, detachOwnerRoute, guardrailBudgetsRoute, holdRoute, policyActiveRoute, releaseHoldRoute, releaseOwnerRoute, renewHoldsRoute, workspacePolicyRoute } from "./routes/internal.js";
 import { createKeyRoute, deleteKeyRoute, getKeyRoute, listKeysRoute, updateKeyRoute } from "./routes/keys.js";
@@ -54,7 +56,7 @@ export interface IdentityAppDeps extends KeyDeps {
   readiness: Record<string, ReadinessCheck>;
 }
 
-/** Identity's HTTP surface: keys, the calling key, workspaces, and internal lookups and spend holds. */
+/** Identity's HTTP surface: keys, the calling key, workspaces, credits, activity and the generation list, and internal lookups and spend holds. */
 export function createApp(deps: IdentityAppDeps): Express {
   const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes, requestLogs: deps.requestLogs });
   mountHealth(app, deps.readiness, deps.health);
@@ -82,6 +84,11 @@ export function createApp(deps: IdentityAppDeps): Express {
 
   const caller = requireCaller(deps.verifyCaller);
   app.get("/api/v1/key", caller, currentKeyRoute(deps, { defaultRateLimitPerMinute: deps.defaultRateLimitPerMinute }));
+  app.get("/api/v1/activity", caller, activityRoute(deps.db));
+  app.get("/api/v1/activity/daily", caller, dailyActivityRoute(deps.db));
+  app.get("/api/v1/generations", caller, listGenerationsRoute(deps.db));
+  app.get("/api/v1/credits", caller, creditsRoute(deps.db));
+  app.put("/api/v1/credits", caller, updateCreditsRoute(deps.db));
   app.get("/api/v1/keys", caller, listKeysRoute(deps));
   app.post("/api/v1/keys", caller, createKeyRoute(deps));
   app.get("/api/v1/keys/:hash", caller, getKeyRoute(deps));

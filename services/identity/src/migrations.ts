@@ -241,4 +241,97 @@ CREATE INDEX guardrail_budget_keys_by_guardrail ON identity.guardrail_budget_key
 ALTER TABLE identity.provider_keys ADD COLUMN operator_fallback boolean NOT NULL DEFAULT true;
 `,
   },
+  {
+    id: "010_activity",
+    sql: `
+-- What each ledger row was (chat, embeddings, rerank, transcription, image, speech), the endpoint that served,
+-- its reasoning tokens, when its request arrived and its time from then to the last byte: the operator's
+-- activity and generation list.
+ALTER TABLE identity.ledger ADD COLUMN operation text NOT NULL DEFAULT 'chat', ADD COLUMN upstream_model text,
+  ADD COLUMN reasoning_tokens integer NOT NULL DEFAULT 0, ADD COLUMN generation_time_ms integer, ADD COLUMN started_at timestamptz;
+UPDATE identity.ledger SET started_at = occurred_at;
+ALTER TABLE identity.ledger ALTER COLUMN started_at SET NOT NULL;
+-- Newest first per organization, the id breaking ties: the generation list's order and cursor.
+CREATE INDEX ledger_by_organization ON identity.ledger (organization_id, started_at DESC, generation_id DESC);
+CREATE INDEX ledger_by_model ON identity.ledger (organization_id, model, started_at DESC, generation_id DESC);
+CREATE INDEX ledger_failures ON identity.ledger (organization_id, started_at DESC, generation_id DESC) WHERE status <> 'completed';
+CREATE INDEX ledger_by_key_started ON identity.ledger (key_hash, started_at DESC, generation_id DESC);
+
+-- The ledger summed per UTC day, organization, workspace, model and endpoint as rows are written (and again
+-- per key, for reads by key), so activity over a range reads a few rows per day whatever the traffic.
+CREATE TABLE identity.activity_days (
+  organization_id uuid NOT NULL,
+  day date NOT NULL,
+  workspace_id uuid NOT NULL,
+  model text NOT NULL,
+  provider text NOT NULL,
+  upstream_model text NOT NULL,
+  requests integer NOT NULL,
+  errors integer NOT NULL,
+  prompt_tokens bigint NOT NULL,
+  completion_tokens bigint NOT NULL,
+  reasoning_tokens bigint NOT NULL,
+  cost numeric(24, 12) NOT NULL,
+  byok_cost numeric(24, 12) NOT NULL,
+  PRIMARY KEY (organization_id, day, workspace_id, model, provider, upstream_model)
+);
+CREATE TABLE identity.activity_key_days (
+  key_hash text NOT NULL,
+  day date NOT NULL,
+  organization_id uuid NOT NULL,
+  workspace_id uuid NOT NULL,
+  model text NOT NULL,
+  provider text NOT NULL,
+  upstream_model text NOT NULL,
+  requests integer NOT NULL,
+  errors integer NOT NULL,
+  prompt_tokens bigint NOT NULL,
+  completion_tokens bigint NOT NULL,
+  reasoning_tokens bigint NOT NULL,
+  cost numeric(24, 12) NOT NULL,
+  byok_cost numeric(24, 12) NOT NULL,
+  -- A key's organization and workspace never change; they are in the key all the same, so that the sums'
+  -- upsert cannot meet a row twice whatever a charge says.
+  PRIMARY KEY (key_hash, day, organization_id, workspace_id, model, provider, upstream_model)
+);
+CREATE INDEX activity_key_days_by_organization ON identity.activity_key_days (organization_id, day);
+-- Generations per time bucket (see activity/timings.ts), per day and model, for medians.
+CREATE TABLE identity.activity_timings (
+  organization_id uuid NOT NULL,
+  day date NOT NULL,
+  model text NOT NULL,
+  bucket smallint NOT NULL,
+  requests integer NOT NULL,
+  PRIMARY KEY (organization_id, day, model, bucket)
+);
+INSERT INTO identity.activity_key_days
+SELECT key_hash, (occurred_at AT TIME ZONE 'UTC')::date, organization_id, workspace_id, model, coalesce(provider, ''), '',
+  count(*), count(*) FILTER (WHERE status <> 'completed'), sum(prompt_tokens), sum(completion_tokens), 0,
+  coalesce(sum(cost) FILTER (WHERE NOT is_byok), 0), coalesce(sum(cost) FILTER (WHERE is_byok), 0)
+FROM identity.ledger GROUP BY 1, 2, 3, 4, 5, 6;
+INSERT INTO identity.activity_days
+SELECT organization_id, day, workspace_id, model, provider, upstream_model, sum(requests), sum(errors), sum(prompt_tokens),
+  sum(completion_tokens), sum(reasoning_tokens), sum(cost), sum(byok_cost)
+FROM identity.activity_key_days GROUP BY 1, 2, 3, 4, 5, 6;
+`,
+  },
+  {
+    id: "011_credits",
+    sql: `
+-- An organization-wide credit limit the operator may set (USD; null: none). It binds every key's holds
+-- as a key's limit does, against the organization's settled spend (BYOK excluded) and open holds.
+ALTER TABLE identity.organizations ADD COLUMN credit_limit numeric(20, 10);
+CREATE TABLE identity.organization_spend (
+  organization_id uuid PRIMARY KEY,
+  cost numeric(24, 12) NOT NULL,
+  byok_cost numeric(24, 12) NOT NULL
+);
+INSERT INTO identity.organization_spend
+SELECT organization_id, coalesce(sum(cost) FILTER (WHERE NOT is_byok), 0), coalesce(sum(cost) FILTER (WHERE is_byok), 0)
+FROM identity.ledger GROUP BY organization_id;
+ALTER TABLE identity.holds ADD COLUMN organization_id uuid;
+UPDATE identity.holds h SET organization_id = k.organization_id FROM identity.api_keys k WHERE k.hash = h.key_hash;
+CREATE INDEX holds_by_organization ON identity.holds (organization_id);
+`,
+  },
 ];

@@ -1,5 +1,5 @@
 import { picoToDecimal, type Db, type EventSink, type Logger } from "@switchyard/runtime";
-import { findingsRecord, type Attempt, type Charge, type Finding } from "@switchyard/upstream";
+import { findingsRecord, servingModel, type Attempt, type Charge, type Finding } from "@switchyard/upstream";
 import type { MediaUsage } from "./cost.js";
 
 export interface MediaGeneration {
@@ -49,6 +49,7 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
   const upstreamCost = picoToDecimal(g.charge.reported);
   const promptTokens = g.usage.promptTokens + (g.usage.audioTokens ?? 0);
   const completionTokens = g.usage.completionTokens + (g.usage.audioOutputTokens ?? 0);
+  const startedAt = new Date(Date.now() - Math.max(0, g.latencyMs)).toISOString();
   for (let attempt = 0; ; attempt++) {
     try {
       await deps.db.transaction(async (tx) => {
@@ -82,6 +83,8 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
           ...(g.trace ? { trace: g.trace } : {}),
           generation_time_ms: Math.max(0, g.latencyMs),
           broadcast: g.broadcast,
+          upstream_model: servingModel(g.attempts, g.provider),
+          started_at: startedAt,
         };
         await deps.events.enqueue(tx, subjects[g.kind], data);
       });

@@ -5,7 +5,7 @@ import { windowStart, windowStarts, type WindowStarts } from "./windows.js";
 const granted: HoldDecision = { granted: true };
 
 interface Standing {
-  limitedBy: "key" | "guardrail";
+  limitedBy: "key" | "guardrail" | "organization";
   guardrailId: string | null;
   limit: bigint;
   spent: bigint;
@@ -73,11 +73,37 @@ async function budgetStanding(tx: Queryable, request: HoldRequest, budget: Budge
   return { limitedBy: "guardrail", guardrailId: budget.guardrail_id, limit: toPico(budget.limit_usd), spent: toPico(sums!.spent), held: toPico(sums!.held) };
 }
 
+const organizationLock = (organizationId: string) => `switchyard.organization.${organizationId}`;
+
+/**
+ * The organization's credit limit, when it has one and the request spends credits (BYOK does not): its
+ * holds are serialized by an advisory lock on its id, taken after the key's row and the guardrails' locks
+ * by every request, so no two wait on each other in a cycle.
+ */
+async function organizationStanding(tx: Queryable, request: HoldRequest): Promise<Standing | undefined> {
+  if (request.is_byok) return undefined;
+  // Share-locked until the hold is written, as the one-statement path does: a limit being set waits for it.
+  const [org] = await tx.query<{ id: string; credit_limit: string | null }>(
+    `SELECT id::text, credit_limit::text FROM identity.organizations
+     WHERE id = (SELECT organization_id FROM identity.api_keys WHERE hash = $1) FOR KEY SHARE`,
+    [request.key_hash],
+  );
+  if (!org || org.credit_limit === null) return undefined;
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [organizationLock(org.id)]);
+  const [sums] = await tx.query<{ spent: string; held: string }>(
+    `SELECT (SELECT coalesce(sum(cost), 0) FROM identity.organization_spend WHERE organization_id = $1)::text AS spent,
+       (SELECT coalesce(sum(amount), 0) FROM identity.holds
+         WHERE organization_id = $1 AND expires_at > now() AND generation_id <> $2 AND NOT is_byok)::text AS held`,
+    [org.id, request.generation_id],
+  );
+  return { limitedBy: "organization", guardrailId: null, limit: toPico(org.credit_limit), spent: toPico(sums!.spent), held: toPico(sums!.held) };
+}
+
 /** Writes the hold; asking again for the same generation (its next attempt) replaces its amount and lease. */
 const insertHold = `
-  INSERT INTO identity.holds (generation_id, key_hash, guardrail_ids, amount, is_byok, expires_at, owner, lease_until)
+  INSERT INTO identity.holds (generation_id, key_hash, guardrail_ids, amount, is_byok, expires_at, owner, lease_until, organization_id)
   SELECT $1, $2, $3::text[], $4::numeric, $5, now() + make_interval(secs => $6::double precision / 1000), $7,
-    now() + make_interval(secs => $8::double precision / 1000)`;
+    now() + make_interval(secs => $8::double precision / 1000), (SELECT organization_id FROM identity.api_keys WHERE hash = $2)`;
 const replaceHold = `
   ON CONFLICT (generation_id) DO UPDATE SET amount = excluded.amount, guardrail_ids = excluded.guardrail_ids, is_byok = excluded.is_byok,
     expires_at = excluded.expires_at, owner = excluded.owner, lease_until = excluded.lease_until`;
@@ -108,9 +134,10 @@ export async function placeHold(db: Db, request: HoldRequest, now = new Date()):
 }
 
 /**
- * Most requests: a key without a limit that no budget binds. One statement (one round trip) writes the hold
- * unless one does, under a share lock on the key's row, so a limit being set waits for it and then finds it
- * among the holds. Returns false when a limit or a budget applies.
+ * Most requests: a key without a limit that no budget binds, in an organization without a credit limit. One
+ * statement (one round trip) writes the hold unless one applies, under share locks on the key's and the
+ * organization's rows, so a limit being set waits for it and then finds it among the holds. Returns false
+ * when a limit, a budget or credits apply.
  */
 async function holdIfUnbound(db: Queryable, request: HoldRequest): Promise<boolean> {
   const rows = await db.query(
@@ -119,8 +146,12 @@ async function holdIfUnbound(db: Queryable, request: HoldRequest): Promise<boole
      ), budget AS (
        SELECT 1 FROM identity.guardrail_budget_keys k JOIN identity.guardrail_budgets b USING (guardrail_id)
        WHERE k.key_hash = $2 AND (NOT $5 OR b.include_byok) LIMIT 1
+     ), credits AS (
+       SELECT credit_limit IS NOT NULL AND NOT $5 AS limited FROM identity.organizations
+       WHERE id = (SELECT organization_id FROM identity.api_keys WHERE hash = $2) FOR KEY SHARE
      )
-     ${insertHold} WHERE NOT EXISTS (SELECT 1 FROM key WHERE limited) AND NOT EXISTS (SELECT 1 FROM budget)
+     ${insertHold}
+     WHERE NOT EXISTS (SELECT 1 FROM key WHERE limited) AND NOT EXISTS (SELECT 1 FROM budget) AND NOT EXISTS (SELECT 1 FROM credits WHERE limited)
      ${replaceHold}
      RETURNING 1`,
     holdParams(request, []),
@@ -138,6 +169,8 @@ async function decideHold(db: Db, request: HoldRequest, now: Date): Promise<Hold
     if (key) standings.push(key);
     const budgets = await budgetsOf(tx, request);
     for (const budget of budgets) standings.push(await budgetStanding(tx, request, budget, starts));
+    const organization = await organizationStanding(tx, request);
+    if (organization) standings.push(organization);
     for (const s of standings) {
       const remaining = s.limit - s.spent - s.held;
       if (amount <= remaining) continue;

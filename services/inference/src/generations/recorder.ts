@@ -36,11 +36,11 @@ export function createRecorder(options: RecorderOptions): GenerationRecorder {
   let stopped = false;
 
   async function write(): Promise<void> {
-    const batch = [...queued.values()].slice(0, maxBatch).map((q) => q.generation);
+    const batch = [...queued.values()].slice(0, maxBatch);
     if (batch.length === 0) return;
     try {
       const inserted = await insertGenerations(db, events, batch);
-      for (const g of batch) queued.delete(g.id);
+      for (const { generation } of batch) queued.delete(generation.id);
       failures = 0;
       events.committed(inserted);
     } catch (error) {

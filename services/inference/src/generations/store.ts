@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Attempt, Charge } from "@switchyard/upstream";
+import { servingModel, type Attempt, type Charge } from "@switchyard/upstream";
 export type { Attempt } from "@switchyard/upstream";
 import type { ContentFilterFinding, Generation } from "@switchyard/contracts";
 import { notFound, picoToDecimal, picoToUsd, toPico, type EventSink, type OutboxInsertion, type Queryable } from "@switchyard/runtime";
@@ -106,7 +106,13 @@ const row = (g: FinishedGeneration) => ({
   is_byok: g.isByok,
 });
 
-const completedEvent = (g: FinishedGeneration) => ({
+/** A generation and when it was recorded, as it ended. */
+export interface RecordedGeneration {
+  generation: FinishedGeneration;
+  at: Date;
+}
+
+const completedEvent = ({ generation: g, at }: RecordedGeneration) => ({
   subject: "inference.generation.completed.v1" as const,
   data: {
     generation_id: g.id,
@@ -128,6 +134,9 @@ const completedEvent = (g: FinishedGeneration) => ({
     generation_time_ms: g.generationTimeMs,
     broadcast: g.broadcast,
     ...(g.operation ? { operation: g.operation } : {}),
+    upstream_model: servingModel(g.attempts, g.provider),
+    reasoning_tokens: g.reasoningTokens,
+    started_at: new Date(at.getTime() - g.generationTimeMs).toISOString(),
   },
 });
 
@@ -136,7 +145,7 @@ const completedEvent = (g: FinishedGeneration) => ({
  * transaction): spend is never recorded without its event. A batch of any size has two parameters.
  * Returns the events' insertion, for `EventSink.committed`.
  */
-export async function insertGenerations(db: Queryable, events: EventSink, batch: FinishedGeneration[]): Promise<OutboxInsertion | undefined> {
+export async function insertGenerations(db: Queryable, events: EventSink, batch: readonly RecordedGeneration[]): Promise<OutboxInsertion | undefined> {
   if (batch.length === 0) return undefined;
   const outbox = events.insertion(batch.map(completedEvent), 2);
   await db.query(
@@ -144,7 +153,7 @@ export async function insertGenerations(db: Queryable, events: EventSink, batch:
        INSERT INTO inference.generations (${names}) SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS r(${columns.join(", ")})
      )
      ${outbox.sql}`,
-    [JSON.stringify(batch.map(row)), outbox.value],
+    [JSON.stringify(batch.map((recorded) => row(recorded.generation))), outbox.value],
   );
   return outbox;
 }
