@@ -56,7 +56,7 @@ describe("POST /embeddings", () => {
     expect(lastRequest().path).toBe("/gemini/models/ok:batchEmbedContents");
     expect(res.body.provider).toBe("gem");
     const record = await generation(String(res.body.id));
-    expect(record).toMatchObject({ provider_name: "gem" });
+    expect(record).toMatchObject({ provider_name: "gem", api_type: "embeddings" });
   });
 
   it("answers the same vectors whether the provider's answer is relayed as it came or has escapes to read", async () => {

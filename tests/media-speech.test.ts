@@ -275,6 +275,24 @@ describe("speech charges", () => {
   });
 });
 
+describe("speech generations", () => {
+  it("are found by GET /generation, which @openrouter/sdk validates, within the caller's workspace", async () => {
+    const { key, hash } = await newKey();
+    const input = "Where did this go?";
+    const id = await spoken({ model: "openai/tts-1", input, voice: "alloy" }, key);
+    await charged(hash, [...input].length * Number(perCharacter));
+    const record = (await new OpenRouter({ apiKey: key, serverURL: m.gw.apiUrl }).generations.getGeneration({ id })).data;
+    expect(record).toMatchObject({ id, apiType: "tts", model: "openai/tts-1", providerName: "voices", streamed: true, cancelled: false, isByok: false });
+    expect(record.totalCost).toBeCloseTo([...input].length * Number(perCharacter), 12);
+    expect(record.providerResponses).toEqual([expect.objectContaining({ status: 200, providerName: "voices" })]);
+    // Another workspace's key does not see it; the organization's management key does.
+    const research = (await m.gw.call("POST", "/workspaces", { body: { name: "Elsewhere", slug: "speech-elsewhere" } })).body.data!;
+    const outsider = String((await m.gw.call("POST", "/keys", { body: { name: "outsider", workspace_id: research.id } })).body.key);
+    expect((await m.gw.call("GET", `/generation?id=${id}`, { key: outsider })).status).toBe(404);
+    expect((await m.gw.call("GET", `/generation?id=${id}`)).body.data).toMatchObject({ id, api_type: "tts" });
+  });
+});
+
 describe.runIf(testEnv.databaseUrl)("speech records", () => {
   it("keep the kind, characters, tokens, and whether the tokens were estimated", async () => {
     const input = "Grüße 😀 aus Berlin";

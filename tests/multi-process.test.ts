@@ -108,6 +108,7 @@ beforeAll(async () => {
     PORT: String(inferencePort),
     CATALOG_URL: catalogUrl,
     IDENTITY_URL: identityUrl,
+    MEDIA_URL: `http://127.0.0.1:${mediaPort}`,
     SANDBOX_URL: `http://127.0.0.1:${sandboxPort}`,
   });
   media = startProcess("services/media/dist/main.js", { ...common, PORT: String(mediaPort), CATALOG_URL: catalogUrl, IDENTITY_URL: identityUrl });
@@ -233,6 +234,13 @@ describe("router and identity as separate processes", () => {
     });
     expect(result.usage?.seconds).toBe(1);
     expect(await eventually(async () => (await admin.apiKeys.get({ hash: created.data.hash })).data.usage === result.usage?.cost, 10_000)).toBeLessThan(10_000);
+    // Identity lists it; inference finds its record at media, over media's internal route.
+    const listed = (await (await fetch(`${apiUrl}/generations?api_key_hash=${created.data.hash}`, { headers: { authorization: `Bearer ${bootstrapKey}` } })).json()) as {
+      data: Array<{ id: string; operation: string; cost: number }>;
+    };
+    expect(listed.data).toEqual([expect.objectContaining({ operation: "transcription", cost: result.usage?.cost })]);
+    const record = (await admin.generations.getGeneration({ id: listed.data[0]!.id })).data;
+    expect(record).toMatchObject({ apiType: "stt", model: "openai/whisper-1", totalCost: result.usage?.cost });
   });
 
   it("stores a file through the storage process and lists container files a sandbox synced over the internal route", async () => {

@@ -31,6 +31,9 @@ describe("POST /rerank", () => {
     expect(upstream.path).toBe("/cohere/v2/rerank");
     expect(upstream.headers.authorization).toBe("Bearer co-secret");
     expect(upstream.body).toMatchObject({ model: "ok", query, documents, top_n: 2 });
+    // Its record says what it was, as @openrouter/sdk reads it.
+    const { data } = await sdk.generations.getGeneration({ id: String(result.id) });
+    expect(data).toMatchObject({ apiType: "rerank", model: "rr/cohere" });
   });
 
   it("speaks Voyage's and the Jina-style rerank wires, charged per token, without documents when asked", async () => {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { limitReset } from "./common.js";
-import { generationContent, type GenerationContent } from "./generation.js";
+import { generation, generationContent, type Generation, type GenerationContent } from "./generation.js";
 import { contentFilterAction, contentFilterBuiltinSlug } from "./guardrails.js";
 
 /**
@@ -71,6 +71,18 @@ export type SaveGenerationContent = z.infer<typeof saveGenerationContentBody>;
 export const saveGenerationContentResponse = z.object({ saved: z.boolean() });
 /** `POST /internal/generation-content/read`: a generation's kept content, 404 when none is kept (or left). */
 export const readGenerationContentBody = z.object({ generation_id: z.string().min(1).max(128), organization_id: z.uuid() });
+
+/**
+ * `POST /internal/generations/find` (media): one of media's generations as `GET /generation` answers it,
+ * in the caller's organization and, unless null, workspace; `data` is null when there is none.
+ */
+export const findGenerationBody = z.object({ id: z.string().min(1).max(256), organization_id: z.uuid(), workspace_id: z.uuid().nullable() });
+export const findGenerationResponse = z.object({ data: generation.nullable() });
+
+/** Generations another service keeps (media's), found for inference's `GET /generation`. */
+export interface GenerationFinder {
+  find(id: string, scope: { organizationId: string; workspaceId: string | undefined }): Promise<Generation | undefined>;
+}
 
 /** Storage's side of input/output logging, in-process in standalone and over the internal routes otherwise. */
 export interface GenerationContentStore {

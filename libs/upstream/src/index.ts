@@ -18,3 +18,4 @@ export * from "./deadline.js";
 export * from "./content-filters/request.js";
 export * from "./content-filters/scan.js";
 export * from "./end-user.js";
+export * from "./generation-record.js";

@@ -1,5 +1,6 @@
 import {
   createCallerVerifier,
+  createServiceVerifier,
   createInternalClient,
   createLogger,
   createServiceSigner,
@@ -8,6 +9,7 @@ import {
   type BackendConfig,
   type Bus,
   type CallerVerifier,
+  type ServiceVerifier,
   type Db,
   type HealthState,
   type InternalClient,
@@ -42,6 +44,8 @@ export interface ProviderServiceDeps {
   /** The workspace's own key for a provider (BYOK), opened by identity. */
   providerKey(workspaceId: string, provider: string): Promise<string | undefined>;
   verifyCaller: CallerVerifier;
+  /** Other services' calls of this one's internal routes. */
+  verifyService: ServiceVerifier;
   health: HealthState;
   /** A client of another service's internal routes, signed as this service. */
   serviceClient(baseUrl: string, timeoutMs?: number, options?: InternalClientOptions): InternalClient;
@@ -83,6 +87,7 @@ export async function runProviderService(
     holds: holds.holds,
     providerKey: remoteProviderKey(identity),
     verifyCaller: createCallerVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
+    verifyService: createServiceVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
     health,
     serviceClient: (baseUrl, timeoutMs, options) => createInternalClient(baseUrl, signer, timeoutMs, options),
   });

@@ -12,6 +12,8 @@ export const inferenceEnv = z.object({
   IDENTITY_URL: z.url().default("http://127.0.0.1:8081"),
   /** Base URL of the storage service (input/output logging keeps generation content there). */
   STORAGE_URL: z.url().default("http://127.0.0.1:8085"),
+  /** Base URL of the media service, which keeps the generations of transcription, images and speech. */
+  MEDIA_URL: z.url().default("http://127.0.0.1:8084"),
   /** How long past the request deadline an unsettled spend hold waits for its completion event before it expires. */
   SPEND_HOLD_GRACE_MS: z.coerce.number().int().min(1000).default(300_000),
   /**

@@ -1,4 +1,4 @@
-import type { GenerationContentStore, ResolvedModel, ResolveRequest } from "@switchyard/contracts";
+import type { GenerationContentStore, GenerationFinder, ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
 import type { GenerationRecorder } from "./generations/recorder.js";
 import type { EndpointHealth, UpstreamTimeouts } from "@switchyard/upstream";
@@ -18,6 +18,8 @@ export interface InferenceDeps {
   holds: SpendHolds;
   /** Storage's keeper of logged generation content (input/output logging). */
   content: GenerationContentStore;
+  /** Media's generations, which `GET /generation` answers for too. */
+  mediaGenerations: GenerationFinder;
   /** The workspace's own key for a provider (BYOK), opened by identity for the attempt that uses it. */
   providerKey(workspaceId: string, provider: string): Promise<string | undefined>;
   /** How long a hold lives unsettled: the request deadline plus time for its completion event to arrive. */

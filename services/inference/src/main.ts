@@ -1,6 +1,6 @@
 import { runProviderService } from "@switchyard/upstream";
 import { loadInferenceConfig } from "./config.js";
-import { remoteContent } from "./generations/remote-content.js";
+import { remoteContent, remoteMediaGenerations } from "./generations/remote-content.js";
 import { startInference } from "./start.js";
 import { remoteSandbox } from "./tools/remote-sandbox.js";
 
@@ -9,5 +9,11 @@ const config = loadInferenceConfig();
 // A shell tool call may run up to 20 commands, each up to the sandbox's time limit.
 const sandboxTimeoutMs = 30 * 60_000;
 await runProviderService("inference", config, (deps) =>
-  startInference({ ...deps, config, content: remoteContent(deps.serviceClient(config.STORAGE_URL)), sandbox: config.SANDBOX_URL ? remoteSandbox(deps.serviceClient(config.SANDBOX_URL, sandboxTimeoutMs, { idempotent: false })) : undefined }),
+  startInference({
+    ...deps,
+    config,
+    content: remoteContent(deps.serviceClient(config.STORAGE_URL)),
+    mediaGenerations: remoteMediaGenerations(deps.serviceClient(config.MEDIA_URL)),
+    sandbox: config.SANDBOX_URL ? remoteSandbox(deps.serviceClient(config.SANDBOX_URL, sandboxTimeoutMs, { idempotent: false })) : undefined,
+  }),
 );

@@ -50,4 +50,11 @@ ALTER TABLE inference.generations ADD COLUMN content_filters jsonb, ADD COLUMN p
   ADD COLUMN user_agent text, ADD COLUMN is_byok boolean NOT NULL DEFAULT false;
 `,
   },
+  {
+    id: "003_generation_operation",
+    sql: `
+-- Embeddings and rerank generations say so (api_type); null for a chat completion in any dialect.
+ALTER TABLE inference.generations ADD COLUMN operation text;
+`,
+  },
 ];

@@ -20,6 +20,7 @@ export interface InferenceStartDeps {
   holds: InferenceDeps["holds"];
   providerKey: InferenceDeps["providerKey"];
   content: InferenceDeps["content"];
+  mediaGenerations: InferenceDeps["mediaGenerations"];
   config: Pick<
     InferenceConfig,
     | "providerEnv"
@@ -76,6 +77,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     holds: deps.holds,
     providerKey: deps.providerKey,
     content: deps.content,
+    mediaGenerations: deps.mediaGenerations,
     // Identity keeps a hold at most a week.
     holdTtlMs: Math.min(deps.config.REQUEST_TIMEOUT_MS + deps.config.SPEND_HOLD_GRACE_MS, 7 * 86_400_000),
     chargeBeyondHold: deps.config.SPEND_CHARGE_BEYOND_HOLD,

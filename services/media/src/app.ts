@@ -1,14 +1,16 @@
-import { createHttpApp, finishHttpApp, mountHealth, requireCaller } from "@switchyard/runtime";
+import { createHttpApp, finishHttpApp, mountHealth, requireCaller, requireService } from "@switchyard/runtime";
 import type { Express } from "express";
 import type { MediaDeps } from "./deps.js";
+import { findGenerationRoute } from "./routes/generations.js";
 import { imagesRoute } from "./routes/images.js";
 import { speechRoute } from "./routes/speech.js";
 import { transcriptionsRoute } from "./routes/transcriptions.js";
 
-/** Media's HTTP surface: transcription, image generation and speech. */
+/** Media's HTTP surface: transcription, image generation and speech, and its generations for inference. */
 export function createApp(deps: MediaDeps): Express {
   const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes, requestLogs: deps.requestLogs });
   mountHealth(app, deps.readiness, deps.health);
+  app.post("/internal/generations/find", requireService(deps.verifyService), findGenerationRoute(deps));
   const caller = requireCaller(deps.verifyCaller);
   app.post("/api/v1/audio/transcriptions", caller, transcriptionsRoute(deps));
   app.post("/api/v1/images", caller, imagesRoute(deps));

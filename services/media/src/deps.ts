@@ -1,5 +1,5 @@
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
-import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
+import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck, ServiceVerifier } from "@switchyard/runtime";
 import type { EndpointHealth, SpendHolds, UpstreamTimeouts } from "@switchyard/upstream";
 import type { ReferenceOptions } from "./images/references.js";
 import type { ImageProvider, SpeechProvider, TranscriptionProvider } from "./providers/types.js";
@@ -27,6 +27,8 @@ export interface MediaDeps {
   imagers: Readonly<Record<string, ImageProvider>>;
   speakers: Readonly<Record<string, SpeechProvider>>;
   verifyCaller: CallerVerifier;
+  /** Other services' calls of the internal routes (inference finding a generation). */
+  verifyService: ServiceVerifier;
   /** Largest JSON body (base64 audio, data URLs). */
   maxBodyBytes: number;
   maxAudioBytes: number;

@@ -1,4 +1,4 @@
-import { busReadiness, migrate, outboxSink, startOutboxRelay, upstreamTimeoutsOf, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
+import { busReadiness, migrate, outboxSink, startOutboxRelay, upstreamTimeoutsOf, type Bus, type CallerVerifier, type Db, type HealthState, type Logger, type ServiceVerifier } from "@switchyard/runtime";
 import { startSharedHealth } from "@switchyard/upstream";
 import type { Express } from "express";
 import { createApp } from "./app.js";
@@ -30,6 +30,7 @@ export interface MediaStartDeps {
     | "REFERENCE_FETCH_ALLOW_PRIVATE"
   >;
   verifyCaller: CallerVerifier;
+  verifyService: ServiceVerifier;
   health: HealthState;
   /** Per-request logs; standalone turns them off because its router logs every request. */
   requestLogs?: boolean;
@@ -63,6 +64,7 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     imagers,
     speakers,
     verifyCaller: deps.verifyCaller,
+    verifyService: deps.verifyService,
     maxBodyBytes: config.MAX_UPLOAD_BYTES,
     maxAudioBytes: config.MAX_AUDIO_BYTES,
     references: { maxBytes: config.MAX_REFERENCE_BYTES, timeoutMs: config.REFERENCE_FETCH_TIMEOUT_MS, allowPrivate: config.REFERENCE_FETCH_ALLOW_PRIVATE },

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { startCatalog, type RunningCatalog } from "@switchyard/catalog";
 import { startIdentity, type RunningIdentity } from "@switchyard/identity";
 import { startInference, type InferenceStartDeps } from "@switchyard/inference";
-import { startMedia } from "@switchyard/media";
+import { findMediaGeneration, startMedia } from "@switchyard/media";
 import { startSandbox } from "@switchyard/sandbox";
 import { startStorage, type RunningStorage } from "@switchyard/storage";
 import { defaultReplicaId, leasedHolds } from "@switchyard/upstream";
@@ -115,6 +115,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     holds: holds.holds,
     providerKey: identity.providerKey,
     content: storage.generationContent,
+    mediaGenerations: { find: (id, scope) => findMediaGeneration(db, scope, id) },
     config,
     verifyCaller: createCallerVerifier(secret),
     health,
@@ -131,6 +132,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     providerKey: identity.providerKey,
     config,
     verifyCaller: createCallerVerifier(secret),
+    verifyService: createServiceVerifier(secret),
     health,
     requestLogs: false,
   });

@@ -2,11 +2,12 @@ import { generationContentQuery, generationQuery } from "@switchyard/contracts";
 import { callerOf, notFound, parseInput } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import type { InferenceDeps } from "../deps.js";
-import { getGeneration, readableBy, rowOf, toGeneration } from "./store.js";
+import { findGeneration, getGeneration, readableBy, rowOf, toGeneration } from "./store.js";
 
 /**
- * `GET /generation?id=`: the stored record of one generation. A workspace's key reads only its own
- * workspace's generations, as with files and presets; a management key reads its whole organization's.
+ * `GET /generation?id=`: the stored record of one generation, inference's own or media's (transcription,
+ * images, speech). A workspace's key reads only its own workspace's generations, as with files and
+ * presets; a management key reads its whole organization's.
  */
 export const generationRoute =
   (deps: InferenceDeps): RequestHandler =>
@@ -17,7 +18,9 @@ export const generationRoute =
     const queued = deps.recorder.pending(id);
     const scope = { organizationId: caller.organizationId, workspaceId: caller.management ? undefined : caller.workspaceId };
     if (queued && readableBy(scope, queued.generation)) return void res.json({ data: toGeneration(rowOf(queued.generation, queued.at)) });
-    res.json({ data: await getGeneration(deps.db, scope, id) });
+    const found = (await findGeneration(deps.db, scope, id)) ?? (await deps.mediaGenerations.find(id, scope));
+    if (!found) throw notFound("Generation not found");
+    res.json({ data: found });
   };
 
 /**

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { servingModel, type Attempt, type Charge } from "@switchyard/upstream";
+import { generationCost, servingModel, type Attempt, type Charge } from "@switchyard/upstream";
 export type { Attempt } from "@switchyard/upstream";
 import type { ContentFilterFinding, Generation } from "@switchyard/contracts";
-import { notFound, picoToDecimal, picoToUsd, toPico, type EventSink, type OutboxInsertion, type Queryable } from "@switchyard/runtime";
+import { notFound, picoToDecimal, type EventSink, type OutboxInsertion, type Queryable } from "@switchyard/runtime";
 
 export interface FinishedGeneration {
   id: string;
@@ -64,7 +64,7 @@ const columns = [
   "native_finish_reason text", "prompt_tokens integer", "completion_tokens integer", "reasoning_tokens integer",
   "cached_tokens integer", "usage_estimated boolean", "cost_usd numeric", "upstream_cost_usd numeric", "latency_ms integer",
   "generation_time_ms integer", "service_tier text", "data_region text", "attempts jsonb", "content_filters jsonb", "preset_id text", "external_user text", "metadata jsonb", "http_referer text",
-  "app_title text", "user_agent text", "is_byok boolean",
+  "app_title text", "user_agent text", "is_byok boolean", "operation text",
 ];
 const names = columns.map((c) => c.split(" ")[0]).join(", ");
 
@@ -104,6 +104,7 @@ const row = (g: FinishedGeneration) => ({
   app_title: g.attribution.appTitle,
   user_agent: g.attribution.userAgent,
   is_byok: g.isByok,
+  operation: g.operation ?? null,
 });
 
 /** A generation and when it was recorded, as it ended. */
@@ -190,6 +191,7 @@ export interface GenerationRow {
   app_title: string | null;
   user_agent: string | null;
   is_byok: boolean | null;
+  operation: "embeddings" | "rerank" | null;
   created_at: Date;
 }
 
@@ -211,16 +213,22 @@ export const readableBy = (scope: GenerationScope, g: { organizationId: string; 
 
 /** `GET /generation?id=`: a generation outside the caller's scope is answered as not found. */
 export async function getGeneration(db: Queryable, scope: GenerationScope, id: string): Promise<Generation> {
+  const found = await findGeneration(db, scope, id);
+  if (!found) throw notFound("Generation not found");
+  return found;
+}
+
+/** One of inference's generations in the caller's scope, or undefined. */
+export async function findGeneration(db: Queryable, scope: GenerationScope, id: string): Promise<Generation | undefined> {
   const [r] = await db.query<GenerationRow>(
     `SELECT id, request_id, session_id, workspace_id::text, model, provider, upstream_id, status, streamed, finish_reason,
        native_finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cost_usd::text, upstream_cost_usd::text, latency_ms,
        generation_time_ms, service_tier, data_region, attempts, content_filters, preset_id, external_user, metadata, http_referer,
-       app_title, user_agent, is_byok, created_at
+       app_title, user_agent, is_byok, operation, created_at
      FROM inference.generations WHERE id = $1 AND organization_id = $2 AND ($3::uuid IS NULL OR workspace_id = $3::uuid)`,
     [id, scope.organizationId, scope.workspaceId ?? null],
   );
-  if (!r) throw notFound("Generation not found");
-  return toGeneration(r);
+  return r && toGeneration(r);
 }
 
 /** An app is known by its URL (`HTTP-Referer`): the same URL is the same app, a stable number without a registry. */
@@ -237,9 +245,6 @@ function originOf(referer: string | null): string {
 }
 
 export function toGeneration(r: GenerationRow): Generation {
-  // A BYOK generation's cost went to the workspace's own key: the gateway billed none of it.
-  const charged = picoToUsd(toPico(r.cost_usd));
-  const cost = r.is_byok ? 0 : charged;
   return {
     id: r.id,
     upstream_id: r.upstream_id,
@@ -247,7 +252,7 @@ export function toGeneration(r: GenerationRow): Generation {
     session_id: r.session_id,
     created_at: r.created_at.toISOString(),
     model: r.model,
-    api_type: "completions",
+    api_type: r.operation ?? "completions",
     app_id: appId(r.http_referer),
     workspace_id: r.workspace_id,
     preset_id: r.preset_id,
@@ -278,14 +283,7 @@ export function toGeneration(r: GenerationRow): Generation {
     num_media_prompt: null,
     num_media_completion: null,
     num_input_audio_prompt: null,
-    num_search_results: null,
-    num_fetches: null,
-    web_search_engine: null,
-    usage: cost,
-    total_cost: cost,
-    cache_discount: null,
-    // The reported usage at the endpoint's prices: above `total_cost` when the charge was capped at the hold.
-    upstream_inference_cost: r.upstream_cost_usd === null ? charged : picoToUsd(toPico(r.upstream_cost_usd)),
+    ...generationCost(r.cost_usd, r.upstream_cost_usd, r.is_byok === true),
     ...(r.content_filters?.length ? { content_filters: r.content_filters } : {}),
     ...(r.metadata ? { metadata: r.metadata } : {}),
     ...(r.app_title ? { app_title: r.app_title } : {}),

@@ -1,0 +1,21 @@
+import { picoToUsd, toPico } from "@switchyard/runtime";
+
+/**
+ * What `GET /generation` says a generation cost, inference's and media's alike: `usage` and `total_cost`
+ * are what the gateway billed (none of a BYOK generation, whose cost went to the workspace's own key);
+ * `upstream_inference_cost` is the reported usage at the endpoint's prices, above `total_cost` when the
+ * charge was capped at the hold. Searches, fetches and cache discounts are not tracked.
+ */
+export function generationCost(costUsd: string, upstreamCostUsd: string | null, isByok: boolean) {
+  const charged = picoToUsd(toPico(costUsd));
+  const cost = isByok ? 0 : charged;
+  return {
+    num_search_results: null,
+    num_fetches: null,
+    web_search_engine: null,
+    usage: cost,
+    total_cost: cost,
+    cache_discount: null,
+    upstream_inference_cost: upstreamCostUsd === null ? charged : picoToUsd(toPico(upstreamCostUsd)),
+  };
+}
