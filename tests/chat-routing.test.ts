@@ -86,6 +86,16 @@ describe("provider preferences through the router", () => {
     expect(await served({ max_price: { prompt: "0.0000015" }, sort: "price" })).toMatchObject({ provider: "alpha" });
   });
 
+  it("records the endpoints a generation's routing left out, and why", async () => {
+    const res = await gw.call("POST", "/chat/completions", { key, body: { model: "route/m", messages, provider: { ignore: ["alpha"], zdr: true } } });
+    expect(res.status).toBe(200);
+    const stored = (await gw.call("GET", `/generation?id=${String(res.body.id)}`, { key })).body.data!;
+    expect(stored.provider_name).toBe("gamma");
+    expect(stored.excluded_endpoints).toEqual(expect.arrayContaining([expect.stringContaining("alpha: in provider.ignore"), expect.stringMatching(/beta.*zdr/)]));
+    const plain = await gw.call("POST", "/chat/completions", { key, body: { model: "route/m", messages } });
+    expect((await gw.call("GET", `/generation?id=${String(plain.body.id)}`, { key })).body.data).not.toHaveProperty("excluded_endpoints");
+  });
+
   it("answers 404 naming the constraint that excluded each endpoint", async () => {
     const none = await served({ only: ["nobody"] });
     expect(none.status).toBe(404);

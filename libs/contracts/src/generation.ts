@@ -71,6 +71,10 @@ export const generation = z.object({
   content_filters: z.array(contentFilterFinding).optional().describe("What the guardrails' content filters redacted or flagged in the prompt"),
   metadata: z.record(z.string(), z.string()).optional().describe("The request's metadata"),
   app_title: z.string().optional().describe("The calling app's name, from its X-Title header"),
+  excluded_endpoints: z
+    .array(z.string())
+    .optional()
+    .describe("Switchyard extension: the endpoints the request's routing left out, and why (`<model> on <provider>: <reason>`)"),
 });
 export type Generation = z.infer<typeof generation>;
 

@@ -57,4 +57,11 @@ ALTER TABLE inference.generations ADD COLUMN content_filters jsonb, ADD COLUMN p
 ALTER TABLE inference.generations ADD COLUMN operation text;
 `,
   },
+  {
+    id: "004_generation_exclusions",
+    sql: `
+-- The endpoints a generation's routing left out, and why (null when none were).
+ALTER TABLE inference.generations ADD COLUMN excluded jsonb;
+`,
+  },
 ];

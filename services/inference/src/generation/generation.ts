@@ -188,6 +188,7 @@ export class Generation {
       serviceTier: outcome.serviceTier,
       dataRegion: candidate.endpoint.region,
       attempts: this.attempts,
+      excluded: plan.excluded,
     });
     return accounted;
   }

@@ -41,6 +41,7 @@ const generation = (id: string): FinishedGeneration => ({
   serviceTier: null,
   dataRegion: "us",
   attempts: [{ provider: "alpha", model: "vendor/model", status: 200, latencyMs: 2 }],
+  excluded: [],
 });
 
 beforeAll(async () => {

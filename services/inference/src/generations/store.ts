@@ -43,6 +43,8 @@ export interface FinishedGeneration {
   serviceTier: string | null;
   dataRegion: string;
   attempts: Attempt[];
+  /** Endpoints the routing left out, and why (`<model> on <provider>: <reason>`). */
+  excluded: readonly string[];
   /** Embeddings and rerank generations say so; a chat completion (any dialect) has none. */
   operation?: "embeddings" | "rerank";
 }
@@ -64,7 +66,7 @@ const columns = [
   "native_finish_reason text", "prompt_tokens integer", "completion_tokens integer", "reasoning_tokens integer",
   "cached_tokens integer", "usage_estimated boolean", "cost_usd numeric", "upstream_cost_usd numeric", "latency_ms integer",
   "generation_time_ms integer", "service_tier text", "data_region text", "attempts jsonb", "content_filters jsonb", "preset_id text", "external_user text", "metadata jsonb", "http_referer text",
-  "app_title text", "user_agent text", "is_byok boolean", "operation text",
+  "app_title text", "user_agent text", "is_byok boolean", "operation text", "excluded jsonb",
 ];
 const names = columns.map((c) => c.split(" ")[0]).join(", ");
 
@@ -105,6 +107,7 @@ const row = (g: FinishedGeneration) => ({
   user_agent: g.attribution.userAgent,
   is_byok: g.isByok,
   operation: g.operation ?? null,
+  excluded: g.excluded.length ? g.excluded : null,
 });
 
 /** A generation and when it was recorded, as it ended. */
@@ -192,6 +195,7 @@ export interface GenerationRow {
   user_agent: string | null;
   is_byok: boolean | null;
   operation: "embeddings" | "rerank" | null;
+  excluded: readonly string[] | null;
   created_at: Date;
 }
 
@@ -224,7 +228,7 @@ export async function findGeneration(db: Queryable, scope: GenerationScope, id: 
     `SELECT id, request_id, session_id, workspace_id::text, model, provider, upstream_id, status, streamed, finish_reason,
        native_finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cost_usd::text, upstream_cost_usd::text, latency_ms,
        generation_time_ms, service_tier, data_region, attempts, content_filters, preset_id, external_user, metadata, http_referer,
-       app_title, user_agent, is_byok, operation, created_at
+       app_title, user_agent, is_byok, operation, excluded, created_at
      FROM inference.generations WHERE id = $1 AND organization_id = $2 AND ($3::uuid IS NULL OR workspace_id = $3::uuid)`,
     [id, scope.organizationId, scope.workspaceId ?? null],
   );
@@ -287,5 +291,6 @@ export function toGeneration(r: GenerationRow): Generation {
     ...(r.content_filters?.length ? { content_filters: r.content_filters } : {}),
     ...(r.metadata ? { metadata: r.metadata } : {}),
     ...(r.app_title ? { app_title: r.app_title } : {}),
+    ...(r.excluded?.length ? { excluded_endpoints: [...r.excluded] } : {}),
   };
 }

@@ -26,6 +26,8 @@ export interface RetrievalRun {
   readonly generationId: string;
   /** The model asked for (the first of `models`), as records name it. */
   readonly requested: string;
+  /** Endpoints the routing left out, and why. */
+  readonly excluded: readonly string[];
   readonly candidates: readonly Candidate[];
   readonly guardrailIds: readonly string[];
   /** The guardrails' content filters, for the text the route sends. */
@@ -88,6 +90,7 @@ export async function startRetrieval(deps: InferenceDeps, headers: IncomingHttpH
     caller,
     generationId,
     requested: resolution.requested,
+    excluded: resolution.reasons,
     candidates,
     guardrailIds: [...resolution.guardrailIds],
     filters: resolution.filters,
@@ -199,6 +202,7 @@ export function settle(run: RetrievalRun, served: Omit<Served<unknown>, "result"
     serviceTier: null,
     dataRegion: candidate.endpoint.region,
     attempts: run.attempts,
+    excluded: run.excluded,
     operation: run.operation,
   });
   return { billed: isByok ? 0n : charge.charged, isByok };
