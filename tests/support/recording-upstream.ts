@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { UpstreamTarget } from "@switchyard/upstream";
+import { UpstreamError, type UpstreamTarget } from "@switchyard/upstream";
+import { expect } from "vitest";
 
 /** A request the fake received: its path, headers and JSON body. */
 export interface Received {
@@ -83,4 +84,11 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     return error;
   }
   throw new Error("expected the promise to reject");
+}
+
+/** The `UpstreamError` a promise rejected with; fails the test when it resolved or rejected otherwise. */
+export async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
+  const error = await rejection(promise);
+  expect(error).toBeInstanceOf(UpstreamError);
+  return error as UpstreamError;
 }

@@ -79,9 +79,15 @@ export const readGenerationContentBody = z.object({ generation_id: z.string().mi
 export const findGenerationBody = z.object({ id: z.string().min(1).max(256), organization_id: z.uuid(), workspace_id: z.uuid().nullable() });
 export const findGenerationResponse = z.object({ data: generation.nullable() });
 
+/** Who may read a generation: an organization, narrowed to one workspace unless the caller manages it. */
+export interface GenerationScope {
+  organizationId: string;
+  workspaceId: string | undefined;
+}
+
 /** Generations another service keeps (media's), found for inference's `GET /generation`. */
 export interface GenerationFinder {
-  find(id: string, scope: { organizationId: string; workspaceId: string | undefined }): Promise<Generation | undefined>;
+  find(id: string, scope: GenerationScope): Promise<Generation | undefined>;
 }
 
 /** Storage's side of input/output logging, in-process in standalone and over the internal routes otherwise. */

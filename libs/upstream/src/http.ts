@@ -78,7 +78,7 @@ export const postJson = (provider: string, url: string, headers: Record<string, 
  * per call.
  */
 export const postJsonAnswer = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<unknown> =>
-  dispatchJson(provider, url, headers, body, signal, parsed);
+  dispatchJson(provider, url, headers, body, signal, parsedJson);
 
 /**
  * As `postJsonAnswer`, with the answer left as bytes: for a caller that reads a large answer its own way
@@ -88,7 +88,8 @@ export const postJsonAnswer = (provider: string, url: string, headers: Record<st
 export const postJsonBytes = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<Buffer | undefined> =>
   dispatchJson(provider, url, headers, body, signal, (bytes) => bytes);
 
-function parsed(bytes: Buffer): unknown {
+/** UTF-8 JSON bytes parsed; undefined when they are not JSON. */
+export function parsedJson(bytes: Buffer): unknown {
   try {
     return JSON.parse(bytes.toString("utf8"));
   } catch {

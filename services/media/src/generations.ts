@@ -1,12 +1,6 @@
-import type { ContentFilterFinding, Generation } from "@switchyard/contracts";
+import type { ContentFilterFinding, Generation, GenerationScope } from "@switchyard/contracts";
 import type { Queryable } from "@switchyard/runtime";
 import { generationCost, type Attempt } from "@switchyard/upstream";
-
-/** Who may read a generation: an organization, narrowed to one workspace unless the caller manages it. */
-export interface GenerationScope {
-  organizationId: string;
-  workspaceId: string | undefined;
-}
 
 interface Row {
   id: string;

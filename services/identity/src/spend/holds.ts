@@ -142,13 +142,13 @@ export async function placeHold(db: Db, request: HoldRequest, now = new Date()):
 async function holdIfUnbound(db: Queryable, request: HoldRequest): Promise<boolean> {
   const rows = await db.query(
     `WITH key AS (
-       SELECT spend_limit IS NOT NULL AND (NOT $5 OR include_byok_in_limit) AS limited FROM identity.api_keys WHERE hash = $2 FOR SHARE
+       SELECT spend_limit IS NOT NULL AND (NOT $5 OR include_byok_in_limit) AS limited, organization_id FROM identity.api_keys WHERE hash = $2 FOR SHARE
      ), budget AS (
        SELECT 1 FROM identity.guardrail_budget_keys k JOIN identity.guardrail_budgets b USING (guardrail_id)
        WHERE k.key_hash = $2 AND (NOT $5 OR b.include_byok) LIMIT 1
      ), credits AS (
        SELECT credit_limit IS NOT NULL AND NOT $5 AS limited FROM identity.organizations
-       WHERE id = (SELECT organization_id FROM identity.api_keys WHERE hash = $2) FOR KEY SHARE
+       WHERE id = (SELECT organization_id FROM key) FOR KEY SHARE
      )
      ${insertHold}
      WHERE NOT EXISTS (SELECT 1 FROM key WHERE limited) AND NOT EXISTS (SELECT 1 FROM budget) AND NOT EXISTS (SELECT 1 FROM credits WHERE limited)

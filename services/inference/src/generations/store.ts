@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { generationCost, servingModel, type Attempt, type Charge } from "@switchyard/upstream";
 export type { Attempt } from "@switchyard/upstream";
-import type { ContentFilterFinding, Generation } from "@switchyard/contracts";
+import type { ContentFilterFinding, Generation, GenerationScope } from "@switchyard/contracts";
 import { notFound, picoToDecimal, type EventSink, type OutboxInsertion, type Queryable } from "@switchyard/runtime";
 
 export interface FinishedGeneration {
@@ -205,12 +205,6 @@ export const rowOf = (g: FinishedGeneration, createdAt: Date): GenerationRow => 
   data_region: g.dataRegion as GenerationRow["data_region"],
   created_at: createdAt,
 });
-
-/** Who may read a generation: an organization, narrowed to one workspace unless the caller manages it. */
-export interface GenerationScope {
-  organizationId: string;
-  workspaceId: string | undefined;
-}
 
 export const readableBy = (scope: GenerationScope, g: { organizationId: string; workspaceId: string }): boolean =>
   g.organizationId === scope.organizationId && (scope.workspaceId === undefined || g.workspaceId === scope.workspaceId);

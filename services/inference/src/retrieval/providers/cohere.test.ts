@@ -1,8 +1,7 @@
-import { UpstreamError } from "@switchyard/upstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddingCall, EmbeddingInput, RerankCall } from "../types.js";
 import { cohereEmbeddings, cohereRerank } from "./cohere.js";
-import { rejection, startFakeUpstream, targetAt, type FakeUpstream } from "../../../../../tests/support/recording-upstream.js";
+import { rejection, startFakeUpstream, targetAt, upstreamError, type FakeUpstream } from "../../../../../tests/support/recording-upstream.js";
 
 let fake: FakeUpstream;
 
@@ -31,12 +30,6 @@ const rerank = (c: RerankCall) => cohereRerank.rerank(c, target("rerank-v3.5"), 
 const ranked = (results: Array<[index: number, score: number]>) => ({
   json: { id: "rr-1", results: results.map(([index, relevance_score]) => ({ index, relevance_score })), meta: { billed_units: { search_units: 1 } } },
 });
-
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await rejection(promise);
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
 
 describe("Cohere embeddings", () => {
   it("posts texts to {base}/v2/embed with float embeddings, search_document by default, and the key as a bearer token", async () => {

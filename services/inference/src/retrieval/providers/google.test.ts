@@ -1,7 +1,6 @@
-import { UpstreamError } from "@switchyard/upstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddingCall } from "../types.js";
-import { rejection, startFakeUpstream, targetAt, type FakeUpstream } from "../../../../../tests/support/recording-upstream.js";
+import { startFakeUpstream, targetAt, upstreamError, type FakeUpstream } from "../../../../../tests/support/recording-upstream.js";
 import { googleEmbeddings } from "./google.js";
 
 let fake: FakeUpstream;
@@ -21,12 +20,6 @@ const call = (texts: string[], over: Partial<EmbeddingCall> = {}): EmbeddingCall
 const target = (model = "gemini-embedding-001", keyed = true) => targetAt(`${fake.origin}/v1beta`, "google-ai-studio", model, keyed);
 const embed = (c: EmbeddingCall, t = target()) => googleEmbeddings.embed(c, t, new AbortController().signal);
 const answer = (...vectors: unknown[]) => ({ json: { embeddings: vectors.map((values) => ({ values })) } });
-
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await rejection(promise);
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
 
 describe("Gemini embeddings", () => {
   it("posts one EmbedContentRequest per input to {base}/models/{model}:batchEmbedContents with the key in x-goog-api-key", async () => {

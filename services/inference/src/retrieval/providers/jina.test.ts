@@ -1,7 +1,6 @@
-import { UpstreamError } from "@switchyard/upstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RerankCall } from "../types.js";
-import { rejection, startFakeUpstream, targetAt, type FakeUpstream } from "../../../../../tests/support/recording-upstream.js";
+import { startFakeUpstream, targetAt, upstreamError, type FakeUpstream } from "../../../../../tests/support/recording-upstream.js";
 import { jinaRerank } from "./jina.js";
 
 let fake: FakeUpstream;
@@ -16,12 +15,6 @@ const rerankCall = (over: Partial<RerankCall> = {}): RerankCall => ({ query: "or
 const target = (keyed = true) => targetAt(`${fake.origin}/v1/`, "jina", "jina-reranker-v2-base-multilingual", keyed);
 const rerank = (c: RerankCall, t = target()) => jinaRerank.rerank(c, t, new AbortController().signal);
 const results = (items: Array<[index: number, score: number]>) => items.map(([index, relevance_score]) => ({ index, relevance_score }));
-
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await rejection(promise);
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
 
 describe("Jina-style rerank", () => {
   it("posts the query, documents and top_n to {base}/rerank without documents echoed back, with the key as a bearer token", async () => {

@@ -1,7 +1,6 @@
-import { UpstreamError } from "@switchyard/upstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddingCall, EmbeddingInput } from "../types.js";
-import { rejection, startFakeUpstream, targetAt, type FakeUpstream } from "../../../../../tests/support/recording-upstream.js";
+import { rejection, startFakeUpstream, targetAt, upstreamError, type FakeUpstream } from "../../../../../tests/support/recording-upstream.js";
 import { openAiEmbeddings } from "./openai.js";
 import { toBase64 } from "./vectors.js";
 
@@ -26,12 +25,6 @@ const list = (items: Array<[index: number, embedding: unknown]>, promptTokens = 
   model: "text-embedding-3-small",
   usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
 });
-
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await rejection(promise);
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
 
 describe("OpenAI embeddings, request", () => {
   it("posts the inputs, model, encoding, dimensions and user to {base}/embeddings with the key as a bearer token", async () => {

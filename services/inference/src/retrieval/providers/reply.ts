@@ -1,5 +1,5 @@
 import { isAscii } from "node:buffer";
-import { postJsonBytes } from "@switchyard/upstream";
+import { parsedJson, postJsonBytes } from "@switchyard/upstream";
 import type { UpstreamTarget } from "../types.js";
 import { bearer, endpointUrl } from "./wire.js";
 
@@ -13,14 +13,6 @@ export interface EmbeddingsReply {
 const marker = Buffer.from('"embedding":"', "latin1");
 const quote = 0x22;
 const backslash = 0x5c;
-
-function parsedWhole(bytes: Buffer): unknown {
-  try {
-    return JSON.parse(bytes.toString("utf8"));
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Puts each vector back where its stand-in is: a string of a NUL and the vector's ordinal, which no string
@@ -49,7 +41,7 @@ function putBack(value: unknown, vectors: readonly string[]): void {
  */
 export function readEmbeddingsReply(bytes: Buffer | undefined): EmbeddingsReply {
   if (bytes === undefined) return { json: undefined, plain: false };
-  if (!isAscii(bytes) || bytes.includes(backslash)) return { json: parsedWhole(bytes), plain: false };
+  if (!isAscii(bytes) || bytes.includes(backslash)) return { json: parsedJson(bytes), plain: false };
   const vectors: string[] = [];
   let rest = "";
   let from = 0;
@@ -61,7 +53,7 @@ export function readEmbeddingsReply(bytes: Buffer | undefined): EmbeddingsReply 
     vectors.push(bytes.toString("latin1", start, end));
     from = end;
   }
-  if (vectors.length === 0) return { json: parsedWhole(bytes), plain: true };
+  if (vectors.length === 0) return { json: parsedJson(bytes), plain: true };
   try {
     const json: unknown = JSON.parse(rest + bytes.toString("latin1", from));
     putBack(json, vectors);

@@ -1,7 +1,6 @@
-import { UpstreamError } from "@switchyard/upstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddingCall, RerankCall } from "../types.js";
-import { rejection, startFakeUpstream, targetAt, type FakeUpstream } from "../../../../../tests/support/recording-upstream.js";
+import { startFakeUpstream, targetAt, upstreamError, type FakeUpstream } from "../../../../../tests/support/recording-upstream.js";
 import { toBase64, toFloats } from "./vectors.js";
 import { voyageEmbeddings, voyageRerank } from "./voyage.js";
 
@@ -30,12 +29,6 @@ const rerank = (c: RerankCall) => voyageRerank.rerank(c, target("rerank-2.5"), n
 const ranked = (results: Array<[index: number, score: number]>, totalTokens = 26) => ({
   json: { object: "list", data: results.map(([index, relevance_score]) => ({ relevance_score, index })), model: "rerank-2.5", usage: { total_tokens: totalTokens } },
 });
-
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await rejection(promise);
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
 
 describe("Voyage embeddings", () => {
   it("posts the texts to {base}/embeddings with float32 output, the input type and dimension, and the key as a bearer token", async () => {
