@@ -45,7 +45,13 @@ describe("GET /models, /providers, /models/{author}/{slug}/endpoints", () => {
 
   it("lists providers (with or without keys) and a model's usable endpoints", async () => {
     const providers = await gw.call("GET", "/providers", { key });
-    expect((providers.body.data as unknown as Array<{ slug: string }>).map((p) => p.slug)).toEqual(["alpha", "beta", "gamma", "local"]);
+    // Which have a key the gateway holds, and which requests can go to (gamma has none; local needs none).
+    expect((providers.body.data as unknown as Array<{ slug: string; has_api_key: boolean; usable: boolean }>).map((p) => [p.slug, p.has_api_key, p.usable])).toEqual([
+      ["alpha", true, true],
+      ["beta", true, true],
+      ["gamma", false, false],
+      ["local", false, true],
+    ]);
     const endpoints = await gw.call("GET", "/models/vendor/a/endpoints", { key });
     expect(endpoints.status).toBe(200);
     const list = (endpoints.body.data as unknown as { endpoints: Array<{ tag: string; pricing: { prompt: string } }> }).endpoints;

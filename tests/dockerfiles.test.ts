@@ -28,9 +28,11 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
     expect(sources.length).toBeGreaterThan(4);
     for (const source of sources) expect(existsSync(`${repoRoot}${source}`), source).toBe(true);
     expect(existsSync(`${repoRoot}services/${service}/dist/main.js`)).toBe(true);
-    // Every workspace library the service depends on is in the image.
+    // Every workspace package the service depends on (a library, or the console the router serves) is in the image.
     const dependencies = Object.keys((JSON.parse(readFileSync(`${repoRoot}services/${service}/package.json`, "utf8")) as { dependencies: Record<string, string> }).dependencies);
-    for (const library of dependencies.filter((d) => d.startsWith("@switchyard/"))) expect(sources).toContain(`libs/${library.slice("@switchyard/".length)}/dist`);
+    for (const name of dependencies.filter((d) => d.startsWith("@switchyard/")).map((d) => d.slice("@switchyard/".length))) {
+      expect(sources).toContain(`${existsSync(`${repoRoot}libs/${name}`) ? "libs" : "apps"}/${name}/dist`);
+    }
   });
 
   it("listens on the port its Kubernetes manifest gives it", () => {

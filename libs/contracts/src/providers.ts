@@ -9,6 +9,8 @@ export const provider = z.object({
   status_page_url: z.string().nullable().optional(),
   headquarters: z.string().nullable().optional().describe("ISO 3166-1 alpha-2 country code"),
   datacenters: z.array(z.string()).nullable().optional(),
+  has_api_key: z.boolean().optional().describe("Switchyard extension: the gateway holds an API key for this provider"),
+  usable: z.boolean().optional().describe("Switchyard extension: requests can go to it (it has an API key, or needs none)"),
 });
 export type Provider = z.infer<typeof provider>;
 

@@ -18,6 +18,7 @@ import {
   type ReadinessCheck,
 } from "@switchyard/runtime";
 import type { Authenticator } from "./auth/authenticator.js";
+import type { ConsoleHandler } from "./console/console-files.js";
 import { forwardTo, type Forwarder, type Target } from "./forward/targets.js";
 import { RateLimitUnavailableError, type RateLimiter } from "./limits/rate-limiter.js";
 import { routeFor, type ServiceName, type ServiceRoute } from "./routes.js";
@@ -44,6 +45,8 @@ export interface RouterDeps {
   health: HealthState;
   readiness: Record<string, ReadinessCheck>;
   openapi: object;
+  /** Serves the operator console at `/console`; absent when CONSOLE_ENABLED=false. */
+  console?: ConsoleHandler;
 }
 
 /**
@@ -108,8 +111,12 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
   }
 
   return (req, res) => {
-    const route = routeFor(pathOf(req.url));
-    if (!route) return void app(req, res);
+    const path = pathOf(req.url);
+    const route = routeFor(path);
+    if (!route) {
+      if (deps.console && (path === "/console" || path.startsWith("/console/"))) return deps.console(req, res, path);
+      return void app(req, res);
+    }
     const sendError = route.oauthErrors ? sendOAuthError : route.anthropicErrors ? sendAnthropicError : undefined;
     const handle = sendError ? () => forward(route, req, res).catch((error: unknown) => sendError(res, error, logger, req.headers[requestIdHeader])) : () => forward(route, req, res);
     servePlain(req, res, { logger, service, route: route.prefix, observe: true }, handle);

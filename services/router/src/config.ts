@@ -1,4 +1,4 @@
-import { commonEnv, optionalString, parseEnv, port } from "@switchyard/runtime";
+import { commonEnv, envFlag, optionalString, parseEnv, port } from "@switchyard/runtime";
 import { z } from "zod";
 
 /** One URL per replica, separated by commas; the router spreads requests over the ready ones. */
@@ -32,6 +32,8 @@ export const routerEnv = z.object({
   AUTH_NEGATIVE_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
   /** `postgres` shares rate limits between router replicas (needs DATABASE_URL); `memory` is per process. */
   RATE_LIMIT_STORE: z.enum(["memory", "postgres"]).optional(),
+  /** Serve the operator console at /console (static files; every call it makes needs a management key). */
+  CONSOLE_ENABLED: envFlag(true),
   /** Unused by the router itself; accepted so one environment file can serve every process. */
   SWITCHYARD_BOOTSTRAP_KEY: optionalString,
 });

@@ -3,6 +3,7 @@ import { busReadiness, migrate, type Bus, type CallerSigner, type Db, type Healt
 import type { RequestListener } from "node:http";
 import { createRouterApp } from "./app.js";
 import { createAuthenticator } from "./auth/authenticator.js";
+import { loadConsole } from "./console/console-files.js";
 import type { IdentityClient } from "./auth/identity-client.js";
 import type { RouterConfig } from "./config.js";
 import type { Target } from "./forward/targets.js";
@@ -21,7 +22,7 @@ export interface RouterStartDeps {
   health: HealthState;
   config: Pick<
     RouterConfig,
-    "RATE_LIMIT_PER_MINUTE" | "AUTH_CACHE_TTL_MS" | "AUTH_NEGATIVE_CACHE_TTL_MS" | "RATE_LIMIT_STORE" | "MAX_BODY_BYTES" | "MAX_UPLOAD_BYTES"
+    "CONSOLE_ENABLED" | "RATE_LIMIT_PER_MINUTE" | "AUTH_CACHE_TTL_MS" | "AUTH_NEGATIVE_CACHE_TTL_MS" | "RATE_LIMIT_STORE" | "MAX_BODY_BYTES" | "MAX_UPLOAD_BYTES"
   >;
 }
 
@@ -56,6 +57,7 @@ export async function startRouter(deps: RouterStartDeps): Promise<RunningRouter>
     health: deps.health,
     readiness: { ...(deps.db ? { database: () => deps.db!.ping() } : {}), ...busReadiness(deps.bus) },
     // Describe what this gateway serves: operations of services not deployed yet are left out.
+    console: config.CONSOLE_ENABLED ? await loadConsole(logger) : undefined,
     openapi: buildOpenApiDocument(routes.filter((r) => r.path === "/openapi.json" || routeFor(`/api/v1${r.path}`) !== undefined)),
   });
   return {

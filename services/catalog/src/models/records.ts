@@ -99,5 +99,7 @@ export function toProviderRecord(p: ProviderEntry): Provider {
     status_page_url: p.status_page_url ?? null,
     headquarters: p.headquarters ?? null,
     datacenters: null,
+    has_api_key: Boolean(p.apiKey),
+    usable: p.usable,
   };
 }

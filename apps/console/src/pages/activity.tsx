@@ -1,0 +1,183 @@
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import type { PageProps } from "../app.js";
+import { Empty, ErrorNote, Loading } from "../components/ui.js";
+import { shortHash } from "../format.js";
+import { useLoad } from "../use-load.js";
+import { GenerationDrawer } from "./activity-detail.js";
+import { ActivityFilters, isFiltered, noFilters, queryOf, type Filters, type KeyOption } from "./activity-filters.js";
+import { GenerationTable, type GenerationSummary } from "./activity-table.js";
+import "./activity.css";
+
+/** How often the newest page is asked again while Live is on. */
+const POLL_MS = 3_000;
+const PAGE_SIZE = 50;
+
+interface Page {
+  data: GenerationSummary[];
+  next_cursor: string | null;
+}
+
+const newestFirst = (a: GenerationSummary, b: GenerationSummary) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? 1 : -1);
+const plural = (n: number) => `${n} new generation${n === 1 ? "" : "s"}`;
+
+export function ActivityPage({ call }: PageProps) {
+  const [filters, setFilters] = useState<Filters>(noFilters);
+  const [live, setLive] = useState(true);
+  const [rows, setRows] = useState<GenerationSummary[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  /** The query the rows answer; differs from the current one while a new filter's first page loads. */
+  const [shown, setShown] = useState<string | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+  const [moreBusy, setMoreBusy] = useState(false);
+  const [fresh, setFresh] = useState<Set<string>>(new Set());
+  const [announcement, setAnnouncement] = useState("");
+  const [open, setOpen] = useState<GenerationSummary | null>(null);
+
+  const { query, problem } = useMemo(() => queryOf(filters), [filters]);
+  const key = JSON.stringify(query);
+  // Answers that arrive after the filters changed belong to a list no longer on screen.
+  const current = useRef(key);
+  current.current = key;
+  const ids = useRef(new Set<string>());
+
+  const keys = useLoad(
+    async (signal) => (await call<{ data: KeyOption[] }>("/keys", { query: { include_disabled: true, limit: 1000 }, signal })).data,
+    [],
+  );
+  const workspaces = useLoad(async (signal) => (await call<{ data: { id: string; name: string }[] }>("/workspaces", { signal })).data, []);
+  const keyNames = useMemo(() => new Map((keys.data ?? []).map((k) => [k.hash, k.name])), [keys.data]);
+  const keyName = (hash: string) => keyNames.get(hash) ?? shortHash(hash);
+  const workspaceName = (id: string) => workspaces.data?.find((w) => w.id === id)?.name ?? id;
+
+  const show = (list: GenerationSummary[]) => {
+    ids.current = new Set(list.map((r) => r.id));
+    setRows(list);
+  };
+
+  // The first page of each filter.
+  useEffect(() => {
+    if (problem) return;
+    const controller = new AbortController();
+    call<Page>("/generations", { query: { ...query, limit: PAGE_SIZE }, signal: controller.signal }).then(
+      (page) => {
+        if (controller.signal.aborted) return;
+        show(page.data);
+        setCursor(page.next_cursor);
+        setFresh(new Set());
+        setAnnouncement("");
+        setError(null);
+        setShown(key);
+      },
+      (e: unknown) => {
+        if (controller.signal.aborted) return;
+        setError(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+    return () => controller.abort();
+  }, [key, problem]);
+
+  // Live: the newest page again, merging in what was recorded since. A late record (a long stream that
+  // arrived earlier) lands where its arrival time puts it, not on top.
+  useEffect(() => {
+    if (!live || problem || shown !== key) return;
+    let busy = false;
+    const controller = new AbortController();
+    const timer = setInterval(async () => {
+      if (busy || document.hidden) return;
+      busy = true;
+      try {
+        const page = await call<Page>("/generations", { query: { ...query, limit: PAGE_SIZE }, signal: controller.signal });
+        if (current.current !== key) return;
+        const added = page.data.filter((r) => !ids.current.has(r.id));
+        if (added.length === 0) return;
+        setRows((old) => {
+          const merged = [...added, ...old].sort(newestFirst);
+          ids.current = new Set(merged.map((r) => r.id));
+          return merged;
+        });
+        setFresh(new Set(added.map((r) => r.id)));
+        setAnnouncement(plural(added.length));
+        setError(null);
+      } catch (e) {
+        if (!controller.signal.aborted) setError(e instanceof Error ? e : new Error(String(e)));
+      } finally {
+        busy = false;
+      }
+    }, POLL_MS);
+    return () => {
+      clearInterval(timer);
+      controller.abort();
+    };
+  }, [key, live, problem, shown]);
+
+  const loadMore = async () => {
+    if (!cursor) return;
+    setMoreBusy(true);
+    try {
+      const page = await call<Page>("/generations", { query: { ...query, limit: PAGE_SIZE, cursor } });
+      if (current.current !== key) return;
+      setRows((old) => {
+        const merged = [...old, ...page.data.filter((r) => !ids.current.has(r.id))];
+        ids.current = new Set(merged.map((r) => r.id));
+        return merged;
+      });
+      setCursor(page.next_cursor);
+      setError(null);
+    } catch (e) {
+      setError(e instanceof Error ? e : new Error(String(e)));
+    } finally {
+      setMoreBusy(false);
+    }
+  };
+
+  const settled = shown === key && !problem;
+  return (
+    <div class="activity">
+      <ActivityFilters value={filters} keys={keys.data ?? []} onChange={(patch) => setFilters((f) => ({ ...f, ...patch }))} />
+      <div class="activity-live">
+        <label class="check">
+          <input type="checkbox" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} />
+          Live
+        </label>
+        <span class="hint">{live ? "New generations appear every few seconds." : "Paused: turn Live on to see new generations."}</span>
+        <span class="hint activity-announce" role="status" aria-live="polite">
+          {announcement}
+        </span>
+        <span class="hint activity-time-hint" id="activity-time-hint">
+          From and To are UTC times: From included, To excluded.
+        </span>
+      </div>
+      <ErrorNote error={problem} />
+      <ErrorNote error={keys.error && `The key names could not be loaded: ${keys.error.message}`} />
+      <ErrorNote error={error} />
+      {rows.length === 0 && !settled && !error && !problem && <Loading />}
+      {shown !== null &&
+        (rows.length === 0 ? (
+          settled &&
+          (isFiltered(filters) ? (
+            <Empty title="No generations match these filters">Widen the filters or clear them to see every generation.</Empty>
+          ) : (
+            <Empty title="No generations yet">
+              Send a request with any inference key, or try a model in the <a href="#/playground">Playground</a>, and it appears here within
+              seconds.
+            </Empty>
+          ))
+        ) : (
+          <div class={settled ? undefined : "activity-stale"} aria-busy={!settled}>
+            <GenerationTable rows={rows} fresh={fresh} keyName={keyName} onOpen={setOpen} />
+            <div class="actions">
+              {cursor ? (
+                <button type="button" onClick={loadMore} disabled={moreBusy || !settled}>
+                  {moreBusy ? "Loading…" : "Load more"}
+                </button>
+              ) : (
+                <span class="hint">That is every generation{isFiltered(filters) ? " matching these filters" : ""}.</span>
+              )}
+              <span class="hint">{rows.length} shown</span>
+            </div>
+          </div>
+        ))}
+      {open && <GenerationDrawer call={call} row={open} keyName={keyName(open.api_key_hash)} workspaceName={workspaceName} onClose={() => setOpen(null)} />}
+    </div>
+  );
+}

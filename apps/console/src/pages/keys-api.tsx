@@ -1,0 +1,132 @@
+import type { Call } from "../api.js";
+
+/** The gateway's shapes as the console reads them (libs/contracts/src/api-key.ts, guardrails.ts, workspace.ts). */
+export type LimitReset = "daily" | "weekly" | "monthly";
+
+export interface ApiKey {
+  hash: string;
+  name: string;
+  label: string;
+  disabled: boolean;
+  limit: number | null;
+  limit_remaining: number | null;
+  limit_reset: LimitReset | null;
+  include_byok_in_limit: boolean;
+  usage: number;
+  usage_daily: number;
+  usage_weekly: number;
+  usage_monthly: number;
+  created_at: string;
+  expires_at: string | null;
+  workspace_id: string;
+  is_management_key: boolean;
+  rate_limit_per_minute: number | null;
+}
+
+export interface Workspace {
+  id: string;
+  name: string;
+  is_default: boolean;
+}
+
+export type DataRegion = "global" | "europe" | "us";
+export type FilterAction = "redact" | "block" | "flag";
+
+export interface Guardrail {
+  id: string;
+  name: string;
+  description: string | null;
+  workspace_id: string;
+  limit_usd: number | null;
+  reset_interval: LimitReset | null;
+  allowed_providers: string[] | null;
+  ignored_providers: string[] | null;
+  allowed_models: string[] | null;
+  ignored_models: string[] | null;
+  allowed_data_regions: DataRegion[] | null;
+  enforce_zdr: boolean | null;
+  enforce_zdr_anthropic: boolean;
+  enforce_zdr_openai: boolean;
+  enforce_zdr_google: boolean;
+  enforce_zdr_xai: boolean;
+  enforce_zdr_other: boolean;
+  content_filter_builtins: { slug: string; label: string; action: FilterAction; scan_scope?: string }[];
+  content_filters: { pattern: string; label?: string | null; action: FilterAction }[] | null;
+  updated_at: string | null;
+}
+
+export interface KeyAssignment {
+  guardrail_id: string;
+  key_hash: string;
+  key_name: string;
+  key_label: string;
+}
+
+interface Page<T> {
+  data: T[];
+  total_count: number;
+}
+
+export const resetOptions: { value: LimitReset | ""; label: string }[] = [
+  { value: "", label: "Never" },
+  { value: "daily", label: "Daily" },
+  { value: "weekly", label: "Weekly" },
+  { value: "monthly", label: "Monthly" },
+];
+
+export const KEY_PAGE = 100;
+
+/** Follows offset/limit pages until `want` rows (or all of them) are in. */
+export async function pages<T>(call: Call, path: string, size: number, signal: AbortSignal, want = Infinity, query: Record<string, string | boolean> = {}): Promise<Page<T>> {
+  const data: T[] = [];
+  for (;;) {
+    const page = await call<Page<T>>(path, { query: { ...query, offset: data.length, limit: size }, signal });
+    data.push(...page.data);
+    if (page.data.length === 0 || data.length >= page.total_count || data.length >= want) return { data, total_count: page.total_count };
+  }
+}
+
+export const loadKeys = (call: Call, signal: AbortSignal, want = Infinity) => pages<ApiKey>(call, "/keys", KEY_PAGE, signal, want, { include_disabled: true });
+
+export interface GuardrailIndex {
+  guardrails: Guardrail[];
+  assignments: KeyAssignment[];
+}
+
+export async function loadGuardrailIndex(call: Call, signal: AbortSignal): Promise<GuardrailIndex> {
+  const [guardrails, assignments] = await Promise.all([
+    pages<Guardrail>(call, "/guardrails", 100, signal),
+    pages<KeyAssignment>(call, "/guardrails/assignments/keys", 1000, signal),
+  ]);
+  return { guardrails: guardrails.data, assignments: assignments.data };
+}
+
+/** Assigns and unassigns in batches the API accepts (at most 1000 hashes a call). */
+export async function changeAssignments(call: Call, guardrailId: string, add: string[], remove: string[]) {
+  for (let i = 0; i < add.length; i += 1000)
+    await call(`/guardrails/${guardrailId}/assignments/keys`, { method: "POST", body: { key_hashes: add.slice(i, i + 1000) } });
+  for (let i = 0; i < remove.length; i += 1000)
+    await call(`/guardrails/${guardrailId}/assignments/keys/remove`, { method: "POST", body: { key_hashes: remove.slice(i, i + 1000) } });
+}
+
+/** An optional number field: empty means null; anything unreadable is refused before the API sees it. */
+export function optionalNumber(text: string, field: string, integer = false): number | null {
+  const trimmed = text.trim();
+  if (trimmed === "") return null;
+  const value = Number(trimmed);
+  if (!Number.isFinite(value)) throw new Error(`${field} must be a number.`);
+  if (integer && !Number.isInteger(value)) throw new Error(`${field} must be a whole number.`);
+  return value;
+}
+
+/** A copy of `set` with `item` in it or not, for state that must change by replacement. */
+export function toggled<T>(set: Set<T> | null, item: T, on: boolean): Set<T> {
+  const next = new Set(set);
+  if (on) next.add(item);
+  else next.delete(item);
+  return next;
+}
+
+export const isExpired = (key: ApiKey, now = Date.now()) => key.expires_at !== null && Date.parse(key.expires_at) <= now;
+
+export const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));

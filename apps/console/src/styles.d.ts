@@ -1,0 +1,2 @@
+/** Stylesheets are bundled by esbuild into app.css. */
+declare module "*.css";
