@@ -9,6 +9,11 @@ export const imageAspectRatio = z.enum(imageAspectRatios);
 export const imageResolution = z.enum(["512", "1K", "2K", "4K"]);
 export type ImageResolution = z.infer<typeof imageResolution>;
 export const imageOutputFormat = z.enum(["png", "jpeg", "webp", "svg"]);
+export const imageQuality = z.enum(["auto", "low", "medium", "high"]);
+export const imageBackground = z.enum(["auto", "transparent", "opaque"]);
+export const imageModeration = z.enum(["auto", "low"]);
+/** Most reference images one request may carry. */
+export const maxInputReferences = 16;
 
 const sizeTiers = ["2K", "4K"] as const;
 const pixelSize = /^([1-9]\d{0,4})x([1-9]\d{0,4})$/;
@@ -67,14 +72,14 @@ export const imageGenerationRequest = z
     model: z.string().min(1, "must not be empty").optional().describe("Left out: the workspace's default_image_model"),
     prompt: z.string().min(1, "must not be empty"),
     aspect_ratio: imageAspectRatio.optional(),
-    background: z.enum(["auto", "transparent", "opaque"]).optional(),
-    input_references: z.array(inputReference).max(16, "must have at most 16 items").optional(),
+    background: imageBackground.optional(),
+    input_references: z.array(inputReference).max(maxInputReferences, `must have at most ${maxInputReferences} items`).optional(),
     n: z.number().int().min(1).max(10).optional(),
     output_compression: z.number().int().min(0).max(100).optional().describe("webp and jpeg only"),
     output_format: imageOutputFormat.optional().describe("svg markup comes back base64-encoded in b64_json"),
     provider: imageProvider.optional(),
-    quality: z.enum(["auto", "low", "medium", "high"]).optional(),
-    moderation: z.enum(["auto", "low"]).optional().describe("low relaxes the provider's content moderation (OpenAI-format endpoints)"),
+    quality: imageQuality.optional(),
+    moderation: imageModeration.optional().describe("low relaxes the provider's content moderation (OpenAI-format endpoints)"),
     resolution: imageResolution.optional(),
     seed: z.number().int().optional(),
     size: z

@@ -24,6 +24,7 @@ export * from "./chat-request.js";
 export * from "./chat-response.js";
 export * from "./transcription.js";
 export * from "./images.js";
+export * from "./image-models.js";
 export * from "./speech.js";
 export * from "./embeddings.js";
 export * from "./routes-auth.js";

@@ -66,3 +66,7 @@ export const modelEndpoints = z.object({
 });
 export type ModelEndpoints = z.infer<typeof modelEndpoints>;
 export const modelEndpointsResponse = z.object({ data: modelEndpoints });
+
+/** `GET /endpoints/zdr`: every usable endpoint that retains no data, whatever its model. */
+export const listZdrEndpointsResponse = z.object({ data: z.array(modelEndpoint) });
+export type ListZdrEndpointsResponse = z.infer<typeof listZdrEndpointsResponse>;

@@ -133,3 +133,12 @@ export const listModelsResponse = z.object({
   links: z.object({ next: z.string().nullable() }),
 });
 export type ListModelsResponse = z.infer<typeof listModelsResponse>;
+
+/** `GET /models/count`: the number `GET /models` would list with the same `output_modalities`. */
+export const countModelsQuery = z.object({ output_modalities: outputModalitiesParam });
+export const modelsCountResponse = z.object({ data: z.object({ count: z.number().int().min(0) }) });
+export type ModelsCountResponse = z.infer<typeof modelsCountResponse>;
+
+/** `GET /model/{author}/{slug}`: one model, the record `GET /models` lists. */
+export const modelResponse = z.object({ data: model });
+export type ModelResponse = z.infer<typeof modelResponse>;

@@ -58,6 +58,7 @@ describe("OpenAPI document", () => {
       "get /activity", "get /activity/daily", "get /generations", "get /credits", "put /credits",
       "get /files", "get /containers/{container_id}/files", "get /containers/{container_id}/files/{file_id}",
       "get /models", "get /models/user", "get /models/{author}/{slug}/endpoints", "get /providers",
+      "get /models/count", "get /model/{author}/{slug}", "get /endpoints/zdr", "get /images/models", "get /images/models/{author}/{slug}/endpoints",
       "get /presets", "get /presets/{slug}", "get /presets/{slug}/versions", "get /presets/{slug}/versions/{version}",
       "post /presets/{slug}/chat/completions", "post /presets", "post /presets/{slug}/designated-version", "delete /presets/{slug}",
       "get /guardrails", "post /guardrails", "get /guardrails/{id}", "patch /guardrails/{id}", "delete /guardrails/{id}",

@@ -1,5 +1,14 @@
-import { modelEndpointsParams, modelEndpointsResponse } from "./model-endpoints.js";
-import { listEmbeddingsModelsQuery, listModelsQuery, listModelsResponse, listUserModelsQuery } from "./models.js";
+import { imageModelEndpointsResponse, listImageModelsResponse } from "./image-models.js";
+import { listZdrEndpointsResponse, modelEndpointsParams, modelEndpointsResponse } from "./model-endpoints.js";
+import {
+  countModelsQuery,
+  listEmbeddingsModelsQuery,
+  listModelsQuery,
+  listModelsResponse,
+  listUserModelsQuery,
+  modelResponse,
+  modelsCountResponse,
+} from "./models.js";
 import {
   createNamedPresetBody,
   createPresetBody,
@@ -28,6 +37,28 @@ export const catalogRoutes = [
     query: listModelsQuery,
     responses: { 200: listModelsResponse },
     errors: [400, 401, 403, 500],
+  }),
+  defineRoute({
+    operationId: "listModelsCount",
+    method: "get",
+    path: "/models/count",
+    summary: "Count the models GET /models would list",
+    tag: "Models",
+    auth: "any",
+    query: countModelsQuery,
+    responses: { 200: modelsCountResponse },
+    errors: [400, 401, 500],
+  }),
+  defineRoute({
+    operationId: "getModel",
+    method: "get",
+    path: "/model/{author}/{slug}",
+    summary: "Get one model by its id, or by its provider's name for it",
+    tag: "Models",
+    auth: "any",
+    params: modelEndpointsParams,
+    responses: { 200: modelResponse },
+    errors: [400, 401, 404, 500],
   }),
   defineRoute({
     operationId: "listModelsUser",
@@ -60,6 +91,37 @@ export const catalogRoutes = [
     auth: "any",
     params: modelEndpointsParams,
     responses: { 200: modelEndpointsResponse },
+    errors: [400, 401, 404, 500],
+  }),
+  defineRoute({
+    operationId: "listEndpointsZdr",
+    method: "get",
+    path: "/endpoints/zdr",
+    summary: "List the usable endpoints that retain no data (zero data retention)",
+    tag: "Endpoints",
+    auth: "any",
+    responses: { 200: listZdrEndpointsResponse },
+    errors: [401, 500],
+  }),
+  defineRoute({
+    operationId: "listImageModels",
+    method: "get",
+    path: "/images/models",
+    summary: "List the image generation models with what their endpoints accept",
+    tag: "Images",
+    auth: "any",
+    responses: { 200: listImageModelsResponse },
+    errors: [401, 500],
+  }),
+  defineRoute({
+    operationId: "listImageModelEndpoints",
+    method: "get",
+    path: "/images/models/{author}/{slug}/endpoints",
+    summary: "List the usable endpoints of an image model with their parameters and prices",
+    tag: "Images",
+    auth: "any",
+    params: modelEndpointsParams,
+    responses: { 200: imageModelEndpointsResponse },
     errors: [400, 401, 404, 500],
   }),
   defineRoute({

@@ -7,13 +7,17 @@ import {
   GetGuardrailResponse$inboundSchema,
   GetPresetResponse$inboundSchema,
   GetPresetVersionResponse$inboundSchema,
+  ImageModelEndpointsResponse$inboundSchema,
+  ImageModelsListResponse$inboundSchema,
   ListGuardrailsResponse$inboundSchema,
   ListKeyAssignmentsResponse$inboundSchema,
   ListPresetsResponse$inboundSchema,
   ListPresetVersionsResponse$inboundSchema,
+  ModelResponse$inboundSchema,
+  ModelsCountResponse$inboundSchema,
   ModelsListResponse$inboundSchema,
 } from "@openrouter/sdk/models";
-import { ListEndpointsResponse$inboundSchema, ListProvidersResponse$inboundSchema } from "@openrouter/sdk/models/operations";
+import { ListEndpointsResponse$inboundSchema, ListEndpointsZdrResponse$inboundSchema, ListProvidersResponse$inboundSchema } from "@openrouter/sdk/models/operations";
 import { describe, expect, it } from "vitest";
 import { issuePaths, expectBothAccept } from "../../../tests/support/schema-checks.js";
 import { generationResponse, type Generation } from "./generation.js";
@@ -26,8 +30,9 @@ import {
   unassignKeysResponse,
   type Guardrail,
 } from "./guardrails.js";
-import { modelEndpointsResponse, type ModelEndpoints } from "./model-endpoints.js";
-import { listModelsResponse, type ListModelsResponse, type Model } from "./models.js";
+import { imageModelEndpointsResponse, listImageModelsResponse, type ImageEndpoint, type ImageModelListItem } from "./image-models.js";
+import { listZdrEndpointsResponse, modelEndpointsResponse, type ModelEndpoints } from "./model-endpoints.js";
+import { listModelsResponse, modelResponse, modelsCountResponse, type ListModelsResponse, type Model } from "./models.js";
 import { listPresetsResponse, listPresetVersionsResponse, presetResponse, presetVersionResponse, type PresetWithVersion } from "./presets.js";
 import { listProvidersResponse, type ListProvidersResponse } from "./providers.js";
 
@@ -86,6 +91,33 @@ const endpoints: { data: ModelEndpoints } = {
     ],
   },
 };
+const imageEndpoint: ImageEndpoint = {
+  provider_name: "OpenAI",
+  provider_slug: "openai",
+  provider_tag: "openai",
+  pricing: [
+    { billable: "output_image", cost_usd: 0.04, unit: "image" },
+    { billable: "input_text", cost_usd: 0.000005, unit: "token" },
+  ],
+  supported_parameters: {
+    n: { type: "range", min: 1, max: 10 },
+    resolution: { type: "enum", values: ["1K"] },
+    size: { type: "boolean" },
+  },
+  supports_streaming: true,
+  allowed_passthrough_parameters: [],
+};
+const imageModel: ImageModelListItem = {
+  id: "openai/gpt-image-1",
+  name: "OpenAI: GPT Image 1",
+  description: "",
+  created: 1_745_366_400,
+  architecture: { input_modalities: ["text", "image"], output_modalities: ["image"] },
+  supported_parameters: imageEndpoint.supported_parameters,
+  supports_streaming: true,
+  endpoints: "/api/v1/images/models/openai/gpt-image-1/endpoints",
+};
+
 const providers: ListProvidersResponse = {
   data: [{ name: "OpenAI", slug: "openai", privacy_policy_url: "https://openai.com/policies/privacy-policy", terms_of_service_url: null }],
 };
@@ -197,6 +229,22 @@ describe("catalog responses pass the SDK's validation", () => {
     expectBothAccept(listProvidersResponse, ListProvidersResponse$inboundSchema, providers);
   });
 
+  it("one model, the model count and the zero-data-retention endpoints", () => {
+    expectBothAccept(modelResponse, ModelResponse$inboundSchema, { data: model });
+    expectBothAccept(modelsCountResponse, ModelsCountResponse$inboundSchema, { data: { count: 3 } });
+    expectBothAccept(listZdrEndpointsResponse, ListEndpointsZdrResponse$inboundSchema, { data: endpoints.data.endpoints });
+    expectBothAccept(listZdrEndpointsResponse, ListEndpointsZdrResponse$inboundSchema, { data: [] });
+  });
+
+  it("image models and their endpoints", () => {
+    expectBothAccept(listImageModelsResponse, ImageModelsListResponse$inboundSchema, { data: [imageModel] });
+    const parsed = expectBothAccept(imageModelEndpointsResponse, ImageModelEndpointsResponse$inboundSchema, { id: imageModel.id, endpoints: [imageEndpoint] }) as {
+      endpoints: Array<{ supportedParameters: Record<string, { type: string }> }>;
+    };
+    // Our descriptors are the SDK's known kinds, not its catch-all for unknown ones.
+    expect(Object.values(parsed.endpoints[0]!.supportedParameters).map((d) => d.type)).toEqual(["range", "enum", "boolean"]);
+  });
+
   it("presets and their versions", () => {
     expectBothAccept(presetResponse, GetPresetResponse$inboundSchema, { data: preset });
     const { designated_version: version, ...record } = preset;
@@ -254,6 +302,20 @@ describe("catalog records reject drift at the field", () => {
     ["data.slug", { slug: "a b" }],
   ])("preset: %s", (field, patch) => {
     expect(issuePaths(presetResponse, { data: { ...preset, ...patch } })).toContain(field);
+  });
+
+  it.each([
+    ["endpoints.0.pricing.0.cost_usd", { pricing: [{ billable: "output_image", cost_usd: "0.04", unit: "image" }] }],
+    ["endpoints.0.supported_parameters.n.max", { supported_parameters: { n: { type: "range", min: 1 } } }],
+    ["endpoints.0.supported_parameters.n.type", { supported_parameters: { n: { type: "list" } } }],
+    ["endpoints.0.provider_tag", { provider_tag: undefined }],
+  ])("image endpoint: %s", (field, patch) => {
+    expect(issuePaths(imageModelEndpointsResponse, { id: imageModel.id, endpoints: [{ ...imageEndpoint, ...patch }] })).toContain(field);
+  });
+
+  it("model count", () => {
+    expect(issuePaths(modelsCountResponse, { data: { count: 1.5 } })).toEqual(["data.count"]);
+    expect(issuePaths(modelsCountResponse, { count: 1 })).toEqual(["data"]);
   });
 
   it("generation", () => {

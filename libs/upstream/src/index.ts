@@ -19,3 +19,4 @@ export * from "./content-filters/request.js";
 export * from "./content-filters/scan.js";
 export * from "./end-user.js";
 export * from "./generation-record.js";
+export * from "./image-formats.js";

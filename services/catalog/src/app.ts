@@ -21,8 +21,18 @@ import {
   unassignKeysRoute,
   updateGuardrailRoute,
 } from "./routes/guardrails.js";
+import { imageModelEndpointsRoute, listImageModelsRoute } from "./routes/image-models.js";
 import { knownProviderRoute, resolveModelRoute } from "./routes/internal.js";
-import { listEmbeddingsModelsRoute, listModelsRoute, listProvidersRoute, listUserModelsRoute, modelEndpointsRoute } from "./routes/models.js";
+import {
+  countModelsRoute,
+  getModelRoute,
+  listEmbeddingsModelsRoute,
+  listModelsRoute,
+  listProvidersRoute,
+  listUserModelsRoute,
+  listZdrEndpointsRoute,
+  modelEndpointsRoute,
+} from "./routes/models.js";
 import {
   createPresetRoute,
   deletePresetRoute,
@@ -44,9 +54,14 @@ export function createApp(deps: CatalogDeps, reload: () => Promise<{ models: num
   const caller = requireCaller(deps.verifyCaller);
   const v1 = (path: string) => `/api/v1${path}`;
   app.get(v1("/models"), caller, listModelsRoute(deps));
+  app.get(v1("/models/count"), caller, countModelsRoute(deps));
+  app.get(v1("/model/:author/:slug"), caller, getModelRoute(deps));
   app.get(v1("/embeddings/models"), caller, listEmbeddingsModelsRoute(deps));
   app.get(v1("/models/user"), caller, listUserModelsRoute(deps));
   app.get(v1("/models/:author/:slug/endpoints"), caller, modelEndpointsRoute(deps));
+  app.get(v1("/endpoints/zdr"), caller, listZdrEndpointsRoute(deps));
+  app.get(v1("/images/models"), caller, listImageModelsRoute(deps));
+  app.get(v1("/images/models/:author/:slug/endpoints"), caller, imageModelEndpointsRoute(deps));
   app.get(v1("/providers"), caller, listProvidersRoute(deps));
 
   app.get(v1("/presets"), caller, listPresetsRoute(deps));

@@ -29,6 +29,9 @@ export const serviceRoutes: readonly ServiceRoute[] = [
   { prefix: "/api/v1/generations", service: "identity" },
   { prefix: "/api/v1/credits", service: "identity" },
   { prefix: "/api/v1/models", service: "catalog" },
+  // `/model/{author}/{slug}` (one model): a sibling of `/models`, not its parent, as prefixes match whole segments.
+  { prefix: "/api/v1/model", service: "catalog" },
+  { prefix: "/api/v1/endpoints", service: "catalog" },
   { prefix: "/api/v1/providers", service: "catalog" },
   { prefix: "/api/v1/presets", service: "catalog" },
   { prefix: "/api/v1/guardrails", service: "catalog" },
@@ -43,6 +46,7 @@ export const serviceRoutes: readonly ServiceRoute[] = [
   { prefix: "/api/v1/rerank", service: "inference" },
   { prefix: "/api/v1/audio/transcriptions", service: "media", uploads: true },
   { prefix: "/api/v1/audio/speech", service: "media" },
+  { prefix: "/api/v1/images/models", service: "catalog" },
   { prefix: "/api/v1/images", service: "media", uploads: true },
   { prefix: "/api/v1/files", service: "storage", uploads: true },
   { prefix: "/api/v1/containers", service: "storage" },

@@ -1,4 +1,12 @@
-import { listEmbeddingsModelsQuery, listModelsQuery, listUserModelsQuery, modelEndpointsParams, type Model, type OutputModalityFilter } from "@switchyard/contracts";
+import {
+  countModelsQuery,
+  listEmbeddingsModelsQuery,
+  listModelsQuery,
+  listUserModelsQuery,
+  modelEndpointsParams,
+  type Model,
+  type OutputModalityFilter,
+} from "@switchyard/contracts";
 import { callerOf, notFound, parseInput } from "@switchyard/runtime";
 import type { Request, RequestHandler } from "express";
 import type { CatalogDeps } from "../deps.js";
@@ -43,6 +51,28 @@ export const listModelsRoute =
       })
       .map((m) => toModelRecord(m));
     res.json(page(req, models, query.offset, query.limit));
+  };
+
+/** `GET /models/count`: as many as `GET /models` lists for the same output modalities. */
+export const countModelsRoute =
+  (deps: CatalogDeps): RequestHandler =>
+  (req, res) => {
+    callerOf(res);
+    const query = parseInput(countModelsQuery, req.query, "query");
+    const count = deps.catalog.current().models.filter((m) => outputs(m, query.output_modalities)).length;
+    res.json({ data: { count } });
+  };
+
+/** `GET /model/{author}/{slug}`: one model's record; a provider's own name for it finds it too, as OpenRouter resolves aliases. */
+export const getModelRoute =
+  (deps: CatalogDeps): RequestHandler =>
+  (req, res) => {
+    callerOf(res);
+    const { author, slug } = parseInput(modelEndpointsParams, req.params, "path");
+    const catalog = deps.catalog.current();
+    const model = catalog.modelsById.get(`${author}/${slug}`) ?? catalog.modelsByUpstream.get(`${author}/${slug}`);
+    if (!model) throw notFound(`Model ${author}/${slug} not found`);
+    res.json({ data: toModelRecord(model) });
   };
 
 /** `GET /embeddings/models`: the catalog's embedding models. */
@@ -93,6 +123,15 @@ export const modelEndpointsRoute =
         endpoints: model.endpointEntries.filter((e) => e.providerEntry.usable).map(toEndpointRecord),
       },
     });
+  };
+
+/** `GET /endpoints/zdr`: what a request that demands zero data retention can reach, across all models. */
+export const listZdrEndpointsRoute =
+  (deps: CatalogDeps): RequestHandler =>
+  (_req, res) => {
+    callerOf(res);
+    const endpoints = deps.catalog.current().models.flatMap((m) => m.endpointEntries.filter((e) => e.zdr && e.providerEntry.usable));
+    res.json({ data: endpoints.map(toEndpointRecord) });
   };
 
 export const listProvidersRoute =

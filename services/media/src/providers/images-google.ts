@@ -1,4 +1,4 @@
-import { postJson, readAnswer, UpstreamError } from "@switchyard/upstream";
+import { googleImageFormat, postJson, readAnswer, UpstreamError } from "@switchyard/upstream";
 import { z } from "zod";
 import type { ImageCall, ImageProvider } from "./types.js";
 
@@ -49,12 +49,7 @@ const answer = z.looseObject({
  * request, references as inline parts, aspect ratio and size through `imageConfig`.
  */
 export const googleImages: ImageProvider = {
-  maxImages: 1,
-  outputFormats: ["png"],
-  references: true,
-  // Gemini's image sizes; it makes nothing smaller than 1K.
-  resolutions: ["1K", "2K", "4K"],
-  moderation: false,
+  ...googleImageFormat,
   async generate(call, target, signal) {
     const generationConfig: Record<string, unknown> = { responseModalities: ["TEXT", "IMAGE"], imageConfig: imageConfig(call), ...call.options };
     if (call.seed !== undefined) generationConfig.seed = call.seed;

@@ -1,4 +1,4 @@
-import { FormData, post, readAnswer, sseData, UpstreamError, type UpstreamResponse } from "@switchyard/upstream";
+import { FormData, openAiImageFormat, post, readAnswer, sseData, UpstreamError, type UpstreamResponse } from "@switchyard/upstream";
 import { z } from "zod";
 import { streamEvent } from "./stream-events.js";
 import type { GeneratedImage, ImageCall, ImageProvider, ImageStreamPart, ImageUsage, UpstreamTarget } from "./types.js";
@@ -96,12 +96,7 @@ async function* parts(res: UpstreamResponse, provider: string, format: string | 
  * images. Other servers of the same API (vector and self-hosted image servers) are reached the same way.
  */
 export const openAiImages: ImageProvider = {
-  maxImages: 10,
-  outputFormats: ["png", "jpeg", "webp", "svg"],
-  references: true,
-  // GPT-image sizes (1024x1024, 1536x1024, 1024x1536) are all 1K; explicit pixels pass as given.
-  resolutions: ["1K"],
-  moderation: true,
+  ...openAiImageFormat,
   async generate(call, target, signal) {
     const res = await request(call, target, false, signal);
     const parsed = answer.safeParse(await readAnswer(target.provider, res, signal));

@@ -1,5 +1,5 @@
 import type { SpeechFormat } from "@switchyard/contracts";
-import type { UpstreamTarget } from "@switchyard/upstream";
+import type { ImageFormat, ImageWireFormat, UpstreamTarget } from "@switchyard/upstream";
 
 export type { UpstreamTarget } from "@switchyard/upstream";
 
@@ -63,7 +63,7 @@ export interface TranscriptionProvider {
   transcribe(call: TranscriptionCall, target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamTranscription>;
 }
 
-export type ImageFormat = "png" | "jpeg" | "webp" | "svg";
+export type { ImageFormat };
 
 /** One reference image, already fetched or decoded and checked. */
 export interface ReferenceImage {
@@ -115,18 +115,10 @@ export type ImageStreamPart =
   | { type: "image"; image: GeneratedImage }
   | { type: "usage"; usage: ImageUsage };
 
-export interface ImageProvider {
-  /** Most images one request may ask for; an endpoint below the request's `n` is not tried. */
-  readonly maxImages: number;
-  readonly outputFormats: readonly ImageFormat[];
-  /** Whether it can take reference images (image-to-image). */
-  readonly references: boolean;
-  /** The resolution tiers it can make; a request for another is not sent to it. */
-  readonly resolutions: readonly NonNullable<ImageCall["resolution"]>[];
-  /** Whether it takes `moderation` (its strictness: `auto` or `low`). */
-  readonly moderation: boolean;
+/** An image wire format's calls; what it can do is the shared table the catalog describes endpoints from. */
+export interface ImageProvider extends ImageWireFormat {
   generate(call: ImageCall, target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamImages>;
-  /** Native streaming; resolves once the provider accepted the request, throws before that. */
+  /** Native streaming (present exactly when `streams`); resolves once the provider accepted the request, throws before that. */
   stream?(call: ImageCall, target: UpstreamTarget, signal: AbortSignal): Promise<AsyncIterable<ImageStreamPart>>;
 }
 
