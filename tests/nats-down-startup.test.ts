@@ -74,7 +74,7 @@ describe("processes started while NATS is down", () => {
       if (name !== "router") expect(ready.checks.database, name).toBe("ok");
     }
     const metrics = await (await fetch(`${cluster.urls.identity}/metrics`)).text();
-    expect(metrics).toMatch(/^switchyard_bus_connected 0$/m);
+    expect(metrics).toMatch(/^switchyard_bus_connected\{service="identity"\} 0$/m);
     // The generation's charge waits in inference's outbox: not applied yet.
     expect(await usage()).toBe(0);
     expect(cluster.processes.identity!.output()).toContain("NATS unreachable; serving without it and retrying in the background");

@@ -106,7 +106,7 @@ export async function firstAccepting<P, T>(
         clearTimeout(firstByte);
       }
       attempts.push({ ...attempted(candidate), ...byokOf(candidate), status: 200, latencyMs: Math.round(performance.now() - started) });
-      metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: "accepted" });
+      metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, model: candidate.model, outcome: "accepted" });
       context.cooldowns.succeeded(candidate.endpoint);
       return { result, candidate };
     } catch (thrown) {
@@ -119,7 +119,7 @@ export async function firstAccepting<P, T>(
         latencyMs: Math.round(performance.now() - started),
         error: error.message,
       });
-      metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, outcome: error instanceof FirstByteTimeout ? "timeout" : error.status === null ? "unreachable" : String(error.status) });
+      metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, model: candidate.model, outcome: error instanceof FirstByteTimeout ? "timeout" : error.status === null ? "unreachable" : String(error.status) });
       // A workspace's own key failing says nothing of the endpoint for everyone else, nor of the operator's key.
       if (error.retryable && !candidate.byokKey) context.cooldowns.failed(candidate.endpoint, error.retryAfterMs ?? context.timeouts.failureCooldownMs);
       context.logger.warn({ provider: candidate.endpoint.provider, byok: candidate.byokKey !== undefined, status: error.status, err: error.message }, "upstream attempt failed");

@@ -1,4 +1,4 @@
-import { picoToDecimal, type Db, type EventSink, type Logger } from "@switchyard/runtime";
+import { observeGeneration, picoToDecimal, picoToUsd, serviceOf, type Db, type EventSink, type GenerationOperation, type Logger } from "@switchyard/runtime";
 import { findingsRecord, servingModel, type Attempt, type Charge, type Finding } from "@switchyard/upstream";
 import type { MediaUsage } from "./cost.js";
 
@@ -27,6 +27,8 @@ export interface MediaGeneration {
   /** What the key is charged, and what the reported usage cost before the cap at the hold. */
   charge: Charge;
   latencyMs: number;
+  /** A stream's time to its first audio or image; absent when buffered or nothing came. Counted, not stored. */
+  firstOutputMs?: number | undefined;
   attempts: Attempt[];
   /** The request's `trace`, which the completed event carries to broadcast destinations. */
   trace?: Record<string, unknown> | undefined;
@@ -39,6 +41,9 @@ const subjects = {
   speech: "media.speech.completed.v1",
 } as const;
 
+/** Each kind as traces name its operation. */
+const operations: Record<MediaGeneration["kind"], GenerationOperation> = { transcription: "transcription", image: "image_generation", speech: "speech" };
+
 /**
  * Writes the generation and its `media.<kind>.completed.v1` event in one transaction: spend is never
  * recorded without the event that charges it. Retried a few times; a record that still cannot be
@@ -50,6 +55,22 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
   const promptTokens = g.usage.promptTokens + (g.usage.audioTokens ?? 0);
   const completionTokens = g.usage.completionTokens + (g.usage.audioOutputTokens ?? 0);
   const startedAt = new Date(Date.now() - Math.max(0, g.latencyMs)).toISOString();
+  // Every media generation is recorded here: its metrics are counted here too, once, before any retry.
+  observeGeneration({
+    service: serviceOf(deps.logger),
+    operation: operations[g.kind],
+    provider: g.provider ?? "none",
+    model: g.model,
+    status: g.status,
+    seconds: Math.max(0, g.latencyMs) / 1000,
+    firstOutputSeconds: g.firstOutputMs === undefined ? null : g.firstOutputMs / 1000,
+    promptTokens,
+    completionTokens,
+    cachedTokens: 0,
+    reasoningTokens: 0,
+    costUsd: picoToUsd(g.charge.charged),
+    byok: g.isByok,
+  });
   for (let attempt = 0; ; attempt++) {
     try {
       await deps.db.transaction(async (tx) => {

@@ -10,7 +10,7 @@ import {
 } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "../log.js";
-import { metrics } from "../metrics.js";
+import { metrics, serviceOf } from "../metrics.js";
 import { wakeablePause } from "./pause.js";
 import type { BatchHandler, Subscription } from "./types.js";
 
@@ -80,6 +80,7 @@ async function* batches(messages: ConsumerMessages, max: number): AsyncGenerator
  */
 export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<Subscription> {
   const { nc, logger } = spec;
+  const service = serviceOf(logger);
   let stopped = false;
   let current: ConsumerMessages | undefined;
   const pause = wakeablePause();
@@ -198,7 +199,7 @@ export async function startDurableConsumer(spec: DurableConsumerSpec): Promise<S
     polling = true;
     try {
       const info = await spec.jsm.consumers.info(await spec.ensureStream(false), spec.durable);
-      metrics.consumerPending.set({ consumer: spec.durable }, info.num_pending + info.num_ack_pending);
+      metrics.consumerPending.set({ service, consumer: spec.durable }, info.num_pending + info.num_ack_pending);
     } catch {
       // NATS away or the consumer being recreated: the next poll tries again.
     } finally {

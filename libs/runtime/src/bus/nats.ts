@@ -2,7 +2,7 @@ import { eventDomain, parseEvent, type EventEnvelope } from "@switchyard/contrac
 import { JetStreamApiError, jetstream, jetstreamManager, StorageType, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "../log.js";
-import { metrics } from "../metrics.js";
+import { metrics, serviceOf } from "../metrics.js";
 import { connectInBackground, type BackgroundConnectOptions } from "./nats-connection.js";
 import { startDurableConsumer } from "./nats-consumer.js";
 import { assertSubjectPattern } from "./subject-match.js";
@@ -68,6 +68,9 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
   const { logger } = options;
   const names = natsNames(options.namespace);
   let connected = false;
+  const busLabels = { service: serviceOf(logger) };
+  // Disconnected until the first attempt connects: a scrape meanwhile must say so, not show nothing.
+  metrics.busConnected.set(busLabels, 0);
   let parked = 0;
   const subscriptions = new Set<Subscription>();
 
@@ -75,11 +78,11 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
     for await (const status of nc.status()) {
       if (status.type === "disconnect") {
         connected = false;
-        metrics.busConnected.set(0);
+        metrics.busConnected.set(busLabels, 0);
         logger.warn({ server: options.url }, "NATS disconnected");
       } else if (status.type === "reconnect") {
         connected = true;
-        metrics.busConnected.set(1);
+        metrics.busConnected.set(busLabels, 1);
         logger.info({ server: options.url }, "NATS reconnected");
       }
     }
@@ -113,7 +116,7 @@ export async function connectNatsBus(options: NatsBusOptions): Promise<Bus> {
   });
   void link.ready.then(({ nc }) => {
     connected = !nc.isClosed();
-    metrics.busConnected.set(connected ? 1 : 0);
+    metrics.busConnected.set(busLabels, connected ? 1 : 0);
     void watchStatus(nc);
   });
   // One attempt before resolving, so that with NATS up every consumer and listener is in place when the

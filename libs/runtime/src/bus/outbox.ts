@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { parseEvent, type EventData, type EventEnvelope, type EventSubject } from "@switchyard/contracts";
 import type { Db, Migration, Queryable } from "../db/types.js";
 import type { Logger } from "../log.js";
-import { watchOutbox } from "../metrics.js";
+import { serviceOf, watchOutbox } from "../metrics.js";
 import type { Bus } from "./types.js";
 import { defaultPruning, outboxPruningMigration, startPruning, type PruningOptions } from "./outbox-pruning.js";
 
@@ -265,7 +265,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   kick(true);
   const pruning = startPruning(db, schema, logger, options.pruning ?? defaultPruning);
-  const unwatch = watchOutbox(schema, async () => {
+  const unwatch = watchOutbox(serviceOf(logger), schema, async () => {
     const [row] = await db.query<{ pending: number; lag: number }>(
       `SELECT count(*)::int AS pending, COALESCE(EXTRACT(EPOCH FROM now() - min(occurred_at)), 0)::float8 AS lag
        FROM ${schema}.outbox WHERE published_at IS NULL`,

@@ -1,5 +1,5 @@
 import type { ResolvedContentFilter } from "@switchyard/contracts";
-import { HttpError, metrics } from "@switchyard/runtime";
+import { HttpError, metrics, serviceOf, type Logger } from "@switchyard/runtime";
 import { compileFilters, mergeFindings, scanText, type CompiledFilters, type FilterRule, type Finding } from "./scan.js";
 
 /** The guardrails' filters of a resolution, compiled (compiled sets are cached, so this is cheap per request). */
@@ -116,11 +116,12 @@ export function filterTexts(filters: CompiledFilters, texts: readonly string[]):
 }
 
 /**
- * Counts what the filters found and refuses the request if one blocks it: 403 naming the guardrail and
- * the filter, never what matched. Called before any hold is taken or provider called.
+ * Counts what the filters found (for the service `logger` speaks for) and refuses the request if one blocks
+ * it: 403 naming the guardrail and the filter, never what matched. Called before any hold is taken or
+ * provider called.
  */
-export function enforceFindings(findings: readonly Finding[], route: string): void {
-  for (const f of findings) metrics.contentFilterMatches.inc({ route, filter: f.filter, action: f.action }, f.count);
+export function enforceFindings(findings: readonly Finding[], route: string, logger: Logger): void {
+  for (const f of findings) metrics.contentFilterMatches.inc({ service: serviceOf(logger), route, filter: f.filter, action: f.action }, f.count);
   const blocked = findings.find((f) => f.action === "block");
   if (blocked) {
     throw new HttpError("forbidden", `Request blocked by guardrail ${blocked.guardrailId}: its content filter ${blocked.filter} matched the prompt`, {

@@ -129,7 +129,7 @@ const holdParams = (request: HoldRequest, guardrailIds: string[]) => [
  */
 export async function placeHold(db: Db, request: HoldRequest, now = new Date()): Promise<HoldDecision> {
   const decision = await decideHold(db, request, now);
-  metrics.holds.inc({ outcome: decision.granted ? "granted" : "refused" });
+  metrics.holds.inc({ service: "identity", outcome: decision.granted ? "granted" : "refused" });
   return decision;
 }
 
@@ -185,14 +185,14 @@ async function decideHold(db: Db, request: HoldRequest, now: Date): Promise<Hold
 /** Frees a generation's hold at once: it ended before anything could be charged. */
 export async function releaseHold(db: Queryable, generationId: string): Promise<boolean> {
   const rows = await db.query(`DELETE FROM identity.holds WHERE generation_id = $1 RETURNING 1`, [generationId]);
-  if (rows.length > 0) metrics.holds.inc({ outcome: "released" });
+  if (rows.length > 0) metrics.holds.inc({ service: "identity", outcome: "released" });
   return rows.length > 0;
 }
 
 /** Expired holds count for nothing already; this only keeps the table small. */
 export async function deleteExpiredHolds(db: Queryable): Promise<number> {
   const rows = await db.query(`DELETE FROM identity.holds WHERE expires_at < now() - interval '1 minute' RETURNING 1`);
-  if (rows.length > 0) metrics.holds.inc({ outcome: "expired" }, rows.length);
+  if (rows.length > 0) metrics.holds.inc({ service: "identity", outcome: "expired" }, rows.length);
   return rows.length;
 }
 

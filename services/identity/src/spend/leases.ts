@@ -22,7 +22,7 @@ export async function renewHolds(db: Queryable, owner: string, leaseMs: number):
  */
 export async function releaseOwnerHolds(db: Queryable, owner: string): Promise<number> {
   const rows = await db.query(`DELETE FROM identity.holds WHERE owner = $1 AND lease_until IS NOT NULL RETURNING 1`, [owner]);
-  if (rows.length > 0) metrics.holds.inc({ outcome: "reaped" }, rows.length);
+  if (rows.length > 0) metrics.holds.inc({ service: "identity", outcome: "reaped" }, rows.length);
   return rows.length;
 }
 
@@ -38,7 +38,7 @@ export async function detachOwnerHolds(db: Queryable, owner: string): Promise<nu
 /** Frees the holds whose owner stopped renewing them. */
 export async function reapLapsedHolds(db: Queryable): Promise<number> {
   const rows = await db.query(`DELETE FROM identity.holds WHERE lease_until < now() RETURNING 1`);
-  if (rows.length > 0) metrics.holds.inc({ outcome: "reaped" }, rows.length);
+  if (rows.length > 0) metrics.holds.inc({ service: "identity", outcome: "reaped" }, rows.length);
   return rows.length;
 }
 

@@ -109,7 +109,7 @@ export async function recordCharges(db: Queryable, events: readonly Charged[]): 
      SELECT (SELECT count(*) FROM entry)::int AS charged, (SELECT count(*) FROM settled)::int AS settled`,
     [JSON.stringify(rows)],
   );
-  if (result?.settled) metrics.holds.inc({ outcome: "settled" }, result.settled);
+  if (result?.settled) metrics.holds.inc({ service: "identity", outcome: "settled" }, result.settled);
   return result?.charged ?? 0;
 }
 
@@ -120,7 +120,7 @@ export async function startLedger(deps: { db: Db; bus: Bus; logger: Logger }): P
     if (charged < events.length) deps.logger.debug({ events: events.length, charged }, "charges already in the ledger");
   });
   // The ledger settles the holds, so it also reports those still open (the gauge a hold leak shows on).
-  const unwatch = watchHolds(() => openHolds(deps.db));
+  const unwatch = watchHolds("identity", () => openHolds(deps.db));
   return {
     async stop() {
       unwatch();

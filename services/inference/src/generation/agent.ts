@@ -117,7 +117,7 @@ async function runRound(calls: ToolCall[], tools: DeclaredTools, runContext: Run
     const tool = tools.server.get(call.function.name)!;
     const run = await runTool(call, tool, runContext);
     if (run.executed) tally.executed += 1;
-    metrics.serverToolCalls.inc({ tool: tool.type, executed: String(run.executed) });
+    metrics.serverToolCalls.inc({ service: "inference", tool: tool.type, executed: String(run.executed) });
     runs.push(run);
   }
   return runs;
@@ -209,7 +209,7 @@ export async function runAgent(plan: Plan, tools: DeclaredTools, sink?: AgentSin
       allRuns.push(...runs);
       // What the tools brought back is read by the next turn's provider: the guardrails' filters apply to it too.
       const added = filterMessages(plan.filters, [assistantTurn(turn, serverCalls), ...runs.map((run) => ({ role: "tool", tool_call_id: run.id, content: run.output }))]);
-      enforceFindings(added.findings, plan.dialect);
+      enforceFindings(added.findings, plan.dialect, plan.deps.logger);
       findings = mergeFindings([[...findings], added.findings]);
       messages.push(...(added.value as Message[]));
       const entries = filter.numbering.serverCalls(runs);

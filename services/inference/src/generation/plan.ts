@@ -100,7 +100,7 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   const { filters } = resolution;
   if (!filters.empty && Array.isArray(body.messages)) {
     const filtered = filterMessages(filters, body.messages as Array<Record<string, unknown>>);
-    enforceFindings(filtered.findings, input.dialect);
+    enforceFindings(filtered.findings, input.dialect, deps.logger);
     body.messages = filtered.value;
     findings = filtered.findings;
   }

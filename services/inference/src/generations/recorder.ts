@@ -1,4 +1,4 @@
-import type { Db, EventSink, Logger } from "@switchyard/runtime";
+import { observeGeneration, picoToUsd, serviceOf, type Db, type EventSink, type Logger } from "@switchyard/runtime";
 import { insertGenerations, type FinishedGeneration } from "./store.js";
 
 export interface RecorderOptions {
@@ -21,6 +21,28 @@ export interface GenerationRecorder {
 }
 
 /**
+ * Every generation of inference passes here (each chat turn of any dialect, embeddings, rerank), so this is
+ * where its metrics are counted, once.
+ */
+function observe(service: string, g: FinishedGeneration): void {
+  observeGeneration({
+    service,
+    operation: g.operation ?? "chat",
+    provider: g.provider ?? "none",
+    model: g.model,
+    status: g.status,
+    seconds: g.generationTimeMs / 1000,
+    firstOutputSeconds: g.streamed && g.latencyMs !== null ? g.latencyMs / 1000 : null,
+    promptTokens: g.promptTokens,
+    completionTokens: g.completionTokens,
+    cachedTokens: g.cachedTokens,
+    reasoningTokens: g.reasoningTokens,
+    costUsd: picoToUsd(g.charge.charged),
+    byok: g.isByok,
+  });
+}
+
+/**
  * Group commit for generation records. Answers go out as soon as they are priced; the records and their
  * `inference.generation.completed.v1` events are written together a few milliseconds later, many per
  * transaction, which is what makes the hot path cheap. A failed write keeps the batch queued and retries
@@ -28,6 +50,7 @@ export interface GenerationRecorder {
  */
 export function createRecorder(options: RecorderOptions): GenerationRecorder {
   const { db, events, logger, flushMs } = options;
+  const service = serviceOf(logger);
   const maxBatch = options.maxBatch ?? 200;
   const queued = new Map<string, { generation: FinishedGeneration; at: Date }>();
   let timer: NodeJS.Timeout | undefined;
@@ -71,6 +94,7 @@ export function createRecorder(options: RecorderOptions): GenerationRecorder {
 
   return {
     record(generation) {
+      observe(service, generation);
       queued.set(generation.id, { generation, at: new Date() });
       schedule();
     },

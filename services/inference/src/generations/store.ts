@@ -38,6 +38,10 @@ export interface FinishedGeneration {
   usageEstimated: boolean;
   /** What the key is charged, and what the reported usage cost before the cap at the hold. */
   charge: Charge;
+  /**
+   * A stream's time to its first token (null when none came); a buffered chat's is null, embeddings' and
+   * rerank's their whole time.
+   */
   latencyMs: number | null;
   generationTimeMs: number;
   serviceTier: string | null;

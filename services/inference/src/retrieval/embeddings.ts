@@ -39,7 +39,7 @@ function filtered(run: RetrievalRun, inputs: readonly SizedInput[]): EmbeddingIn
     else if (input.kind === "parts") for (const part of input.parts) if (part.type === "text") texts.push(part.text);
   }
   const { value, findings } = filterTexts(run.filters, texts);
-  enforceFindings(findings, "embeddings");
+  enforceFindings(findings, "embeddings", run.deps.logger);
   run.findings = findings;
   let next = 0;
   return inputs.map(({ input }) => {

@@ -63,7 +63,7 @@ export const rerankRoute =
     });
     // The guardrails' content filters read the query and every document before anything is held.
     const scanned = filterTexts(run.filters, [request.query, ...texts]);
-    enforceFindings(scanned.findings, "rerank");
+    enforceFindings(scanned.findings, "rerank", deps.logger);
     run.findings = scanned.findings;
     const [query, ...documents] = scanned.value as [string, ...string[]];
     const topN = request.top_n === undefined ? undefined : Math.min(request.top_n, documents.length);

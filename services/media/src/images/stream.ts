@@ -35,8 +35,10 @@ export async function streamImages(
   const images: GeneratedImage[] = [];
   let usage: ImageUsage | undefined;
   let failure: string | undefined;
+  let firstImage: number | undefined;
   try {
     for await (const part of result.parts) {
+      if (part.type !== "usage") firstImage ??= performance.now();
       if (part.type === "partial") res.write(frame({ type: "image_generation.partial_image", b64_json: part.b64, partial_image_index: part.index }));
       else if (part.type === "image") images.push(part.image);
       else usage = part.usage;
@@ -51,7 +53,8 @@ export async function streamImages(
   const charge = chargeFor(run, served, used.usage);
   const status = run.signal.aborted ? "cancelled" : failure !== undefined ? "error" : "completed";
   metrics.streamDuration.observe({ service: "media", status }, (performance.now() - run.started) / 1000);
-  await recordGeneration(run.deps, { ...runRecord(run, "image", served.candidate, true), status, usage: used.usage, usageEstimated: used.estimated, charge });
+  const firstOutputMs = firstImage === undefined ? undefined : Math.round(firstImage - run.started);
+  await recordGeneration(run.deps, { ...runRecord(run, "image", served.candidate, true), firstOutputMs, status, usage: used.usage, usageEstimated: used.estimated, charge });
   if (res.writableEnded || res.destroyed) return;
   if (status !== "completed") {
     res.end(frame({ type: "error", error: { message: `Provider returned error: ${failure ?? "stream ended"}`, code: "502" } }));

@@ -29,7 +29,7 @@ export const imagesRoute =
     });
     // Before references are fetched or spend held: a blocked prompt costs nothing, a redacted one is what the provider gets.
     const prompt = filterPrompt(run.filters, request.prompt);
-    enforceFindings(prompt.findings, "images");
+    enforceFindings(prompt.findings, "images", deps.logger);
     run.findings = prompt.findings;
     request.prompt = prompt.value;
     const references = await loadReferences((request.input_references ?? []).map((r) => r.image_url.url), deps.references);

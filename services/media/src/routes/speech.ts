@@ -30,7 +30,7 @@ export const speechRoute =
     const input = filterPrompt(run.filters, request.input);
     const instructions = request.instructions === undefined ? undefined : filterPrompt(run.filters, request.instructions);
     run.findings = mergeFindings([input.findings, instructions?.findings ?? []]);
-    enforceFindings(run.findings, "speech");
+    enforceFindings(run.findings, "speech", deps.logger);
     const text = speechText(input.value, instructions?.value);
     const sent = { format: request.response_format ?? "mp3", speed: request.speed ?? 1 };
     const options = request.provider?.options ?? {};

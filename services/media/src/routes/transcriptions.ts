@@ -48,7 +48,7 @@ export const transcriptionsRoute =
     // The prompt is text the caller wrote: the guardrails' content filters apply to it before anything is held.
     if (input.prompt !== undefined) {
       const prompt = filterPrompt(run.filters, input.prompt);
-      enforceFindings(prompt.findings, "transcriptions");
+      enforceFindings(prompt.findings, "transcriptions", deps.logger);
       run.findings = prompt.findings;
       input.prompt = prompt.value;
     }

@@ -40,6 +40,7 @@ export async function sendSpeech(
 ): Promise<void> {
   res.writeHead(200, { "content-type": speechMediaTypes[sent.format], "cache-control": "no-store" });
   let bytes = 0;
+  let firstAudio: number | undefined;
   let reported: SpeechUsage | undefined;
   let failure: string | undefined;
   let gone = false;
@@ -50,6 +51,7 @@ export async function sendSpeech(
         continue;
       }
       bytes += part.bytes.length;
+      firstAudio ??= performance.now();
       if (!(await write(res, part.bytes))) {
         gone = true;
         break;
@@ -66,6 +68,7 @@ export async function sendSpeech(
   const { candidate } = served;
   const used = speechUsage(text, candidate, { ...sent, bytes }, reported);
   metrics.streamDuration.observe({ service: "media", status }, (performance.now() - run.started) / 1000);
-  await recordGeneration(run.deps, { ...runRecord(run, "speech", candidate, true), status, usage: used.usage, usageEstimated: used.estimated, charge: chargeFor(run, served, used.usage) });
+  const firstOutputMs = firstAudio === undefined ? undefined : Math.round(firstAudio - run.started);
+  await recordGeneration(run.deps, { ...runRecord(run, "speech", candidate, true), firstOutputMs, status, usage: used.usage, usageEstimated: used.estimated, charge: chargeFor(run, served, used.usage) });
   if (status === "completed") res.end();
 }
