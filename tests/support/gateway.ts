@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { silentLogger } from "@switchyard/runtime";
+import { createLogger, silentLogger } from "@switchyard/runtime";
 import { loadStandaloneConfig, startStandalone, type Standalone, type StandaloneOptions } from "@switchyard/standalone";
 import { testObjectStoreEnv } from "./object-store.js";
 import { createTestDatabase } from "./postgres.js";
@@ -30,7 +30,7 @@ export interface TestResponse {
  * The whole gateway in this process, on its own database, through real HTTP on 127.0.0.1; `options` are
  * what no environment variable sets (web fetch's made-up hosts).
  */
-export async function startTestGateway(env: Record<string, string> = {}, options: StandaloneOptions = {}): Promise<TestGateway> {
+export async function startTestGateway(env: Record<string, string> = {}, options: StandaloneOptions & { logs?: NodeJS.WritableStream } = {}): Promise<TestGateway> {
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), "switchyard-test-"));
   const config = loadStandaloneConfig({
@@ -43,7 +43,9 @@ export async function startTestGateway(env: Record<string, string> = {}, options
     ...testObjectStoreEnv(),
     ...env,
   });
-  const standalone = await startStandalone(config, silentLogger(), options);
+  // A test that reads the logs gets every line at info and above as JSON; the others log nothing.
+  const logger = options.logs ? createLogger({ destination: options.logs }) : silentLogger();
+  const standalone = await startStandalone(config, logger, options);
   const baseUrl = `http://127.0.0.1:${standalone.port}`;
   const apiUrl = `${baseUrl}/api/v1`;
   return {

@@ -18,7 +18,11 @@ export const redactedPaths = [
 ];
 
 export interface LoggerOptions {
-  service: string;
+  /**
+   * The service every line speaks for. A process that runs several services (standalone) leaves it out and
+   * gives each service a child logger with its own: pino would write a key bound twice twice.
+   */
+  service?: string;
   level?: string;
   /** Tests pass a stream to read what was logged; processes write JSON to stdout. */
   destination?: NodeJS.WritableStream;
@@ -38,10 +42,10 @@ const requestIdMixin = (): { reqId?: string } => {
 export function createLogger(options: LoggerOptions): Logger {
   return pino(
     {
-      name: options.service,
+      name: options.service ?? "switchyard",
       level: options.level ?? "info",
       redact: { paths: redactedPaths, censor: "[redacted]" },
-      base: { service: options.service },
+      base: options.service ? { service: options.service } : {},
       mixin: requestIdMixin,
       timestamp: pino.stdTimeFunctions.isoTime,
     },

@@ -3,7 +3,7 @@ import { metrics, serviceOf, type Logger } from "@switchyard/runtime";
 import type { Candidate } from "./candidates.js";
 import { attemptSignal, FirstByteTimeout, type AttemptSignal, type UpstreamTimeouts } from "./attempt-timeouts.js";
 import type { EndpointHealth } from "./endpoint-health.js";
-import { UpstreamError, WorkspaceKeyRefused } from "./errors.js";
+import { UpstreamError, WorkspaceKeyRefused, withoutKey } from "./errors.js";
 
 /** Where and how to call one upstream endpoint. */
 export interface UpstreamTarget {
@@ -90,6 +90,7 @@ export async function firstAccepting<P, T>(
       continue;
     }
     const started = performance.now();
+    const target = targetOf(candidate.endpoint, context.env, candidate.byokKey);
     const attempt = attemptSignal(context.signal);
     const { firstByteMs } = context.timeouts;
     const firstByte = setTimeout(() => attempt.abort(new FirstByteTimeout(candidate.endpoint.provider, firstByteMs)), firstByteMs);
@@ -97,7 +98,7 @@ export async function firstAccepting<P, T>(
       let result: T;
       context.cooldowns.attempting(candidate.endpoint);
       try {
-        result = await call(provider, targetOf(candidate.endpoint, context.env, candidate.byokKey), candidate, attempt);
+        result = await call(provider, target, candidate, attempt);
       } catch (error) {
         attempt.detach();
         // Whatever the provider call threw once the timer aborted it, the cause is the timeout.
@@ -111,6 +112,7 @@ export async function firstAccepting<P, T>(
       return { result, candidate };
     } catch (thrown) {
       if (!(thrown instanceof UpstreamError)) throw thrown;
+      withoutKey(thrown, target.apiKey);
       const error = candidate.byokKey ? workspaceKeyFailure(thrown, candidate.endpoint.provider) : thrown;
       attempts.push({
         ...attempted(candidate),

@@ -13,5 +13,14 @@ export class UpstreamError extends Error {
   }
 }
 
+/**
+ * Providers may quote the key they were sent in their error text ("Incorrect API key provided: sk-…", or the
+ * whole Authorization header). That text goes on to the caller, the logs and the generation's attempts, so the
+ * key is cut out of it first, where the attempt that sent the key catches the error.
+ */
+export function withoutKey(error: UpstreamError, key: string | undefined): void {
+  if (key && key.length >= 8 && error.message.includes(key)) error.message = error.message.split(key).join("[redacted]");
+}
+
 /** The provider refused the workspace's own key (BYOK): the workspace has a key to fix, the request is fine. */
 export class WorkspaceKeyRefused extends UpstreamError {}

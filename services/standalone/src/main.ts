@@ -4,8 +4,10 @@ import { startStandalone } from "./start.js";
 
 /** `npm start`: the whole gateway in one process. */
 const config = loadStandaloneConfig();
-const logger = createLogger({ service: "switchyard", level: config.LOG_LEVEL });
-const standalone = await startStandalone(config, logger);
+// Each service's lines name it; the process's own lines name "standalone".
+const root = createLogger({ level: config.LOG_LEVEL });
+const logger = root.child({ service: "standalone" });
+const standalone = await startStandalone(config, root);
 logger.info({ port: standalone.port, url: `http://${config.HOST}:${standalone.port}/api/v1` }, "Switchyard is listening");
 exitOnSignals(standalone.server, logger);
 process.on("SIGHUP", () => {

@@ -44,7 +44,8 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
   const { announce, webFetchHosts } = options;
   // One process signs and verifies its own caller headers; a random secret is enough when none is set.
   const secret = config.SWITCHYARD_INTERNAL_SECRET ?? randomBytes(32).toString("hex");
-  const { db, bus } = await openBackends(config, logger, "standalone");
+  const own = logger.child({ service: "standalone" });
+  const { db, bus } = await openBackends(config, own, "standalone");
   const health = { draining: false };
   // A key's change reaches the router's cache at its commit, so the next request already sees it.
   let forgetKey = (_hash: string) => {}; // the router's, once it runs
@@ -169,7 +170,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     handler: router.app,
     port: config.PORT,
     host: config.HOST,
-    logger,
+    logger: own,
     health,
     drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
     headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
