@@ -75,10 +75,15 @@ describe("catalog reload", () => {
       const reloaded = await other.call("POST", "/catalog/reload");
       expect(reloaded.body).toEqual({ data: { models: 1, providers: 4 } });
       expect(ids((await other.call("GET", "/models?output_modalities=all")).body)).toEqual(["vendor/a"]);
+      // A file the operator got wrong is the request's problem, not the gateway's: a 400 that says what is wrong.
       await writeFile(path, "providers: [");
       const refused = await other.call("POST", "/catalog/reload");
-      expect(refused.status).toBe(500);
+      expect(refused.status).toBe(400);
       expect(refused.body.error?.message).toMatch(/not valid YAML or JSON[\s\S]*previous catalog stays in place/);
+      await writeFile(path, JSON.stringify({ ...fixtureCatalog, models: [{ ...fixtureCatalog.models[0]!, context_length: -1 }] }));
+      const invalid = await other.call("POST", "/catalog/reload");
+      expect(invalid.status).toBe(400);
+      expect(invalid.body.error?.message).toMatch(/^Invalid catalog in .*\n {2}models\.0\.context_length: .*\nThe previous catalog stays in place\.$/);
       expect(ids((await other.call("GET", "/models?output_modalities=all")).body)).toEqual(["vendor/a"]);
     } finally {
       await other.stop();

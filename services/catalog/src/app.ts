@@ -88,8 +88,8 @@ export function createApp(deps: CatalogDeps, reload: () => Promise<{ models: num
     try {
       res.json({ data: await reload() });
     } catch (error) {
-      // The operator's file is wrong: say how, and keep serving the catalog already loaded.
-      if (error instanceof ConfigError) throw new HttpError("internal", `${error.message}\nThe previous catalog stays in place.`);
+      // The operator's file is wrong: the caller's to fix, so a 400 that says how; the catalog already loaded stays.
+      if (error instanceof ConfigError) throw new HttpError("bad_request", `${error.message}\nThe previous catalog stays in place.`);
       throw error;
     }
   };
