@@ -15,6 +15,18 @@ export class ConfigError extends Error {
   override readonly name = "ConfigError";
 }
 
+/**
+ * For a process's entry point: a configuration error that stops the start (a bad variable, a bad catalog
+ * file) prints its problems, one per line, and exits 1, without a stack trace that says nothing more. Any
+ * other uncaught error is printed with its stack and exits 1, as Node does.
+ */
+export function exitOnConfigError(): void {
+  process.on("uncaughtException", (error) => {
+    process.stderr.write(error instanceof ConfigError ? `${error.message}\n` : `${error.stack ?? String(error)}\n`);
+    process.exit(1);
+  });
+}
+
 /** An optional string variable where an empty value means unset. */
 export const optionalString = z
   .string()

@@ -6,12 +6,14 @@ import {
   createServiceVerifier,
   openBackends,
   serveProcess,
+  exitOnConfigError,
 } from "@switchyard/runtime";
 import { loadCatalogConfig } from "./config.js";
 import { httpIdentitySource } from "./policy/identity-lookup.js";
 import { startCatalog } from "./start.js";
 
 /** The catalog service as its own process. */
+exitOnConfigError();
 const config = loadCatalogConfig();
 const logger = createLogger({ service: "catalog", level: config.LOG_LEVEL });
 const secret = config.SWITCHYARD_INTERNAL_SECRET;

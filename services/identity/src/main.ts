@@ -1,9 +1,10 @@
 import { knownProviderResponse } from "@switchyard/contracts";
-import { createCallerVerifier, createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, serveProcess } from "@switchyard/runtime";
+import { createCallerVerifier, createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, serveProcess, exitOnConfigError } from "@switchyard/runtime";
 import { loadIdentityConfig } from "./config.js";
 import { startIdentity } from "./start.js";
 
 /** The identity service as its own process (the many-process topology). */
+exitOnConfigError();
 const config = loadIdentityConfig();
 const logger = createLogger({ service: "identity", level: config.LOG_LEVEL });
 if (!config.SWITCHYARD_INTERNAL_SECRET) {

@@ -60,7 +60,18 @@ export async function bootstrap(deps: KeyDeps, configuredSecret: string | undefi
       await createKey(deps, first.id, workspaceId, { name: "Bootstrap management key", is_management_key: true }, configuredSecret);
       return { kind: "configured", organizationId: first.id };
     }
-    if (first) return { kind: "existing" };
+    if (first) {
+      // A gateway whose every management key was deleted, disabled or let expire could never be managed
+      // again: the start makes a new one in the first organization and shows it, as on the first start.
+      const [usable] = await deps.db.query(
+        `SELECT 1 FROM identity.api_keys WHERE organization_id = $1 AND is_management AND NOT disabled AND (expires_at IS NULL OR expires_at > now()) LIMIT 1`,
+        [first.id],
+      );
+      if (usable) return { kind: "existing" };
+      const workspaceId = await defaultWorkspaceId(deps.db, first.id);
+      const made = await createKey(deps, first.id, workspaceId, { name: "Recovery management key", is_management_key: true });
+      return { kind: "generated", organizationId: first.id, managementKey: made.secret };
+    }
     const created = await createOrganization(deps, "Default");
     return { kind: "generated", organizationId: created.organizationId, managementKey: created.managementKey };
   });

@@ -1,3 +1,4 @@
+import { exitOnConfigError } from "@switchyard/runtime";
 import { runProviderService } from "@switchyard/upstream";
 import { loadInferenceConfig } from "./config.js";
 import { remoteContent, remoteMediaGenerations } from "./generations/remote-content.js";
@@ -5,6 +6,7 @@ import { startInference } from "./start.js";
 import { remoteSandbox } from "./tools/remote-sandbox.js";
 
 /** The inference service as its own process. */
+exitOnConfigError();
 const config = loadInferenceConfig();
 // A shell tool call may run up to 20 commands, each up to the sandbox's time limit.
 const sandboxTimeoutMs = 30 * 60_000;

@@ -5,12 +5,14 @@ import {
   createServiceSigner,
   openPostgres,
   serveProcess,
+  exitOnConfigError,
 } from "@switchyard/runtime";
 import { httpIdentityClient } from "./auth/identity-client.js";
 import { loadRouterConfig } from "./config.js";
 import { startRouter } from "./start.js";
 
 /** The router as its own process, in front of services that run as their own processes. */
+exitOnConfigError();
 const config = loadRouterConfig();
 const logger = createLogger({ service: "router", level: config.LOG_LEVEL });
 const secret = config.SWITCHYARD_INTERNAL_SECRET;

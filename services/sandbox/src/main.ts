@@ -1,9 +1,10 @@
-import { createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, serveProcess } from "@switchyard/runtime";
+import { createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, serveProcess, exitOnConfigError } from "@switchyard/runtime";
 import { z } from "zod";
 import { loadSandboxConfig } from "./config.js";
 import { startSandbox } from "./start.js";
 
 /** The sandbox service as its own process. */
+exitOnConfigError();
 const config = loadSandboxConfig();
 const logger = createLogger({ service: "sandbox", level: config.LOG_LEVEL });
 const secret = config.SWITCHYARD_INTERNAL_SECRET;

@@ -1,8 +1,9 @@
-import { createLogger, exitOnSignals } from "@switchyard/runtime";
+import { createLogger, exitOnSignals, exitOnConfigError } from "@switchyard/runtime";
 import { loadStandaloneConfig } from "./config.js";
 import { startStandalone } from "./start.js";
 
 /** `npm start`: the whole gateway in one process. */
+exitOnConfigError();
 const config = loadStandaloneConfig();
 // Each service's lines name it; the process's own lines name "standalone".
 const root = createLogger({ level: config.LOG_LEVEL });

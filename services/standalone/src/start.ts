@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { startCatalog, type RunningCatalog } from "@switchyard/catalog";
+import { loadCatalog, startCatalog, type RunningCatalog } from "@switchyard/catalog";
 import { startIdentity, type RunningIdentity } from "@switchyard/identity";
 import { startInference, type InferenceStartDeps } from "@switchyard/inference";
 import { findMediaGeneration, startMedia } from "@switchyard/media";
@@ -42,6 +42,9 @@ export interface StandaloneOptions {
  */
 export async function startStandalone(config: StandaloneConfigWithProviders, logger: Logger, options: StandaloneOptions = {}): Promise<Standalone> {
   const { announce, webFetchHosts } = options;
+  // The catalog file is read before anything is made: a bad one stops the first start before its
+  // management key is created and shown (the catalog reads it again when it starts).
+  await loadCatalog(config.SWITCHYARD_CONFIG);
   // One process signs and verifies its own caller headers; a random secret is enough when none is set.
   const secret = config.SWITCHYARD_INTERNAL_SECRET ?? randomBytes(32).toString("hex");
   const own = logger.child({ service: "standalone" });

@@ -7,11 +7,13 @@ import {
   createServiceVerifier,
   openBackends,
   serveProcess,
+  exitOnConfigError,
 } from "@switchyard/runtime";
 import { loadStorageConfig } from "./config.js";
 import { startStorage } from "./start.js";
 
 /** The storage service as its own process. */
+exitOnConfigError();
 const config = loadStorageConfig();
 const logger = createLogger({ service: "storage", level: config.LOG_LEVEL });
 const secret = config.SWITCHYARD_INTERNAL_SECRET;
