@@ -1,10 +1,11 @@
+import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixtureCatalog } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
-import { startProcess, type TestProcess } from "./support/process.js";
+import { repoRoot, startProcess, type TestProcess } from "./support/process.js";
 
 /** `npm start` on an empty data directory, as a newcomer meets it: its first key, and its first mistakes. */
 let dataDir: string;
@@ -78,4 +79,23 @@ describe("the first start", () => {
     await quiet.waitFor(/"port":(\d+)/, 40_000);
     expect(quiet.output()).not.toMatch(keyLine);
   }, 120_000);
+});
+
+describe("npm run config:check", () => {
+  const check = (...args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, ["services/catalog/dist/check.js", ...args], { cwd: repoRoot }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }));
+    });
+
+  it("says a catalog file is valid, or lists its problems and exits 1, without starting anything", async () => {
+    const good = join(dataDir, "good.json");
+    await writeFile(good, JSON.stringify(fixtureCatalog));
+    expect(await check(good)).toEqual({ code: 0, stdout: `${good}: 4 providers, ${fixtureCatalog.models.length} models; valid\n`, stderr: "" });
+    const bad = join(dataDir, "bad.json");
+    await writeFile(bad, JSON.stringify({ ...fixtureCatalog, models: [{ ...fixtureCatalog.models[0]!, id: "no-vendor" }] }));
+    const refused = await check(bad);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^Invalid catalog in .*bad\.json:\n {2}models\.0\.id: .+\n$/);
+    expect((await check()).stdout).toMatch(/^the default catalog: \d+ providers, \d+ models; valid\n$/);
+  });
 });
