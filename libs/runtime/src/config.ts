@@ -46,6 +46,8 @@ export const port = (fallback: number) => z.coerce.number().int().min(0).max(655
 export const commonEnv = {
   /** Log level: trace, debug, info, warn, error, fatal or silent. */
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  /** Log lines as JSON (`json`), readable text (`pretty`), or `auto`: text on a terminal, JSON otherwise. */
+  LOG_FORMAT: z.enum(["auto", "json", "pretty"]).default("auto"),
   /** Address to listen on. */
   HOST: z.string().default("127.0.0.1"),
   /** Postgres URL; unset means the embedded PGlite under SWITCHYARD_DATA_DIR. */

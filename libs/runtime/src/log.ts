@@ -1,5 +1,6 @@
 import { pino, type Logger } from "pino";
 import { currentRequestId } from "./http/request-context.js";
+import { prettyStream } from "./log-pretty.js";
 
 export type { Logger };
 
@@ -24,7 +25,9 @@ export interface LoggerOptions {
    */
   service?: string;
   level?: string;
-  /** Tests pass a stream to read what was logged; processes write JSON to stdout. */
+  /** `json`, `pretty` (one readable line per entry), or `auto`: pretty on a terminal, JSON otherwise. */
+  format?: "auto" | "json" | "pretty";
+  /** Tests pass a stream to read what was logged; processes write to stdout. */
   destination?: NodeJS.WritableStream;
 }
 
@@ -40,6 +43,8 @@ const requestIdMixin = (): { reqId?: string } => {
 };
 
 export function createLogger(options: LoggerOptions): Logger {
+  const format = options.format ?? "json";
+  const pretty = format === "pretty" || (format === "auto" && !options.destination && process.stdout.isTTY === true);
   return pino(
     {
       name: options.service ?? "switchyard",
@@ -49,8 +54,8 @@ export function createLogger(options: LoggerOptions): Logger {
       mixin: requestIdMixin,
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    // Asynchronous writes keep logging off the request's critical path.
-    options.destination ?? pino.destination({ sync: false }),
+    // Asynchronous writes keep logging off the request's critical path; a terminal is for a person reading.
+    pretty ? prettyStream(options.destination ?? process.stdout) : (options.destination ?? pino.destination({ sync: false })),
   );
 }
 

@@ -26,6 +26,7 @@ import { cachedResolve } from "./remote-memory.js";
 
 export interface ProviderServiceConfig extends BackendConfig, ListenConfig {
   LOG_LEVEL: string;
+  LOG_FORMAT: "auto" | "json" | "pretty";
   SWITCHYARD_INTERNAL_SECRET?: string | undefined;
   SWITCHYARD_INTERNAL_SECRETS_ACCEPTED: readonly string[];
   CATALOG_URL: string;
@@ -60,7 +61,7 @@ export async function runProviderService(
   config: ProviderServiceConfig,
   start: (deps: ProviderServiceDeps) => Promise<{ app: RequestListener; stop(): Promise<void> }>,
 ): Promise<void> {
-  const logger = createLogger({ service: name, level: config.LOG_LEVEL });
+  const logger = createLogger({ service: name, level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   const secret = config.SWITCHYARD_INTERNAL_SECRET;
   if (!secret) {
     logger.fatal(`SWITCHYARD_INTERNAL_SECRET is required when ${name} runs as its own process`);

@@ -15,7 +15,7 @@ import { startCatalog } from "./start.js";
 /** The catalog service as its own process. */
 exitOnConfigError();
 const config = loadCatalogConfig();
-const logger = createLogger({ service: "catalog", level: config.LOG_LEVEL });
+const logger = createLogger({ service: "catalog", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
 const secret = config.SWITCHYARD_INTERNAL_SECRET;
 if (!secret) {
   logger.fatal("SWITCHYARD_INTERNAL_SECRET is required when catalog runs as its own process");

@@ -6,7 +6,7 @@ import { startIdentity } from "./start.js";
 /** The identity service as its own process (the many-process topology). */
 exitOnConfigError();
 const config = loadIdentityConfig();
-const logger = createLogger({ service: "identity", level: config.LOG_LEVEL });
+const logger = createLogger({ service: "identity", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
 if (!config.SWITCHYARD_INTERNAL_SECRET) {
   logger.fatal("SWITCHYARD_INTERNAL_SECRET is required when identity runs as its own process");
   process.exit(1);

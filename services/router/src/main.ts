@@ -14,7 +14,7 @@ import { startRouter } from "./start.js";
 /** The router as its own process, in front of services that run as their own processes. */
 exitOnConfigError();
 const config = loadRouterConfig();
-const logger = createLogger({ service: "router", level: config.LOG_LEVEL });
+const logger = createLogger({ service: "router", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
 const secret = config.SWITCHYARD_INTERNAL_SECRET;
 if (!secret || !config.NATS_URL) {
   logger.fatal("the router as its own process needs SWITCHYARD_INTERNAL_SECRET and NATS_URL (use standalone for one process)");

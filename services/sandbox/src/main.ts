@@ -6,7 +6,7 @@ import { startSandbox } from "./start.js";
 /** The sandbox service as its own process. */
 exitOnConfigError();
 const config = loadSandboxConfig();
-const logger = createLogger({ service: "sandbox", level: config.LOG_LEVEL });
+const logger = createLogger({ service: "sandbox", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
 const secret = config.SWITCHYARD_INTERNAL_SECRET;
 if (!secret) {
   logger.fatal("SWITCHYARD_INTERNAL_SECRET is required when the sandbox runs as its own process");

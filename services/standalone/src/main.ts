@@ -6,7 +6,7 @@ import { startStandalone } from "./start.js";
 exitOnConfigError();
 const config = loadStandaloneConfig();
 // Each service's lines name it; the process's own lines name "standalone".
-const root = createLogger({ level: config.LOG_LEVEL });
+const root = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT });
 const logger = root.child({ service: "standalone" });
 const standalone = await startStandalone(config, root);
 logger.info({ port: standalone.port, url: `http://${config.HOST}:${standalone.port}/api/v1` }, "Switchyard is listening");

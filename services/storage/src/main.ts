@@ -15,7 +15,7 @@ import { startStorage } from "./start.js";
 /** The storage service as its own process. */
 exitOnConfigError();
 const config = loadStorageConfig();
-const logger = createLogger({ service: "storage", level: config.LOG_LEVEL });
+const logger = createLogger({ service: "storage", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
 const secret = config.SWITCHYARD_INTERNAL_SECRET;
 if (!secret) {
   logger.fatal("SWITCHYARD_INTERNAL_SECRET is required when storage runs as its own process");
