@@ -1,4 +1,17 @@
-import { picoToUsd, toPico } from "@switchyard/runtime";
+import { noteRequest, picoToUsd, toPico } from "@switchyard/runtime";
+import type { Candidate } from "./candidates.js";
+
+/** The request's log line names the generation it made: its id, the endpoint that served, its tokens and charge. */
+export function noteGeneration(id: string, candidate: Candidate, usage: { promptTokens: number; completionTokens?: number }, charged: bigint): void {
+  noteRequest({
+    generationId: id,
+    model: candidate.model,
+    provider: candidate.endpoint.provider,
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens ?? 0,
+    cost: picoToUsd(charged),
+  });
+}
 
 /**
  * What `GET /generation` says a generation cost, inference's and media's alike: `usage` and `total_cost`

@@ -1,4 +1,4 @@
-import { observeGeneration, picoToDecimal, picoToUsd, serviceOf, type Db, type EventSink, type GenerationOperation, type Logger } from "@switchyard/runtime";
+import { noteRequest, observeGeneration, picoToDecimal, picoToUsd, serviceOf, type Db, type EventSink, type GenerationOperation, type Logger } from "@switchyard/runtime";
 import { findingsRecord, servingModel, type Attempt, type Charge, type Finding } from "@switchyard/upstream";
 import type { MediaUsage } from "./cost.js";
 
@@ -55,6 +55,7 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
   const promptTokens = g.usage.promptTokens + (g.usage.audioTokens ?? 0);
   const completionTokens = g.usage.completionTokens + (g.usage.audioOutputTokens ?? 0);
   const startedAt = new Date(Date.now() - Math.max(0, g.latencyMs)).toISOString();
+  noteRequest({ generationId: g.id, model: g.model, ...(g.provider ? { provider: g.provider } : {}), promptTokens, completionTokens, cost: picoToUsd(g.charge.charged) });
   // Every media generation is recorded here: its metrics are counted here too, once, before any retry.
   observeGeneration({
     service: serviceOf(deps.logger),

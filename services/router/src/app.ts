@@ -5,6 +5,7 @@ import {
   finishHttpApp,
   HttpError,
   mountHealth,
+  noteRequest,
   pathOf,
   requestIdHeader,
   sendAnthropicError,
@@ -96,6 +97,7 @@ export function createRouterApp(deps: RouterDeps): RequestListener {
       delete req.headers["x-api-key"];
     } else {
       const key = await deps.authenticator.authenticate(credentialOf(req));
+      noteRequest({ key: key.hash.slice(0, 12) });
       await admit(key.hash, key.rateLimitPerMinute ?? deps.defaultRateLimitPerMinute);
       // Services never see the secret; they see who the router says is calling.
       delete req.headers.authorization;

@@ -10,3 +10,4 @@ export * from "./request-basics.js";
 export * from "./oauth-errors.js";
 export * from "./anthropic-errors.js";
 export * from "./input-guard.js";
+export { noteRequest, type RequestNote } from "./request-context.js";

@@ -1,5 +1,6 @@
 import { jwtVerify, SignJWT } from "jose";
 import { z } from "zod";
+import { noteRequest } from "./request-context.js";
 
 /** The header through which the router tells a service who is calling. */
 export const callerHeader = "x-switchyard-caller";
@@ -67,20 +68,26 @@ async function verifyWithAny(token: string, keys: Uint8Array[], options: Paramet
   throw failure;
 }
 
+/** The request's log line names the key it came with (a hash prefix), in every service it reaches. */
+const noted = (caller: Caller): Caller => {
+  noteRequest({ key: caller.keyHash.slice(0, 12) });
+  return caller;
+};
+
 /** Verifies caller headers, remembering tokens already verified until they expire. */
 export function createCallerVerifier(secret: string, accepted: readonly string[] = []) {
   const keys = keysOf(secret, accepted);
   const cache = new Map<string, { caller: Caller; expiresAt: number }>();
   return async (token: string): Promise<Caller | undefined> => {
     const hit = cache.get(token);
-    if (hit && hit.expiresAt > Date.now()) return hit.caller;
+    if (hit && hit.expiresAt > Date.now()) return noted(hit.caller);
     try {
       const { payload } = await verifyWithAny(token, keys, { issuer, audience, algorithms: ["HS256"] });
       const parsed = claims.parse(payload);
       const caller: Caller = { keyHash: parsed.kh, organizationId: parsed.org, workspaceId: parsed.ws, management: parsed.mgmt };
       if (cache.size > 50_000) cache.clear();
       cache.set(token, { caller, expiresAt: (payload.exp ?? 0) * 1000 });
-      return caller;
+      return noted(caller);
     } catch {
       return undefined;
     }

@@ -4,7 +4,7 @@ import type { Logger } from "../log.js";
 import { metrics } from "../metrics.js";
 import { carriesRetryAfter, defaultRetryAfterSeconds, HttpError } from "./errors.js";
 import { ServiceUnavailableError } from "./internal-client.js";
-import { requestIdHeader, withRequestId } from "./request-context.js";
+import { currentNote, requestIdHeader, withRequestId } from "./request-context.js";
 
 /**
  * What every request gets, express or not: an id, a log line, its count and time, and failures rendered as
@@ -43,21 +43,25 @@ export function assignRequestId(req: IncomingMessage, res: ServerResponse): stri
 }
 
 /**
- * One line per request once it ends (errors and client errors at once, successes at debug). No child
- * logger per request: the line is built only when its level is enabled, which keeps it off the hot path.
+ * One line per request once it ends, at info (a 5xx at error), with what the request's note says: the key
+ * (a hash prefix), and for a generation its model, provider, tokens, cost and id. Called within the
+ * request's scope (`withRequestId`), whose note it reads when the answer ends. No child logger per request:
+ * the line is built only when its level is enabled.
  */
 export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
   const started = performance.now();
   const url = req.url;
+  const note = currentNote();
   res.once("close", () => {
     const aborted = !res.writableFinished;
-    const level = res.statusCode >= 500 ? "error" : res.statusCode >= 400 || aborted ? "info" : "debug";
+    const level = res.statusCode >= 500 ? "error" : "info";
     if (!logger.isLevelEnabled(level)) return;
     logger[level](
       {
         reqId: req.headers[requestIdHeader],
         req: { method: req.method, url },
         res: { statusCode: res.statusCode },
+        ...note,
         responseTime: Math.round(performance.now() - started),
       },
       aborted ? "request aborted" : "request completed",
@@ -95,11 +99,9 @@ export interface PlainRouteOptions {
  */
 export function servePlain(req: IncomingMessage, res: ServerResponse, options: PlainRouteOptions, handle: () => Promise<void>): void {
   const id = assignRequestId(req, res);
-  if (options.observe) {
-    logWhenDone(options.logger, req, res);
-    countWhenDone(options.service, req, res, () => options.route);
-  }
+  if (options.observe) countWhenDone(options.service, req, res, () => options.route);
   withRequestId(id, () => {
+    if (options.observe) logWhenDone(options.logger, req, res);
     handle().catch((error: unknown) => (options.sendError ?? sendError)(res, error, options.logger, id));
   });
 }

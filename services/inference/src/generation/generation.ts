@@ -1,6 +1,6 @@
 import type { GenerationContent } from "@switchyard/contracts";
 import { HttpError } from "@switchyard/runtime";
-import { capCharge, findingsRecord, firstEventThenIdle, upstreamFailure, type AttemptSignal, type Candidate, type Finding, type UpstreamTarget } from "@switchyard/upstream";
+import { capCharge, findingsRecord, firstEventThenIdle, noteGeneration, upstreamFailure, type AttemptSignal, type Candidate, type Finding, type UpstreamTarget } from "@switchyard/upstream";
 import type { Attempt } from "../generations/store.js";
 import { dropUnsupported } from "../parameters.js";
 import { compressMessages } from "../plugins.js";
@@ -155,6 +155,7 @@ export class Generation {
     this.keepContent(outcome);
     const isByok = candidate.byokKey !== undefined;
     const accounted = { ...priced, charge, isByok, billed: isByok ? 0n : charge.charged };
+    noteGeneration(turn.id, candidate, accounted.usage, charge.charged);
     plan.deps.recorder.record({
       id: turn.id,
       keyHash: plan.caller.keyHash,

@@ -5,6 +5,7 @@ import {
   findingsRecord,
   firstAcceptingHeld,
   newGenerationId,
+  noteGeneration,
   requestDeadline,
   withWorkspaceKeys,
   type Candidate,
@@ -169,6 +170,7 @@ export function settle(run: RetrievalRun, served: Omit<Served<unknown>, "result"
   });
   const isByok = candidate.byokKey !== undefined;
   const elapsed = Math.round(performance.now() - run.started);
+  noteGeneration(run.generationId, candidate, used, charge.charged);
   deps.recorder.record({
     id: run.generationId,
     keyHash: caller.keyHash,
