@@ -10,6 +10,8 @@ export const testEnv = {
   s3: Object.fromEntries(
     ["S3_ENDPOINT", "S3_REGION", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "S3_FORCE_PATH_STYLE"].flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])),
   ) as Record<string, string>,
+  /** A Node.js 24 binary (`.ci/run` installs one from the npm registry) to run the gateway on the Active LTS. */
+  node24: process.env.NODE24_BIN || undefined,
   /** CI installs every tool the tests need; there, a missing one is a failure, not a skip. */
   ci: Boolean(process.env.CI),
   /** Spawned processes get exactly the environment a test gives them, plus PATH. */

@@ -15,9 +15,9 @@ export interface TestProcess {
   stop(timeoutMs?: number): Promise<number | null>;
 }
 
-/** Starts a built entry point (`services/<name>/dist/main.js`) with exactly the given environment. */
-export function startProcess(entry: string, env: Record<string, string>): TestProcess {
-  const child = spawn(process.execPath, [entry], {
+/** Starts a built entry point (`services/<name>/dist/main.js`) with exactly the given environment, on this Node or `node`. */
+export function startProcess(entry: string, env: Record<string, string>, node: string = process.execPath): TestProcess {
+  const child = spawn(node, [entry], {
     cwd: repoRoot,
     env: { PATH: testEnv.path, ...env },
     stdio: ["ignore", "pipe", "pipe"],
