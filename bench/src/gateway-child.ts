@@ -20,7 +20,8 @@ const config = loadStandaloneConfig({
   SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey,
   RATE_LIMIT_PER_MINUTE: "100000000",
 });
-const logger = createLogger({ service: "bench", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+// As `npm start` does: each service names itself on its lines.
+const logger = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT });
 const standalone = await startStandalone(config, logger);
 const health = { draining: false };
 const direct = await serve({ handler: standalone.identity.app, port: 0, host: "127.0.0.1", logger, health, drainTimeoutMs: 1000 });
