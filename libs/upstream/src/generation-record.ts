@@ -1,5 +1,10 @@
 import { noteRequest, picoToUsd, toPico } from "@switchyard/runtime";
+import type { Attempt } from "./attempts.js";
 import type { Candidate } from "./candidates.js";
+
+/** `GET /generation`'s `provider_responses`: each attempt's status, endpoint and time, inference's and media's alike. */
+export const providerResponses = (attempts: readonly Attempt[]) =>
+  attempts.map((a) => ({ status: a.status, provider_name: a.provider, model_permaslug: a.model, latency: a.latencyMs }));
 
 /** The request's log line names the generation it made: its id, the endpoint that served, its tokens and charge. */
 export function noteGeneration(id: string, candidate: Candidate, usage: { promptTokens: number; completionTokens?: number }, charged: bigint): void {

@@ -1,6 +1,6 @@
 import type { ContentFilterFinding, Generation, GenerationScope } from "@switchyard/contracts";
 import type { Queryable } from "@switchyard/runtime";
-import { generationCost, type Attempt } from "@switchyard/upstream";
+import { generationCost, providerResponses, type Attempt } from "@switchyard/upstream";
 
 interface Row {
   id: string;
@@ -57,7 +57,7 @@ export async function findGeneration(db: Queryable, scope: GenerationScope, id: 
     data_region: "global",
     router: null,
     provider_name: r.provider,
-    provider_responses: r.attempts.map((a) => ({ status: a.status, provider_name: a.provider, model_permaslug: a.model, latency: a.latencyMs })),
+    provider_responses: providerResponses(r.attempts),
     service_tier: null,
     streamed: r.streamed,
     cancelled: r.status === "cancelled",

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { generationCost, servingModel, type Attempt, type Charge } from "@switchyard/upstream";
+import { generationCost, providerResponses, servingModel, type Attempt, type Charge } from "@switchyard/upstream";
 export type { Attempt } from "@switchyard/upstream";
 import type { ContentFilterFinding, Generation, GenerationScope } from "@switchyard/contracts";
 import { notFound, picoToDecimal, type EventSink, type OutboxInsertion, type Queryable } from "@switchyard/runtime";
@@ -265,7 +265,7 @@ export function toGeneration(r: GenerationRow): Generation {
     data_region: ["global", "europe", "us"].includes(r.data_region) ? r.data_region : "global",
     router: null,
     provider_name: r.provider,
-    provider_responses: r.attempts.map((a) => ({ status: a.status, provider_name: a.provider, model_permaslug: a.model, latency: a.latencyMs })),
+    provider_responses: providerResponses(r.attempts),
     service_tier: r.service_tier,
     streamed: r.streamed,
     cancelled: r.status === "cancelled",
