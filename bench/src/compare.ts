@@ -5,6 +5,7 @@ import { Pool } from "undici";
 import { chatLoad, emptyTally, type ChatTally } from "./chat-load.js";
 import { cleanup, cleanupOnSignals, onCleanup } from "./cleanup.js";
 import { benchConfig, type CompareTargetName } from "./config.js";
+import { measureRoutingCost, routingGoal } from "./routing-cost.js";
 import { checkGoals, cpuVsChat, signedPercent, verdict } from "./goals.js";
 import { markdown, percentile } from "./measure.js";
 import { apiNames, dialects, modesOf, planLabel, planMode as mode, servesDialect, skippedTargets, type ChatPlan } from "./plans.js";
@@ -225,6 +226,9 @@ async function main() {
       `${config.targets.includes("topology") ? `topology with ${config.topologyInferenceReplicas} inference process${config.topologyInferenceReplicas > 1 ? "es" : ""}; ` : ""}` +
       `${cpus().length} CPUs, load ${started.loadavg.map((l) => l.toFixed(2)).join(" ")}`,
   );
+  // Measured first, in this process, before any target loads the machine.
+  const routing = await measureRoutingCost();
+  console.log(`routing (${routing.endpoints} endpoints), µs per request with live figures: ${Object.entries(routing.with_figures_us).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ")}; without: ${Object.entries(routing.without_figures_us).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ")}`);
   const dir = await mkdtemp(join(tmpdir(), "switchyard-bench-"));
   onCleanup(() => rm(dir, { recursive: true, force: true }));
   const upstream = await startUpstream();
@@ -255,7 +259,7 @@ async function main() {
   for (const r of rows) r.cpu_vs_chat = cpuVsChat(r, rows);
 
   console.log(`\n${table(rows)}\n`);
-  const goals = checkGoals(rows);
+  const goals = [...checkGoals(rows), routingGoal(routing)];
   console.log(`${markdown(goals.map((g) => ({ goal: g.goal, measured: g.measured, "": verdict(g) })))}\n`);
   for (const note of notes) console.log(`NOTE: ${note}`);
   const failed = rows.filter((r) => r.errors > 0);
@@ -283,6 +287,7 @@ async function main() {
           topology_inference_replicas: config.topologyInferenceReplicas,
         },
         notes,
+        routing,
         goals,
         rows,
       },

@@ -36,6 +36,8 @@ export interface SpendTopology {
   replicas: TestProcess[];
   /** Their ports, which name them as owners of spend holds. */
   replicaPorts: number[];
+  /** The secret that signs the processes' calls to each other, for a test that calls a `/internal/...` route. */
+  internalSecret: string;
   /**
    * Starts a replica that has exited again, with the same port, environment and data folder; it takes the
    * place of the old one in `replicas`.
@@ -66,6 +68,7 @@ export async function startSpendTopology(options: SpendTopologyOptions): Promise
   const namespace = `spmp${randomBytes(4).toString("hex")}`;
   const [identityPort, catalogPort, routerPort, ...inferencePorts] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   const dataDir = await mkdtemp(join(tmpdir(), "switchyard-spend-mp-"));
+  const internalSecret = randomBytes(32).toString("hex");
   let upstream: FakeProvider | undefined;
   let identity: TestProcess | undefined;
   let catalog: TestProcess | undefined;
@@ -87,7 +90,7 @@ export async function startSpendTopology(options: SpendTopologyOptions): Promise
     upstream = await startFakeProvider("alpha");
     const catalogFile = await catalogEnv((options.catalog ?? spendCatalog)(upstream.baseUrl));
     const common = {
-      SWITCHYARD_INTERNAL_SECRET: randomBytes(32).toString("hex"),
+      SWITCHYARD_INTERNAL_SECRET: internalSecret,
       NATS_URL: options.natsUrl,
       NATS_NAMESPACE: namespace,
       SWITCHYARD_DATA_DIR: dataDir,
@@ -97,7 +100,9 @@ export async function startSpendTopology(options: SpendTopologyOptions): Promise
     const identityUrl = `http://127.0.0.1:${identityPort}`;
     const catalogUrl = `http://127.0.0.1:${catalogPort}`;
     identity = startProcess("services/identity/dist/main.js", { ...common, PORT: String(identityPort), SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey, ...options.env?.identity });
-    catalog = startProcess("services/catalog/dist/main.js", { ...common, ...catalogFile, PORT: String(catalogPort), IDENTITY_URL: identityUrl });
+    // The round robin in front of the replicas only connects when called: catalog asks it for endpoint statistics.
+    balancer = await startRoundRobin(inferencePorts);
+    catalog = startProcess("services/catalog/dist/main.js", { ...common, ...catalogFile, PORT: String(catalogPort), IDENTITY_URL: identityUrl, INFERENCE_URL: balancer.url });
     for (const [i, port] of inferencePorts.entries()) {
       replicaEnvs.push({
         ...common,
@@ -119,7 +124,6 @@ export async function startSpendTopology(options: SpendTopologyOptions): Promise
       catalog.waitFor(/catalog listening/, startupMs),
       ...replicas.map((r) => r.waitFor(/inference listening/, startupMs)),
     ]);
-    balancer = await startRoundRobin(inferencePorts);
     router = startProcess("services/router/dist/main.js", {
       ...common,
       PORT: String(routerPort),
@@ -171,5 +175,5 @@ export async function startSpendTopology(options: SpendTopologyOptions): Promise
     await replicas[index].waitFor(/inference listening/, startupMs);
   }
 
-  return { apiUrl, namespace, bootstrapKey, driver, upstream: fake, replicas, replicaPorts: inferencePorts, restartReplica, stop };
+  return { apiUrl, namespace, bootstrapKey, driver, upstream: fake, replicas, replicaPorts: inferencePorts, internalSecret, restartReplica, stop };
 }

@@ -53,7 +53,16 @@ export const openRouterMetadata = z.object({
   attempt: z.number().int().min(1),
   endpoints: z.object({
     total: z.number().int().min(0),
-    available: z.array(z.object({ model: z.string(), provider: z.string(), selected: z.boolean() })),
+    available: z.array(
+      z.object({
+        model: z.string(),
+        provider: z.string(),
+        selected: z.boolean(),
+        latency_p50: z.number().nullable().optional().describe("Median time to first output over 30 minutes (ms) when the order was made"),
+        throughput_p50: z.number().nullable().optional().describe("Median output tokens per second over 30 minutes"),
+        uptime_last_5m: z.number().nullable().optional().describe("Percent of attempts without a provider-side failure"),
+      }),
+    ),
   }),
   generation_time: z.number().int().min(0).describe("Milliseconds"),
   is_byok: z.boolean(),

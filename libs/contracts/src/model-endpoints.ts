@@ -10,7 +10,9 @@ const pathSegment = z
 /** `GET /models/{author}/{slug}/endpoints`: the model id `<author>/<slug>` split in two. */
 export const modelEndpointsParams = z.object({ author: pathSegment, slug: pathSegment });
 
-const percentiles = z.object({ p50: z.number(), p75: z.number(), p90: z.number(), p99: z.number() });
+/** Percentiles of a figure over a window (milliseconds of time to first output, or output tokens per second). */
+export const percentileStats = z.object({ p50: z.number(), p75: z.number(), p90: z.number(), p99: z.number() });
+const percentiles = percentileStats;
 
 /** One provider's offer of a model, as OpenRouter's endpoint listing shows it. */
 export const modelEndpoint = z.object({
@@ -70,3 +72,19 @@ export const modelEndpointsResponse = z.object({ data: modelEndpoints });
 /** `GET /endpoints/zdr`: every usable endpoint that retains no data, whatever its model. */
 export const listZdrEndpointsResponse = z.object({ data: z.array(modelEndpoint) });
 export type ListZdrEndpointsResponse = z.infer<typeof listZdrEndpointsResponse>;
+
+/**
+ * `POST /internal/endpoint-stats` (inference, media): how each endpoint has been doing, every replica's
+ * generations together, in the fields `GET /models/{author}/{slug}/endpoints` publishes.
+ */
+export const endpointStatsEntry = z.object({
+  provider: z.string(),
+  model: z.string(),
+  latency_last_30m: percentileStats.nullable(),
+  throughput_last_30m: percentileStats.nullable(),
+  uptime_last_5m: z.number().nullable(),
+  uptime_last_30m: z.number().nullable(),
+  uptime_last_1d: z.number().nullable(),
+});
+export type EndpointStatsEntry = z.infer<typeof endpointStatsEntry>;
+export const endpointStatsResponse = z.object({ data: z.array(endpointStatsEntry) });

@@ -110,6 +110,13 @@ export const upstreamTimeoutsEnv = {
   UPSTREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
   /** How long an endpoint that failed (timed out, answered 5xx, refused the connection) goes behind healthy ones. */
   UPSTREAM_FAILURE_COOLDOWN_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /**
+   * Width of the time buckets in which each replica counts its endpoints' attempts, latency and throughput:
+   * the resolution of the published windows, and the window of recent outages the default order avoids.
+   */
+  ENDPOINT_STATS_BUCKET_MS: z.coerce.number().int().min(1_000).max(300_000).default(60_000),
+  /** How often each replica writes its endpoint statistics and reads every replica's. */
+  ENDPOINT_STATS_INTERVAL_MS: z.coerce.number().int().min(200).max(60_000).default(5_000),
 };
 
 /** The timeouts of `upstreamTimeoutsEnv`, as the upstream library takes them. */

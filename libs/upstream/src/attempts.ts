@@ -3,6 +3,7 @@ import { metrics, serviceOf, type Logger } from "@switchyard/runtime";
 import type { Candidate } from "./candidates.js";
 import { attemptSignal, FirstByteTimeout, type AttemptSignal, type UpstreamTimeouts } from "./attempt-timeouts.js";
 import type { EndpointHealth } from "./endpoint-health.js";
+import type { EndpointStats } from "./endpoint-stats/stats.js";
 import { UpstreamError, WorkspaceKeyRefused, withoutKey } from "./errors.js";
 
 /** Where and how to call one upstream endpoint. */
@@ -38,6 +39,8 @@ export interface AttemptContext {
   env: Record<string, string | undefined>;
   /** Endpoints that failed recently, shared by every request (and, over the bus, every replica). */
   cooldowns: EndpointHealth;
+  /** Live endpoint statistics, told of each attempt's outcome (uptime); none in tests that do without. */
+  stats?: Pick<EndpointStats, "attempted"> | undefined;
   logger: Logger;
   signal: AbortSignal;
   timeouts: UpstreamTimeouts;
@@ -109,6 +112,7 @@ export async function firstAccepting<P, T>(
       attempts.push({ ...attempted(candidate), ...byokOf(candidate), status: 200, latencyMs: Math.round(performance.now() - started) });
       metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, model: candidate.model, outcome: "accepted" });
       context.cooldowns.succeeded(candidate.endpoint);
+      if (!candidate.byokKey) context.stats?.attempted(candidate.endpoint.provider, candidate.model, true);
       return { result, candidate };
     } catch (thrown) {
       if (!(thrown instanceof UpstreamError)) throw thrown;
@@ -124,6 +128,8 @@ export async function firstAccepting<P, T>(
       metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, model: candidate.model, outcome: error instanceof FirstByteTimeout ? "timeout" : error.status === null ? "unreachable" : String(error.status) });
       // A workspace's own key failing says nothing of the endpoint for everyone else, nor of the operator's key.
       if (error.retryable && !candidate.byokKey) context.cooldowns.failed(candidate.endpoint, error.retryAfterMs ?? context.timeouts.failureCooldownMs);
+      // Uptime, as OpenRouter counts it: a provider-side failure counts against it; a rate limit does not.
+      if (error.retryable && error.status !== 429 && !candidate.byokKey) context.stats?.attempted(candidate.endpoint.provider, candidate.model, false);
       context.logger.warn({ provider: candidate.endpoint.provider, byok: candidate.byokKey !== undefined, status: error.status, err: error.message }, "upstream attempt failed");
       last = error;
       if (!error.retryable && !candidate.byokKey) refusedModel = candidate.model;

@@ -1,6 +1,8 @@
-import type { ResolvedEndpoint, ResolvedModel } from "@switchyard/contracts";
+import type { ProviderPreferences, ResolvedEndpoint, ResolvedModel } from "@switchyard/contracts";
 import { describe, expect, it } from "vitest";
 import { orderCandidates } from "./candidates.js";
+import type { EndpointFigures } from "./endpoint-stats/stats.js";
+import { acrossModels } from "./stats-order.js";
 
 const endpoint = (provider: string, prompt: string, extra: Partial<ResolvedEndpoint> = {}): ResolvedEndpoint => ({
   provider,
@@ -76,5 +78,68 @@ describe("candidate order", () => {
   it("tries resting endpoints last", () => {
     const r = orderCandidates(three, { ...base, preferences: { sort: "price" }, coolingDown: (e) => e.provider === "b" });
     expect(providers(r)).toEqual(["c", "a", "b"]);
+  });
+});
+
+describe("candidate order on live figures", () => {
+  const figures = (latencyMs: number | null, throughput: number | null, extra: Partial<EndpointFigures> = {}): EndpointFigures => ({
+    latency: latencyMs === null ? null : { p50: latencyMs, p75: latencyMs * 1.2, p90: latencyMs * 1.5, p99: latencyMs * 2 },
+    throughput: throughput === null ? null : { p50: throughput, p75: throughput * 0.9, p90: throughput * 0.8, p99: throughput * 0.5 },
+    uptime5m: 100,
+    uptime30m: 100,
+    uptime1d: 100,
+    recentUptime: 100,
+    recentAttempts: 10,
+    ...extra,
+  });
+  // a is cheap and slow, b dear and fast, c the cheapest and unmeasured.
+  const three = resolved([endpoint("a", "0.000001"), endpoint("b", "0.00001"), endpoint("c", "0.0000005")]);
+  const measured: Record<string, EndpointFigures> = { a: figures(900, 20), b: figures(150, 90) };
+  const live = { ...base, figuresOf: (provider: string) => measured[provider] };
+
+  it("sorts by latency or throughput, measured endpoints first, and carries the figures", () => {
+    expect(providers(orderCandidates(three, { ...live, preferences: { sort: "latency" } }))).toEqual(["b", "a", "c"]);
+    expect(providers(orderCandidates(three, { ...live, preferences: { sort: { by: "throughput" } } }))).toEqual(["b", "a", "c"]);
+    expect(providers(orderCandidates(three, { ...live, preferences: { sort: "price" } }))).toEqual(["c", "a", "b"]);
+    // `:nitro` resolves with the throughput sort.
+    expect(providers(orderCandidates({ ...three, sort: "throughput" }, { ...live, preferences: undefined }))).toEqual(["b", "a", "c"]);
+    expect(orderCandidates(three, { ...live, preferences: { sort: "latency" } }).candidates[0]!.figures?.latency?.p50).toBe(150);
+  });
+
+  it("puts endpoints that miss a preferred latency or throughput behind the others, whatever the sort", () => {
+    const slowBehind = (preferences: ProviderPreferences) => providers(orderCandidates(three, { ...live, preferences: { sort: "price", ...preferences } }));
+    expect(slowBehind({ preferred_max_latency: 0.5 })).toEqual(["c", "b", "a"]);
+    expect(slowBehind({ preferred_max_latency: { p90: 1.2 } })).toEqual(["c", "b", "a"]);
+    expect(slowBehind({ preferred_max_latency: { p90: 1.5 } })).toEqual(["c", "a", "b"]);
+    expect(slowBehind({ preferred_min_throughput: 50 })).toEqual(["c", "b", "a"]);
+    expect(slowBehind({ preferred_min_throughput: { p99: 5 } })).toEqual(["c", "a", "b"]);
+    // An explicit order is the caller's own: the preferences do not reorder it.
+    expect(slowBehind({ preferred_max_latency: 0.5, order: ["a", "b"] }).slice(0, 2)).toEqual(["a", "b"]);
+  });
+
+  it("sends an endpoint with a recent outage behind the others in the default order, and back once it recovers", () => {
+    const cheapest = resolved([endpoint("cheap", "0.0000001"), endpoint("dear", "0.00002")]);
+    const firstOf = (f: Record<string, EndpointFigures>) => {
+      let cheapFirst = 0;
+      for (let i = 0; i < 200; i++) if (providers(orderCandidates(cheapest, { ...base, preferences: undefined, figuresOf: (p) => f[p] }))[0] === "cheap") cheapFirst++;
+      return cheapFirst;
+    };
+    expect(firstOf({})).toBeGreaterThan(180);
+    expect(firstOf({ cheap: figures(100, 50, { recentUptime: 40, recentAttempts: 5, uptime5m: 60 }) })).toBe(0);
+    // Too few attempts to call it an outage.
+    expect(firstOf({ cheap: figures(100, 50, { recentUptime: 0, recentAttempts: 2, uptime5m: 100 }) })).toBeGreaterThan(180);
+    expect(firstOf({ cheap: figures(100, 50, { recentUptime: 100, recentAttempts: 5, uptime5m: 90 }) })).toBeGreaterThan(150);
+  });
+
+  it("sorts every model's endpoints as one list with partition none, and prefers what meets the thresholds across models", () => {
+    const first = resolved([endpoint("a", "0.000001")]);
+    const second = { ...resolved([endpoint("b", "0.000001")]), model: "v/fallback" };
+    const both = (preferences: ProviderPreferences) => {
+      const candidates = [first, second].flatMap((r) => orderCandidates(r, { ...live, preferences }).candidates);
+      return acrossModels(candidates, preferences, () => false).map((c) => `${c.model}@${c.endpoint.provider}`);
+    };
+    expect(both({ sort: { by: "latency", partition: "model" } })).toEqual(["v/m@a", "v/fallback@b"]);
+    expect(both({ sort: { by: "latency", partition: "none" } })).toEqual(["v/fallback@b", "v/m@a"]);
+    expect(both({ preferred_max_latency: 0.5 })).toEqual(["v/fallback@b", "v/m@a"]);
   });
 });

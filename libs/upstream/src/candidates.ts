@@ -1,10 +1,14 @@
 import { createHash } from "node:crypto";
 import type { ProviderPreferences, ResolvedEndpoint, ResolvedModel } from "@switchyard/contracts";
 import { toPico } from "@switchyard/runtime";
+import type { EndpointFigures } from "./endpoint-stats/stats.js";
+import { defaultOrder, preferredFirst, restingLast, sortedBy, sortOf, type FiguresOf } from "./stats-order.js";
 
 export interface Candidate {
   model: string;
   endpoint: ResolvedEndpoint;
+  /** How the endpoint has been doing when the order was made; absent before its first measured attempt. */
+  figures?: EndpointFigures;
   /** The workspace's own key for the endpoint's provider (BYOK): this attempt uses it, not the operator's. */
   byokKey?: string;
 }
@@ -33,8 +37,6 @@ export async function withWorkspaceKeys(candidates: Candidate[], open: (provider
   return out;
 }
 
-const unitPrice = (e: ResolvedEndpoint) => Number(toPico(e.pricing.prompt ?? "0") + toPico(e.pricing.completion ?? "0"));
-
 /** A small deterministic generator, so one session id always yields the same order (sticky routing). */
 function seeded(seed: string): () => number {
   let state = createHash("sha256").update(seed).digest().readUInt32LE(0) || 1;
@@ -46,21 +48,6 @@ function seeded(seed: string): () => number {
   };
 }
 
-/**
- * Price-weighted order: each endpoint's chance to go first is proportional to the inverse square of its
- * price, so cheap endpoints take most traffic while dearer ones stay warm as fallbacks.
- */
-function weightedOrder(endpoints: ResolvedEndpoint[], random: () => number): ResolvedEndpoint[] {
-  const pool = endpoints.map((e) => ({ e, w: 1 / (1 + unitPrice(e) / 1e6) ** 2 }));
-  const order: ResolvedEndpoint[] = [];
-  while (pool.length) {
-    let pick = random() * pool.reduce((sum, p) => sum + p.w, 0);
-    const index = pool.findIndex((p) => (pick -= p.w) <= 0);
-    order.push(pool.splice(index === -1 ? pool.length - 1 : index, 1)[0]!.e);
-  }
-  return order;
-}
-
 export interface OrderOptions {
   preferences: ProviderPreferences | undefined;
   sessionId: string | undefined;
@@ -68,6 +55,8 @@ export interface OrderOptions {
   requestedParameters: string[];
   /** Endpoints resting after a failure or a Retry-After, or being probed by another request; tried last. */
   coolingDown: (endpoint: ResolvedEndpoint) => boolean;
+  /** Live figures of an endpoint (every replica's); none when statistics are not kept. */
+  figuresOf?: FiguresOf | undefined;
 }
 
 /** The endpoints of one resolved model in the order to try them, and why any were dropped. */
@@ -76,7 +65,7 @@ export function orderCandidates(resolved: ResolvedModel, options: OrderOptions):
   const dropped: string[] = [];
   // A model whose author does not allow distilling its output has no endpoint for such a request.
   const undistillable = prefs?.enforce_distillable_text === true && !resolved.distillable;
-  let endpoints = resolved.endpoints.filter((e) => {
+  const endpoints = resolved.endpoints.filter((e) => {
     if (undistillable) return void dropped.push(`${e.provider}: ${resolved.model} does not allow text distillation (provider.enforce_distillable_text)`);
     if (prefs?.only && !prefs.only.includes(e.provider)) return void dropped.push(`${e.provider}: not in provider.only`);
     if (prefs?.ignore?.includes(e.provider)) return void dropped.push(`${e.provider}: in provider.ignore`);
@@ -99,25 +88,28 @@ export function orderCandidates(resolved: ResolvedModel, options: OrderOptions):
     }
     return true;
   });
-  const sort = (typeof prefs?.sort === "string" ? prefs.sort : prefs?.sort?.by) ?? resolved.sort;
-  if (sort === "price") endpoints = [...endpoints].sort((a, b) => unitPrice(a) - unitPrice(b));
-  else endpoints = weightedOrder(endpoints, options.sessionId ? seeded(`${options.sessionId}|${resolved.model}`) : Math.random);
+  const figuresOf = options.figuresOf;
+  let ordered = endpoints.map((endpoint): Candidate => {
+    const figures = figuresOf?.(endpoint.provider, resolved.model);
+    return figures ? { model: resolved.model, endpoint, figures } : { model: resolved.model, endpoint };
+  });
+  const sort = sortOf(prefs) ?? resolved.sort;
+  ordered = sort === "price" || sort === "latency" || sort === "throughput"
+    ? sortedBy(ordered, sort)
+    : defaultOrder(ordered, options.sessionId ? seeded(`${options.sessionId}|${resolved.model}`) : Math.random);
   if (prefs?.order?.length) {
-    const rank = (e: ResolvedEndpoint) => {
-      const i = prefs.order!.indexOf(e.provider);
+    const rank = (c: Candidate) => {
+      const i = prefs.order!.indexOf(c.endpoint.provider);
       return i === -1 ? prefs.order!.length : i;
     };
-    endpoints = [...endpoints].sort((a, b) => rank(a) - rank(b));
-    if (prefs.allow_fallbacks === false) endpoints = endpoints.filter((e) => prefs.order!.includes(e.provider));
-  }
-  const resting = new Set(endpoints.filter((e) => options.coolingDown(e)));
-  const ready = endpoints.filter((e) => !resting.has(e));
-  const cooling = endpoints.filter((e) => resting.has(e));
-  let ordered = [...ready, ...cooling];
+    ordered = [...ordered].sort((a, b) => rank(a) - rank(b));
+    if (prefs.allow_fallbacks === false) ordered = ordered.filter((c) => prefs.order!.includes(c.endpoint.provider));
+  } else ordered = preferredFirst(ordered, prefs);
+  ordered = restingLast(ordered, options.coolingDown);
   // No fallbacks and no order of the caller's: the first endpoint of the default order is the only one.
   if (prefs?.allow_fallbacks === false && !prefs.order?.length && ordered.length > 1) {
-    for (const e of ordered.slice(1)) dropped.push(`${e.provider}: provider.allow_fallbacks is false`);
+    for (const c of ordered.slice(1)) dropped.push(`${c.endpoint.provider}: provider.allow_fallbacks is false`);
     ordered = ordered.slice(0, 1);
   }
-  return { candidates: ordered.map((endpoint) => ({ model: resolved.model, endpoint })), dropped };
+  return { candidates: ordered, dropped };
 }

@@ -20,3 +20,7 @@ export * from "./content-filters/scan.js";
 export * from "./end-user.js";
 export * from "./generation-record.js";
 export * from "./image-formats.js";
+export * from "./endpoint-stats/stats.js";
+export * from "./endpoint-stats/store.js";
+export type { Percentiles } from "./endpoint-stats/histogram.js";
+export * from "./stats-order.js";

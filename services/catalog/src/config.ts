@@ -9,6 +9,12 @@ export const catalogEnv = z.object({
   SWITCHYARD_CONFIG: optionalString,
   /** Base URL of the identity service when catalog runs as its own process. */
   IDENTITY_URL: z.url().default("http://127.0.0.1:8081"),
+  /**
+   * Base URLs of inference and media, whose live endpoint statistics the endpoint listings show; a service
+   * left unset has its endpoints listed without figures.
+   */
+  INFERENCE_URL: z.url().optional(),
+  MEDIA_URL: z.url().optional(),
 });
 export type CatalogConfig = z.infer<typeof catalogEnv> & {
   /** Provider keys and base URLs (`<SLUG>_API_KEY`, `<SLUG>_BASE_URL`, each provider's `api_key_env`). */

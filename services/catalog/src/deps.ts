@@ -1,5 +1,6 @@
 import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck, ServiceVerifier } from "@switchyard/runtime";
 import type { GuardrailCache } from "./guardrails/service.js";
+import type { EndpointStatsLookup } from "./models/endpoint-stats.js";
 import type { CatalogState } from "./models/state.js";
 import type { IdentityLookup } from "./policy/identity-lookup.js";
 
@@ -9,6 +10,8 @@ export interface CatalogDeps {
   identity: IdentityLookup;
   catalog: CatalogState;
   guardrails: GuardrailCache;
+  /** Live endpoint figures for the endpoint listings. */
+  endpointStats: EndpointStatsLookup;
   logger: Logger;
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;

@@ -9,6 +9,7 @@ import {
   exitOnConfigError,
 } from "@switchyard/runtime";
 import { loadCatalogConfig } from "./config.js";
+import { remoteEndpointStats } from "./models/endpoint-stats.js";
 import { httpIdentitySource } from "./policy/identity-lookup.js";
 import { startCatalog } from "./start.js";
 
@@ -23,11 +24,16 @@ if (!secret) {
 }
 const { db, bus } = await openBackends(config, logger, "catalog");
 const health = { draining: false };
+const signer = createServiceSigner(secret, "catalog");
 const catalog = await startCatalog({
   db,
   bus,
   logger,
-  identity: httpIdentitySource(createInternalClient(config.IDENTITY_URL, createServiceSigner(secret, "catalog"))),
+  identity: httpIdentitySource(createInternalClient(config.IDENTITY_URL, signer)),
+  endpointStats: remoteEndpointStats(
+    [config.INFERENCE_URL, config.MEDIA_URL].filter((url) => url !== undefined).map((url) => createInternalClient(url, signer, 2_000, { retryMs: 1_000 })),
+    logger,
+  ),
   config,
   verifyCaller: createCallerVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
   verifyService: createServiceVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),

@@ -21,12 +21,15 @@ import { openCatalogState } from "./models/state.js";
 import { identityLookup, type IdentitySource } from "./policy/identity-lookup.js";
 import type { ResolveRequest } from "@switchyard/contracts";
 import { resolveModel } from "./policy/resolve-model.js";
+import { cachedEndpointStats, type EndpointStatsSource } from "./models/endpoint-stats.js";
 
 export interface CatalogStartDeps {
   db: Db;
   bus: Bus;
   logger: Logger;
   identity: IdentitySource;
+  /** Live endpoint figures from inference and media (over HTTP, or in-process in standalone). */
+  endpointStats: EndpointStatsSource;
   config: Pick<CatalogConfig, "SWITCHYARD_CONFIG" | "providerEnv" | "MAX_BODY_BYTES">;
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
@@ -70,6 +73,7 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
     identity,
     catalog,
     guardrails,
+    endpointStats: cachedEndpointStats(deps.endpointStats, logger),
     logger,
     verifyCaller: deps.verifyCaller,
     verifyService: deps.verifyService,

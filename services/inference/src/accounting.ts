@@ -88,6 +88,8 @@ export interface MetadataInput {
   requested: string;
   candidates: readonly Candidate[];
   selected: Candidate;
+  /** What chose the candidates' order. */
+  basis: string | null;
   attempt: number;
   generationTimeMs: number;
   region: string | null;
@@ -97,12 +99,19 @@ export interface MetadataInput {
   contentFilters?: ContentFilterFinding[];
 }
 
+/** The figures an endpoint was ordered by, as `openrouter_metadata` shows them beside it. */
+const figuresOf = (c: Candidate) => ({
+  latency_p50: c.figures?.latency?.p50 ?? null,
+  throughput_p50: c.figures?.throughput?.p50 ?? null,
+  uptime_last_5m: c.figures?.uptime5m ?? null,
+});
+
 export function metadataBody(m: MetadataInput): OpenRouterMetadata {
   return {
     attempt: m.attempt,
     endpoints: {
       total: m.candidates.length,
-      available: m.candidates.map((c) => ({ model: c.model, provider: c.endpoint.provider, selected: c === m.selected })),
+      available: m.candidates.map((c) => ({ model: c.model, provider: c.endpoint.provider, selected: c === m.selected, ...figuresOf(c) })),
     },
     generation_time: m.generationTimeMs,
     is_byok: m.selected.byokKey !== undefined,
@@ -112,6 +121,7 @@ export function metadataBody(m: MetadataInput): OpenRouterMetadata {
     summary:
       `${m.selected.model} via ${m.selected.endpoint.provider}` +
       (m.attempt > 1 ? ` after ${m.attempt - 1} failed attempt(s)` : "") +
+      (m.basis ? `; order: ${m.basis}` : "") +
       (m.dropped.length ? `; unsupported parameters dropped: ${m.dropped.join(", ")}` : ""),
     ...(m.contentFilters?.length ? { content_filters: m.contentFilters } : {}),
   };

@@ -9,6 +9,7 @@ import {
   readsAsPlainJson,
   requestIdHeader,
   requireCaller,
+  requireService,
   sendAnthropicError,
   sendError,
   serviceOf,
@@ -17,6 +18,7 @@ import {
   type Caller,
 } from "@switchyard/runtime";
 import type { ServerResponse } from "node:http";
+import { endpointStatsEntries } from "@switchyard/upstream";
 import type { InferenceDeps } from "./deps.js";
 import { chatCompletionsRoute, type JsonRequest } from "./dialects/chat/route.js";
 import { completionsRoute } from "./dialects/completions/route.js";
@@ -58,6 +60,7 @@ export function createApp(deps: InferenceDeps): RequestListener {
     app.post(path, caller, (req, res) => route(req, res, callerOf(res)).catch((error: unknown) => send(res, error, logger, req.headers[requestIdHeader])));
   }
   app.get("/api/v1/generation", caller, generationRoute(deps));
+  app.post("/internal/endpoint-stats", requireService(deps.verifyService), (_req, res) => void res.json({ data: endpointStatsEntries(deps.stats) }));
   app.get("/api/v1/generation/content", caller, generationContentRoute(deps));
   finishHttpApp(app, logger);
 

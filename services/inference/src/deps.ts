@@ -1,7 +1,7 @@
 import type { GenerationContentStore, GenerationFinder, ResolvedModel, ResolveRequest } from "@switchyard/contracts";
-import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck } from "@switchyard/runtime";
+import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck, ServiceVerifier } from "@switchyard/runtime";
 import type { GenerationRecorder } from "./generations/recorder.js";
-import type { EndpointHealth, UpstreamTimeouts } from "@switchyard/upstream";
+import type { EndpointHealth, EndpointStats, UpstreamTimeouts } from "@switchyard/upstream";
 import type { SpendHolds } from "./spend/holds.js";
 import type { Sandbox } from "./tools/run.js";
 import type { SearchBackend } from "./tools/search.js";
@@ -30,7 +30,10 @@ export interface InferenceDeps {
   env: Record<string, string | undefined>;
   /** Endpoints that failed recently go behind healthy ones; shared by replicas over the bus. */
   cooldowns: EndpointHealth;
+  /** Live endpoint statistics, every replica's: routing reads them, attempts feed them. */
+  stats: EndpointStats;
   verifyCaller: CallerVerifier;
+  verifyService: ServiceVerifier;
   maxBodyBytes: number;
   /** Off in standalone, where the router logs every request. */
   requestLogs: boolean;

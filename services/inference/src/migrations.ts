@@ -1,9 +1,11 @@
+import { endpointStatsMigrations } from "@switchyard/upstream";
 import { outboxMigrations, type Migration } from "@switchyard/runtime";
 
 export const schema = "inference";
 
 export const migrations: Migration[] = [
   ...outboxMigrations(schema),
+  ...endpointStatsMigrations(schema),
   {
     id: "001_generations",
     sql: `

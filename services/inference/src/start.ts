@@ -1,11 +1,12 @@
-import { busReadiness, migrate, outboxSink, startOutboxRelay, upstreamTimeoutsOf, type Bus, type CallerVerifier, type Db, type HealthState, type Logger } from "@switchyard/runtime";
+import { busReadiness, migrate, outboxSink, startOutboxRelay, upstreamTimeoutsOf, type Bus, type CallerVerifier, type Db, type HealthState, type Logger, type ServiceVerifier } from "@switchyard/runtime";
 import type { RequestListener } from "node:http";
 import { createApp } from "./app.js";
 import type { InferenceConfig } from "./config.js";
 import type { InferenceDeps } from "./deps.js";
 import { createRecorder } from "./generations/recorder.js";
 import { migrations, schema } from "./migrations.js";
-import { startSharedHealth } from "@switchyard/upstream";
+import { endpointStatsEntries, startEndpointStats, startSharedHealth } from "@switchyard/upstream";
+import type { EndpointStatsEntry } from "@switchyard/contracts";
 import type { Sandbox } from "./tools/run.js";
 import { searchBackend } from "./tools/search.js";
 import type { WebFetchOptions } from "./tools/web-fetch.js";
@@ -29,6 +30,8 @@ export interface InferenceStartDeps {
     | "UPSTREAM_FIRST_BYTE_TIMEOUT_MS"
     | "UPSTREAM_IDLE_TIMEOUT_MS"
     | "UPSTREAM_FAILURE_COOLDOWN_MS"
+    | "ENDPOINT_STATS_BUCKET_MS"
+    | "ENDPOINT_STATS_INTERVAL_MS"
     | "GENERATION_FLUSH_MS"
     | "SPEND_HOLD_GRACE_MS"
     | "SPEND_CHARGE_BEYOND_HOLD"
@@ -49,6 +52,8 @@ export interface InferenceStartDeps {
   /** The sandbox service for the shell tools: in-process in standalone, over HTTP otherwise; none refuses them. */
   sandbox?: Sandbox | undefined;
   verifyCaller: CallerVerifier;
+  /** Other services' calls to `/internal/...` (catalog's, for endpoint statistics). */
+  verifyService: ServiceVerifier;
   health: HealthState;
   /** Per-request logs; standalone turns them off because its router logs every request. */
   requestLogs?: boolean;
@@ -58,6 +63,8 @@ export interface InferenceStartDeps {
 
 export interface RunningInference {
   app: RequestListener;
+  /** How each endpoint has been doing, every replica's generations together. */
+  endpointStats(): EndpointStatsEntry[];
   stop(): Promise<void>;
 }
 
@@ -68,7 +75,8 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
   const broadcast = await startBroadcast(deps.bus, broadcastDestinations(deps.config), deps.logger);
   const timeouts = upstreamTimeoutsOf(deps.config);
   const endpoints = await startSharedHealth({ bus: deps.bus, subject: "inference.endpoint.health.v1", logger: deps.logger, timeouts });
-  const recorder = createRecorder({ db: deps.db, events: outboxSink(schema, relay), logger: deps.logger, flushMs: deps.config.GENERATION_FLUSH_MS });
+  const stats = startEndpointStats({ db: deps.db, schema, logger: deps.logger, bucketMs: deps.config.ENDPOINT_STATS_BUCKET_MS, intervalMs: deps.config.ENDPOINT_STATS_INTERVAL_MS });
+  const recorder = createRecorder({ db: deps.db, events: outboxSink(schema, relay), logger: deps.logger, flushMs: deps.config.GENERATION_FLUSH_MS, stats });
   const app = createApp({
     db: deps.db,
     recorder,
@@ -83,7 +91,9 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     chargeBeyondHold: deps.config.SPEND_CHARGE_BEYOND_HOLD,
     env: deps.config.providerEnv,
     cooldowns: endpoints,
+    stats,
     verifyCaller: deps.verifyCaller,
+    verifyService: deps.verifyService,
     maxBodyBytes: deps.config.MAX_BODY_BYTES,
     requestLogs: deps.requestLogs ?? true,
     requestTimeoutMs: deps.config.REQUEST_TIMEOUT_MS,
@@ -99,11 +109,13 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
   });
   return {
     app,
+    endpointStats: () => endpointStatsEntries(stats),
     async stop() {
       await recorder.stop();
       await relay.stop();
       await broadcast?.stop();
       await endpoints.stop();
+      await stats.stop();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { createHttpApp, finishHttpApp, mountHealth, requireCaller, requireService } from "@switchyard/runtime";
+import { endpointStatsEntries } from "@switchyard/upstream";
 import type { Express } from "express";
 import type { MediaDeps } from "./deps.js";
 import { findGenerationRoute } from "./routes/generations.js";
@@ -11,6 +12,7 @@ export function createApp(deps: MediaDeps): Express {
   const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes, requestLogs: deps.requestLogs });
   mountHealth(app, deps.readiness, deps.health);
   app.post("/internal/generations/find", requireService(deps.verifyService), findGenerationRoute(deps));
+  app.post("/internal/endpoint-stats", requireService(deps.verifyService), (_req, res) => void res.json({ data: endpointStatsEntries(deps.stats) }));
   const caller = requireCaller(deps.verifyCaller);
   app.post("/api/v1/audio/transcriptions", caller, transcriptionsRoute(deps));
   app.post("/api/v1/images", caller, imagesRoute(deps));

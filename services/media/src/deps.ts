@@ -1,6 +1,6 @@
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck, ServiceVerifier } from "@switchyard/runtime";
-import type { EndpointHealth, SpendHolds, UpstreamTimeouts } from "@switchyard/upstream";
+import type { EndpointHealth, EndpointStats, SpendHolds, UpstreamTimeouts } from "@switchyard/upstream";
 import type { ReferenceOptions } from "./images/references.js";
 import type { ImageProvider, SpeechProvider, TranscriptionProvider } from "./providers/types.js";
 
@@ -22,6 +22,8 @@ export interface MediaDeps {
   env: Record<string, string | undefined>;
   /** Endpoints that failed recently go behind healthy ones; shared by replicas over the bus. */
   cooldowns: EndpointHealth;
+  /** Live endpoint statistics, every replica's: routing reads them, attempts feed them. */
+  stats: EndpointStats;
   /** Wire formats by the catalog's adapter name. */
   transcribers: Readonly<Record<string, TranscriptionProvider>>;
   imagers: Readonly<Record<string, ImageProvider>>;

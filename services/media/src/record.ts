@@ -1,5 +1,5 @@
 import { noteRequest, observeGeneration, picoToDecimal, picoToUsd, serviceOf, type Db, type EventSink, type GenerationOperation, type Logger } from "@switchyard/runtime";
-import { findingsRecord, servingModel, type Attempt, type Charge, type Finding } from "@switchyard/upstream";
+import { findingsRecord, servedSample, servingModel, type Attempt, type EndpointStats, type Charge, type Finding } from "@switchyard/upstream";
 import type { MediaUsage } from "./cost.js";
 
 export interface MediaGeneration {
@@ -49,7 +49,7 @@ const operations: Record<MediaGeneration["kind"], GenerationOperation> = { trans
  * recorded without the event that charges it. Retried a few times; a record that still cannot be
  * written is logged with everything needed to charge it by hand, and its hold expires.
  */
-export async function recordGeneration(deps: { db: Db; events: EventSink; logger: Logger }, g: MediaGeneration): Promise<void> {
+export async function recordGeneration(deps: { db: Db; events: EventSink; logger: Logger; stats: Pick<EndpointStats, "served"> }, g: MediaGeneration): Promise<void> {
   const cost = picoToDecimal(g.charge.charged);
   const upstreamCost = picoToDecimal(g.charge.reported);
   const promptTokens = g.usage.promptTokens + (g.usage.audioTokens ?? 0);
@@ -72,6 +72,10 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
     costUsd: picoToUsd(g.charge.charged),
     byok: g.isByok,
   });
+  if (g.status === "completed" && g.provider) {
+    const firstOutputMs = g.firstOutputMs ?? null;
+    deps.stats.served(g.provider, g.model, servedSample({ attempts: g.attempts, streamed: g.streamed, firstOutputMs, generationMs: Math.max(0, g.latencyMs), completionTokens }));
+  }
   for (let attempt = 0; ; attempt++) {
     try {
       await deps.db.transaction(async (tx) => {

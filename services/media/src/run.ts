@@ -88,6 +88,7 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     sessionId: options.sessionId ?? headerOf(req.headers, sessionIdHeader),
     requestedParameters: [],
     coolingDown: deps.cooldowns.coolingDown,
+    figuresOf: deps.stats.figures,
   });
   const unfit: string[] = [];
   const candidates = ordered.candidates.filter((c) => {
@@ -145,7 +146,7 @@ export async function firstAccepted<P, T>(
   call: (provider: P, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,
 ): Promise<Served & { result: T }> {
   const { deps } = run;
-  const context = { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts };
+  const context = { env: deps.env, cooldowns: deps.cooldowns, stats: deps.stats, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts };
   const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, ttlMs: deps.holdTtlMs };
   return firstAcceptingHeld(run.providers, run.candidates, context, run.attempts, { hold, timedOut: run.timedOut }, worstCase, call);
 }

@@ -1,5 +1,6 @@
 import { busReadiness, migrate, outboxSink, startOutboxRelay, upstreamTimeoutsOf, type Bus, type CallerVerifier, type Db, type HealthState, type Logger, type ServiceVerifier } from "@switchyard/runtime";
-import { startSharedHealth } from "@switchyard/upstream";
+import { endpointStatsEntries, startEndpointStats, startSharedHealth } from "@switchyard/upstream";
+import type { EndpointStatsEntry } from "@switchyard/contracts";
 import type { Express } from "express";
 import { createApp } from "./app.js";
 import type { MediaConfig } from "./config.js";
@@ -22,6 +23,8 @@ export interface MediaStartDeps {
     | "UPSTREAM_FIRST_BYTE_TIMEOUT_MS"
     | "UPSTREAM_IDLE_TIMEOUT_MS"
     | "UPSTREAM_FAILURE_COOLDOWN_MS"
+    | "ENDPOINT_STATS_BUCKET_MS"
+    | "ENDPOINT_STATS_INTERVAL_MS"
     | "SPEND_HOLD_GRACE_MS"
     | "SPEND_CHARGE_BEYOND_HOLD"
     | "MAX_AUDIO_BYTES"
@@ -38,6 +41,8 @@ export interface MediaStartDeps {
 
 export interface RunningMedia {
   app: Express;
+  /** How each endpoint has been doing, every replica's generations together. */
+  endpointStats(): EndpointStatsEntry[];
   stop(): Promise<void>;
 }
 
@@ -48,6 +53,7 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
   const { config } = deps;
   const timeouts = upstreamTimeoutsOf(config);
   const endpoints = await startSharedHealth({ bus: deps.bus, subject: "media.endpoint.health.v1", logger: deps.logger, timeouts });
+  const stats = startEndpointStats({ db: deps.db, schema, logger: deps.logger, bucketMs: config.ENDPOINT_STATS_BUCKET_MS, intervalMs: config.ENDPOINT_STATS_INTERVAL_MS });
   const app = createApp({
     db: deps.db,
     events: outboxSink(schema, relay),
@@ -60,6 +66,7 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     chargeBeyondHold: config.SPEND_CHARGE_BEYOND_HOLD,
     env: config.providerEnv,
     cooldowns: endpoints,
+    stats,
     transcribers,
     imagers,
     speakers,
@@ -76,9 +83,11 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
   });
   return {
     app,
+    endpointStats: () => endpointStatsEntries(stats),
     async stop() {
       await relay.stop();
       await endpoints.stop();
+      await stats.stop();
     },
   };
 }

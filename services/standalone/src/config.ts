@@ -9,7 +9,7 @@ import { routerEnv } from "@switchyard/router";
 import type { z } from "zod";
 
 /** Standalone understands every service's variables; PORT is the one public port. */
-export const standaloneEnv = routerEnv.extend(identityEnv.omit({ PORT: true }).shape).extend(catalogEnv.omit({ PORT: true }).shape)
+export const standaloneEnv = routerEnv.extend(identityEnv.omit({ PORT: true }).shape).extend(catalogEnv.omit({ PORT: true, INFERENCE_URL: true, MEDIA_URL: true }).shape)
   .extend(inferenceEnv.omit({ PORT: true }).shape)
   .extend(mediaEnv.omit({ PORT: true }).shape)
   .extend(storageEnv.omit({ PORT: true }).shape)

@@ -1,3 +1,4 @@
+import type { EndpointStatsEntry } from "@switchyard/contracts";
 import { randomBytes } from "node:crypto";
 import { loadCatalog, startCatalog, type RunningCatalog } from "@switchyard/catalog";
 import { startIdentity, type RunningIdentity } from "@switchyard/identity";
@@ -54,6 +55,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
   let forgetKey = (_hash: string) => {}; // the router's, once it runs
   let knownProvider = (_slug: string) => false; // catalog's, once it runs
   let forgetWorkspace = (_id: string) => {}; // catalog's, once it runs
+  let endpointStats = (): EndpointStatsEntry[] => []; // inference's and media's, once they run
   const identity = await startIdentity({
     db,
     bus,
@@ -73,6 +75,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     bus,
     logger: logger.child({ service: "catalog" }),
     identity: { workspacePolicy: identity.workspacePolicy, describeKeys: identity.describeKeys, writeBudgets: identity.writeBudgets },
+    endpointStats: async () => endpointStats(),
     config,
     verifyCaller: createCallerVerifier(secret),
     verifyService: createServiceVerifier(secret),
@@ -122,6 +125,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     mediaGenerations: { find: (id, scope) => findMediaGeneration(db, scope, id) },
     config,
     verifyCaller: createCallerVerifier(secret),
+    verifyService: createServiceVerifier(secret),
     health,
     requestLogs: false,
     sandbox,
@@ -140,6 +144,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     health,
     requestLogs: false,
   });
+  endpointStats = () => [...inference.endpointStats(), ...media.endpointStats()];
   const router = await startRouter({
     logger: logger.child({ service: "router" }),
     bus,

@@ -1,4 +1,4 @@
-import type { Model, ModelEndpoint, Provider } from "@switchyard/contracts";
+import type { EndpointStatsEntry, Model, ModelEndpoint, Provider } from "@switchyard/contracts";
 import type { EndpointEntry, ModelEntry, ProviderEntry } from "./snapshot.js";
 
 const optionalPrices = ["input_cache_read", "input_cache_write", "input_cache_write_1h", "internal_reasoning", "audio", "web_search", "audio_output", "character", "search_unit"] as const;
@@ -57,7 +57,8 @@ export function toModelRecord(model: ModelEntry, endpoints: readonly EndpointEnt
   };
 }
 
-export function toEndpointRecord(e: EndpointEntry): ModelEndpoint {
+/** An endpoint as the listings show it, with its live figures when it has any. */
+export function toEndpointRecord(e: EndpointEntry, stats?: EndpointStatsEntry): ModelEndpoint {
   const toolChoice = e.supported_parameters.includes("tool_choice");
   return {
     name: `${e.providerEntry.name} | ${e.model.id}`,
@@ -82,11 +83,11 @@ export function toEndpointRecord(e: EndpointEntry): ModelEndpoint {
     supported_parameters: e.supported_parameters,
     supports_implicit_caching: e.pricing.input_cache_read !== undefined,
     supports_tool_choice: { auto: toolChoice, function: toolChoice, none: toolChoice, required: toolChoice },
-    latency_last_30m: null,
-    throughput_last_30m: null,
-    uptime_last_5m: null,
-    uptime_last_30m: null,
-    uptime_last_1d: null,
+    latency_last_30m: stats?.latency_last_30m ?? null,
+    throughput_last_30m: stats?.throughput_last_30m ?? null,
+    uptime_last_5m: stats?.uptime_last_5m ?? null,
+    uptime_last_30m: stats?.uptime_last_30m ?? null,
+    uptime_last_1d: stats?.uptime_last_1d ?? null,
   };
 }
 

@@ -10,6 +10,7 @@ import {
 import { callerOf, notFound, parseInput } from "@switchyard/runtime";
 import type { Request, RequestHandler } from "express";
 import type { CatalogDeps } from "../deps.js";
+import { statsKey } from "../models/endpoint-stats.js";
 import { toEndpointRecord, toModelRecord, toProviderRecord } from "../models/records.js";
 import type { ModelEntry } from "../models/snapshot.js";
 import { accessPolicyFor } from "../policy/resolve.js";
@@ -107,12 +108,13 @@ export const listUserModelsRoute =
 /** `GET /models/{author}/{slug}/endpoints`: the endpoints that can be called now. */
 export const modelEndpointsRoute =
   (deps: CatalogDeps): RequestHandler =>
-  (req, res) => {
+  async (req, res) => {
     callerOf(res);
     const { author, slug } = parseInput(modelEndpointsParams, req.params, "path");
     const model = deps.catalog.current().modelsById.get(`${author}/${slug}`);
     if (!model) throw notFound(`Model ${author}/${slug} not found`);
     const record = toModelRecord(model);
+    const stats = await deps.endpointStats();
     res.json({
       data: {
         id: model.id,
@@ -120,7 +122,7 @@ export const modelEndpointsRoute =
         created: model.createdAt,
         description: model.description,
         architecture: record.architecture,
-        endpoints: model.endpointEntries.filter((e) => e.providerEntry.usable).map(toEndpointRecord),
+        endpoints: model.endpointEntries.filter((e) => e.providerEntry.usable).map((e) => toEndpointRecord(e, stats.get(statsKey(e.providerEntry.slug, e.model.id)))),
       },
     });
   };
@@ -128,10 +130,11 @@ export const modelEndpointsRoute =
 /** `GET /endpoints/zdr`: what a request that demands zero data retention can reach, across all models. */
 export const listZdrEndpointsRoute =
   (deps: CatalogDeps): RequestHandler =>
-  (_req, res) => {
+  async (_req, res) => {
     callerOf(res);
     const endpoints = deps.catalog.current().models.flatMap((m) => m.endpointEntries.filter((e) => e.zdr && e.providerEntry.usable));
-    res.json({ data: endpoints.map(toEndpointRecord) });
+    const stats = await deps.endpointStats();
+    res.json({ data: endpoints.map((e) => toEndpointRecord(e, stats.get(statsKey(e.providerEntry.slug, e.model.id)))) });
   };
 
 export const listProvidersRoute =

@@ -60,6 +60,8 @@ export class Generation {
   private readonly hold: SpendHold;
   private readonly dropped = new Map<Candidate, string[]>();
   private readonly sent = new Map<Candidate, Record<string, unknown>>();
+  /** When the latest attempt was sent (after its hold), which the endpoint's statistics time from. */
+  private dispatched: number | undefined;
 
   constructor(
     readonly plan: Plan,
@@ -96,9 +98,10 @@ export class Generation {
     const { plan } = this;
     const { deps } = plan;
     try {
-      return await firstAccepting(this.own?.wire ?? wireFor(plan.dialect, this.turn.body), plan.candidates, { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: plan.signal, timeouts: deps.timeouts }, this.attempts, async (provider, target, candidate, attempt) => {
+      return await firstAccepting(this.own?.wire ?? wireFor(plan.dialect, this.turn.body), plan.candidates, { env: deps.env, cooldowns: deps.cooldowns, stats: deps.stats, logger: deps.logger, signal: plan.signal, timeouts: deps.timeouts }, this.attempts, async (provider, target, candidate, attempt) => {
         const body = this.bodyFor(candidate);
         await this.hold.reserve(candidate, body);
+        this.dispatched = performance.now();
         const { own } = this;
         if (!own || !speaksOwnBody(provider)) return call(provider, target, body, attempt);
         const ownBody = own.body(body);
@@ -186,6 +189,7 @@ export class Generation {
       charge,
       latencyMs: outcome.firstTokenMs,
       generationTimeMs: Math.round(performance.now() - turn.started),
+      ...(this.dispatched === undefined ? {} : { dispatchMs: Math.round(this.dispatched - turn.started) }),
       serviceTier: outcome.serviceTier,
       dataRegion: candidate.endpoint.region,
       attempts: this.attempts,
@@ -233,6 +237,7 @@ export class Generation {
         requested: plan.requested,
         candidates: plan.candidates,
         selected: candidate,
+        basis: plan.orderBasis,
         attempt: this.attempts.length,
         generationTimeMs: Math.round(performance.now() - started),
         region: candidate.endpoint.region,

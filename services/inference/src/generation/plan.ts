@@ -30,6 +30,8 @@ export interface Plan {
   /** Endpoints to try in order, the workspace's own keys first; why others were left out. */
   readonly candidates: readonly Candidate[];
   readonly excluded: readonly string[];
+  /** What chose the candidates' order, for `openrouter_metadata`. */
+  readonly orderBasis: string | null;
   readonly guardrailIds: readonly string[];
   readonly presetId: string | null;
   readonly attribution: Attribution;
@@ -117,6 +119,7 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
     requested: resolution.requested,
     candidates,
     excluded: resolution.reasons,
+    orderBasis: resolution.basis ?? null,
     guardrailIds: [...resolution.guardrailIds],
     presetId: preset?.id ?? null,
     attribution: attributionOf({ headers }, request),

@@ -1,6 +1,6 @@
 import type { ProviderPreferences, ResolvedModel } from "@switchyard/contracts";
 import { badRequest, HttpError, requestHost, type Caller } from "@switchyard/runtime";
-import { orderCandidates, requestFilters, type Candidate, type CompiledFilters } from "@switchyard/upstream";
+import { acrossModels, orderBasis, orderCandidates, requestFilters, type Candidate, type CompiledFilters } from "@switchyard/upstream";
 import type { IncomingHttpHeaders } from "node:http";
 import type { InferenceDeps } from "../deps.js";
 
@@ -14,6 +14,8 @@ export interface Resolution {
   broadcast: boolean;
   ioLogging: ResolvedModel["io_logging"];
   disabledTools: Set<string>;
+  /** What chose the endpoints' order (the first model's), for `openrouter_metadata`. */
+  basis?: string;
 }
 
 export interface ResolveOptions {
@@ -56,11 +58,14 @@ export async function resolveModels(deps: InferenceDeps, models: string[], optio
       sessionId: options.sessionId,
       requestedParameters: options.requestedParameters,
       coolingDown: deps.cooldowns.coolingDown,
+      figuresOf: deps.stats.figures,
     });
     out.candidates.push(...ordered.candidates);
+    out.basis ??= orderBasis(options.preferences, resolved.sort);
     out.reasons.push(...resolved.excluded.map((e) => `${resolved.model} on ${e.provider}: ${e.reason}`), ...ordered.dropped.map((d) => `${resolved.model} on ${d}`));
   }
   out.filters = filters ?? out.filters;
+  if (models.length > 1) out.candidates = acrossModels(out.candidates, options.preferences, deps.cooldowns.coolingDown);
   if (out.candidates.length === 0) {
     throw new HttpError("not_found", `No endpoints available for ${models.join(", ")}: ${out.reasons.join("; ") || "none configured"}`);
   }

@@ -60,7 +60,7 @@ describe("generation recorder", () => {
     const events: EventEnvelope[] = [];
     await bus.consume("test_batch", ["inference.generation.completed.v1"], async (event) => void events.push(event));
     const relay = startOutboxRelay({ db, schema, bus, logger });
-    const recorder = createRecorder({ db, events: outboxSink(schema, relay), logger, flushMs: 50 });
+    const recorder = createRecorder({ db, events: outboxSink(schema, relay), logger, flushMs: 50, stats: { served: () => undefined } });
     const before = writes;
     for (let i = 0; i < 30; i++) recorder.record(generation(`gen-batch-${i}`));
     expect(recorder.pending("gen-batch-7")?.generation.charge.charged).toBe(123_000_000n);
@@ -82,7 +82,7 @@ describe("generation recorder", () => {
   it("keeps a batch queued while the database refuses it, and writes it once it is back", async () => {
     const bus = createMemoryBus({ logger });
     const relay = startOutboxRelay({ db, schema, bus, logger });
-    const recorder = createRecorder({ db, events: outboxSink(schema, relay), logger, flushMs: 5 });
+    const recorder = createRecorder({ db, events: outboxSink(schema, relay), logger, flushMs: 5, stats: { served: () => undefined } });
     const before = await rows();
     await db.query("ALTER TABLE inference.generations RENAME TO generations_away");
     recorder.record(generation("gen-retry-1"));

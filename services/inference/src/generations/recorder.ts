@@ -1,4 +1,5 @@
 import { observeGeneration, picoToUsd, serviceOf, type Db, type EventSink, type Logger } from "@switchyard/runtime";
+import { servedSample, type EndpointStats } from "@switchyard/upstream";
 import { insertGenerations, type FinishedGeneration } from "./store.js";
 
 export interface RecorderOptions {
@@ -9,6 +10,8 @@ export interface RecorderOptions {
   flushMs: number;
   /** The most generations one transaction writes. */
   maxBatch?: number;
+  /** Told of each generation an endpoint served, for the endpoint's latency and throughput. */
+  stats: Pick<EndpointStats, "served">;
 }
 
 export interface GenerationRecorder {
@@ -24,7 +27,10 @@ export interface GenerationRecorder {
  * Every generation of inference passes here (each chat turn of any dialect, embeddings, rerank), so this is
  * where its metrics are counted, once.
  */
-function observe(service: string, g: FinishedGeneration): void {
+function observe(service: string, stats: RecorderOptions["stats"], g: FinishedGeneration): void {
+  if (g.status === "completed" && g.provider) {
+    stats.served(g.provider, g.model, servedSample({ attempts: g.attempts, dispatchMs: g.dispatchMs, streamed: g.streamed, firstOutputMs: g.latencyMs, generationMs: g.generationTimeMs, completionTokens: g.completionTokens }));
+  }
   observeGeneration({
     service,
     operation: g.operation ?? "chat",
@@ -94,7 +100,7 @@ export function createRecorder(options: RecorderOptions): GenerationRecorder {
 
   return {
     record(generation) {
-      observe(service, generation);
+      observe(service, options.stats, generation);
       queued.set(generation.id, { generation, at: new Date() });
       schedule();
     },

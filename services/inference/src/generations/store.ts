@@ -44,6 +44,8 @@ export interface FinishedGeneration {
    */
   latencyMs: number | null;
   generationTimeMs: number;
+  /** When the serving attempt was sent, from the generation's start (not stored: the endpoint's statistics time from it). */
+  dispatchMs?: number;
   serviceTier: string | null;
   dataRegion: string;
   attempts: Attempt[];
