@@ -81,3 +81,26 @@ export const listFilesQuery = z
     }
   });
 export type ListFilesQuery = z.infer<typeof listFilesQuery>;
+
+/** `GET /files/{file_id}`, its `/content` and `DELETE`: our `or_file_` ids, or a provider's own. */
+export const fileParams = z.object({ file_id: z.string().min(1).max(256).regex(/^[A-Za-z0-9_.-]+$/, "must be a file id") });
+
+/** Where one file lives: our storage, or a provider's with the workspace's own key (`provider=`). */
+export const fileQuery = z.object({ provider: fileProvider.optional(), workspace_id: uuid.optional() });
+
+/** `POST /files`: one `file` part, and OpenAI's `purpose` with `provider=openai`. */
+export const uploadFileBody = z.object({
+  file: z.string().describe("The file (binary part); its type is read from the bytes").meta({ format: "binary" }),
+  purpose: z.string().optional().describe("OpenAI's purpose with provider=openai; user_data when absent"),
+});
+
+/** `POST /files` and `GET /files/{file_id}` 200: the file, in the shape of the store that holds it. */
+export const fileResponse = z.discriminatedUnion("_shape", [workspaceFile, openAiFile, anthropicFile]);
+
+/** `DELETE /files/{file_id}` 200, in the shape of the store it was deleted from. */
+export const deletedFile = z.discriminatedUnion("_shape", [
+  z.object({ _shape: z.literal("openrouter"), id: z.string(), type: z.literal("file_deleted") }),
+  z.object({ _shape: z.literal("openai"), id: z.string(), object: z.literal("file"), deleted: z.literal(true) }),
+  z.object({ _shape: z.literal("anthropic"), id: z.string(), type: z.literal("file_deleted") }),
+]);
+export type DeletedFile = z.infer<typeof deletedFile>;

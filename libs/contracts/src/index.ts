@@ -38,3 +38,4 @@ export * from "./sandbox.js";
 export * from "./completions.js";
 export * from "./responses.js";
 export * from "./messages.js";
+export * from "./provider-keys.js";

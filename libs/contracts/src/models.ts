@@ -142,3 +142,7 @@ export type ModelsCountResponse = z.infer<typeof modelsCountResponse>;
 /** `GET /model/{author}/{slug}`: one model, the record `GET /models` lists. */
 export const modelResponse = z.object({ data: model });
 export type ModelResponse = z.infer<typeof modelResponse>;
+
+/** `POST /catalog/reload` 200 (Switchyard extension): what the catalog holds after reading the operator's file again. */
+export const catalogReloadResponse = z.object({ data: z.object({ models: z.number().int().min(0), providers: z.number().int().min(0) }) });
+export type CatalogReloadResponse = z.infer<typeof catalogReloadResponse>;

@@ -56,7 +56,10 @@ describe("OpenAPI document", () => {
       "post /chat/completions", "post /responses", "post /completions", "post /messages", "post /messages/count_tokens", "post /audio/transcriptions", "post /images", "get /generation", "get /generation/content",
       "post /embeddings", "get /embeddings/models", "post /rerank", "post /audio/speech",
       "get /activity", "get /activity/daily", "get /generations", "get /credits", "put /credits",
-      "get /files", "get /containers/{container_id}/files", "get /containers/{container_id}/files/{file_id}",
+      "get /workspaces/{id}/provider-keys", "put /workspaces/{id}/provider-keys/{provider}", "delete /workspaces/{id}/provider-keys/{provider}",
+      "post /images/generations", "post /catalog/reload",
+      "get /files", "post /files", "get /files/{file_id}", "get /files/{file_id}/content", "delete /files/{file_id}",
+      "get /containers/{container_id}/files", "get /containers/{container_id}/files/{file_id}", "get /containers/{container_id}/files/{file_id}/content",
       "get /models", "get /models/user", "get /models/{author}/{slug}/endpoints", "get /providers",
       "get /models/count", "get /model/{author}/{slug}", "get /endpoints/zdr", "get /images/models", "get /images/models/{author}/{slug}/endpoints",
       "get /presets", "get /presets/{slug}", "get /presets/{slug}/versions", "get /presets/{slug}/versions/{version}",
@@ -95,6 +98,8 @@ describe("OpenAPI document", () => {
   it("documents request media types, streams and error envelopes", () => {
     expect(Object.keys(find("post", "/oauth/token").requestBody?.content ?? {})).toEqual(["application/x-www-form-urlencoded"]);
     expect(Object.keys(find("post", "/audio/transcriptions").requestBody?.content ?? {})).toEqual(["application/json", "multipart/form-data"]);
+    expect(Object.keys(find("post", "/files").requestBody?.content ?? {})).toEqual(["multipart/form-data"]);
+    expect(find("get", "/files/{file_id}/content").responses["200"]).toEqual({ description: "Success" });
     expect(Object.keys(find("post", "/chat/completions").responses["200"]?.content ?? {})).toEqual(["application/json", "text/event-stream"]);
     const oauthError = find("post", "/oauth/token").responses["400"]?.content?.["application/json"]?.schema;
     expect(oauthError).toEqual({ $ref: "#/components/schemas/OAuthError" });

@@ -1,6 +1,7 @@
 import { imageModelEndpointsResponse, listImageModelsResponse } from "./image-models.js";
 import { listZdrEndpointsResponse, modelEndpointsParams, modelEndpointsResponse } from "./model-endpoints.js";
 import {
+  catalogReloadResponse,
   countModelsQuery,
   listEmbeddingsModelsQuery,
   listModelsQuery,
@@ -224,5 +225,15 @@ export const catalogRoutes = [
     params: presetSlugParams,
     responses: { 200: deletedResponse },
     errors: [400, 401, 403, 404, 500],
+  }),
+  defineRoute({
+    operationId: "reloadCatalog",
+    method: "post",
+    path: "/catalog/reload",
+    summary: "Switchyard extension: read the operator's catalog file again; a bad file is a 400 and the catalog stays",
+    tag: "Models",
+    auth: "management",
+    responses: { 200: catalogReloadResponse },
+    errors: [400, 401, 403, 429, 500],
   }),
 ] as const satisfies readonly RouteContract[];

@@ -119,6 +119,17 @@ export const inferenceRoutes = [
     errors: providerErrors,
   }),
   defineRoute({
+    operationId: "createImageGenerations",
+    method: "post",
+    path: "/images/generations",
+    summary: "The same operation as POST /images, where the openai SDK's images.generate posts",
+    tag: "Images",
+    auth: "inference",
+    body: imageGenerationRequest,
+    responses: { 200: imageGenerationResponse },
+    errors: providerErrors,
+  }),
+  defineRoute({
     operationId: "createAudioSpeech",
     method: "post",
     path: "/audio/speech",
@@ -163,4 +174,5 @@ export const streamingResponses: Readonly<Record<string, z.ZodType>> = {
   sendChatCompletionRequest: chatCompletionChunk,
   createCompletions: textCompletionChunk,
   createImages: imageStreamEvent,
+  createImageGenerations: imageStreamEvent,
 };

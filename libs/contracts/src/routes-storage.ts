@@ -5,7 +5,7 @@ import {
   listContainerFilesQuery,
   listContainerFilesResponse,
 } from "./containers.js";
-import { listFilesQuery, listFilesResponse } from "./files.js";
+import { deletedFile, fileParams, fileQuery, fileResponse, listFilesQuery, listFilesResponse, uploadFileBody } from "./files.js";
 import { defineRoute, type RouteContract } from "./route.js";
 
 /** Workspace files and sandbox container files. Operation ids follow OpenRouter's. */
@@ -20,6 +20,55 @@ export const storageRoutes = [
     query: listFilesQuery,
     responses: { 200: listFilesResponse },
     errors: [400, 401, 403, 429, 500, 502, 503],
+  }),
+  defineRoute({
+    operationId: "uploadFile",
+    method: "post",
+    path: "/files",
+    summary: "Upload a file to the workspace's storage (or to a provider's, with provider=)",
+    tag: "Files",
+    auth: "any",
+    query: fileQuery,
+    body: uploadFileBody,
+    bodyType: "multipart",
+    responses: { 200: fileResponse },
+    errors: [400, 401, 403, 413, 429, 500, 502, 503],
+  }),
+  defineRoute({
+    operationId: "getFileMetadata",
+    method: "get",
+    path: "/files/{file_id}",
+    summary: "Get a file's record",
+    tag: "Files",
+    auth: "any",
+    params: fileParams,
+    query: fileQuery,
+    responses: { 200: fileResponse },
+    errors: [400, 401, 403, 404, 429, 500, 502, 503],
+  }),
+  defineRoute({
+    operationId: "downloadFileContent",
+    method: "get",
+    path: "/files/{file_id}/content",
+    summary: "Download a file's bytes (application/octet-stream)",
+    tag: "Files",
+    auth: "any",
+    params: fileParams,
+    query: fileQuery,
+    responses: { 200: null },
+    errors: [400, 401, 403, 404, 429, 500, 502, 503],
+  }),
+  defineRoute({
+    operationId: "deleteFile",
+    method: "delete",
+    path: "/files/{file_id}",
+    summary: "Delete a file",
+    tag: "Files",
+    auth: "any",
+    params: fileParams,
+    query: fileQuery,
+    responses: { 200: deletedFile },
+    errors: [400, 401, 403, 404, 429, 500, 502, 503],
   }),
   defineRoute({
     operationId: "listContainerFiles",
@@ -42,6 +91,17 @@ export const storageRoutes = [
     auth: "any",
     params: containerFileParams,
     responses: { 200: containerFile },
+    errors: [400, 401, 403, 404, 429, 500, 503],
+  }),
+  defineRoute({
+    operationId: "downloadContainerFileContent",
+    method: "get",
+    path: "/containers/{container_id}/files/{file_id}/content",
+    summary: "Download a container file's bytes, when the sandbox kept them",
+    tag: "Containers",
+    auth: "any",
+    params: containerFileParams,
+    responses: { 200: null },
     errors: [400, 401, 403, 404, 429, 500, 503],
   }),
 ] as const satisfies readonly RouteContract[];

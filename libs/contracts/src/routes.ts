@@ -25,6 +25,7 @@ import {
   workspaceIdParams,
   workspaceResponse,
 } from "./workspace.js";
+import { deleteProviderKeyResponse, listProviderKeysResponse, providerKeyParams, providerKeyResponse, putProviderKeyBody } from "./provider-keys.js";
 import {
   createFederationPolicyBody,
   deleteFederationPolicyResponse,
@@ -160,6 +161,40 @@ const workspaces = [
     params: workspaceIdParams,
     responses: { 200: deleteWorkspaceResponse },
     errors: [400, 401, 403, 404, 409, 429, 500],
+  }),
+  defineRoute({
+    operationId: "listProviderKeys",
+    method: "get",
+    path: "/workspaces/{id}/provider-keys",
+    summary: "Switchyard extension: the providers a workspace brings its own key for (BYOK), by label only",
+    tag: "Workspaces",
+    auth: "management",
+    params: workspaceIdParams,
+    responses: { 200: listProviderKeysResponse },
+    errors: [400, 401, 403, 404, 429, 500],
+  }),
+  defineRoute({
+    operationId: "putProviderKey",
+    method: "put",
+    path: "/workspaces/{id}/provider-keys/{provider}",
+    summary: "Switchyard extension: set a workspace's own key for a provider of the catalog, sealed at rest",
+    tag: "Workspaces",
+    auth: "management",
+    params: providerKeyParams,
+    body: putProviderKeyBody,
+    responses: { 200: providerKeyResponse },
+    errors: [400, 401, 403, 404, 413, 429, 500, 503],
+  }),
+  defineRoute({
+    operationId: "deleteProviderKey",
+    method: "delete",
+    path: "/workspaces/{id}/provider-keys/{provider}",
+    summary: "Switchyard extension: remove a workspace's own key for a provider",
+    tag: "Workspaces",
+    auth: "management",
+    params: providerKeyParams,
+    responses: { 200: deleteProviderKeyResponse },
+    errors: [400, 401, 403, 404, 429, 500],
   }),
 ] as const satisfies readonly RouteContract[];
 

@@ -3,7 +3,9 @@ import {
   ContainerFile$inboundSchema,
   ContainerFileListResponse$inboundSchema,
   CreateGuardrailRequest$outboundSchema,
+  FileDeleteResponse$inboundSchema,
   FileListResponse$inboundSchema,
+  FileResponse$inboundSchema,
   TokenExchangeRequest$outboundSchema,
   TokenExchangeResponse$inboundSchema,
   UpdateGuardrailRequest$outboundSchema,
@@ -27,7 +29,7 @@ import {
   type AuthCode,
 } from "./auth-code.js";
 import { containerFile, listContainerFilesQuery, listContainerFilesResponse, type ContainerFile } from "./containers.js";
-import { listFilesQuery, listFilesResponse, type ListFilesResponse, type WorkspaceFile } from "./files.js";
+import { deletedFile, fileResponse, listFilesQuery, listFilesResponse, type DeletedFile, type ListFilesResponse, type WorkspaceFile } from "./files.js";
 import { assignKeysBody, createGuardrailBody, updateGuardrailBody } from "./guardrails.js";
 import { listUserModelsQuery } from "./models.js";
 import { tokenExchangeBody, tokenExchangeResponse, type TokenExchangeResponse } from "./oauth-token.js";
@@ -93,6 +95,20 @@ describe("our responses pass the SDK's validation", () => {
       expect(parsed.isUnknown).toBeUndefined();
       expect(parsed.shape).toBe(sample._shape);
     }
+  });
+
+  it("one file and a deleted file, in each store's shape", () => {
+    for (const sample of filePages.map((list) => list.data[0]!)) {
+      const parsed = expectBothAccept(fileResponse, FileResponse$inboundSchema, sample) as { shape: string; isUnknown?: boolean };
+      expect(parsed.isUnknown).toBeUndefined();
+      expect(parsed.shape).toBe(sample._shape);
+    }
+    const deleted: DeletedFile[] = [
+      { _shape: "openrouter", id: file.id, type: "file_deleted" },
+      { _shape: "openai", id: "file-abc", object: "file", deleted: true },
+      { _shape: "anthropic", id: "file_011CNha8iCJcU1wXNR6q4V8w", type: "file_deleted" },
+    ];
+    for (const sample of deleted) expectBothAccept(deletedFile, FileDeleteResponse$inboundSchema, sample);
   });
 
   it("container files, including an empty page", () => {

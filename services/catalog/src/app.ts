@@ -8,6 +8,7 @@ import {
   requireCaller,
   requireService,
 } from "@switchyard/runtime";
+import type { CatalogReloadResponse } from "@switchyard/contracts";
 import type { Express, RequestHandler } from "express";
 import type { CatalogDeps } from "./deps.js";
 import {
@@ -86,7 +87,7 @@ export function createApp(deps: CatalogDeps, reload: () => Promise<{ models: num
   const reloadRoute: RequestHandler = async (_req, res) => {
     managementCallerOf(res);
     try {
-      res.json({ data: await reload() });
+      res.json({ data: await reload() } satisfies CatalogReloadResponse);
     } catch (error) {
       // The operator's file is wrong: the caller's to fix, so a 400 that says how; the catalog already loaded stays.
       if (error instanceof ConfigError) throw new HttpError("bad_request", `${error.message}\nThe previous catalog stays in place.`);

@@ -1,18 +1,6 @@
-import { z } from "zod";
+import type { ProviderKeySummary } from "@switchyard/contracts";
 import type { Queryable } from "@switchyard/runtime";
 import type { Sealer } from "./sealed.js";
-
-/** A provider of the operator's catalog, by its slug: a workspace may bring its own key for any. */
-export const providerSlug = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must be a provider slug of the catalog");
-
-export interface ProviderKeySummary {
-  provider: string;
-  label: string;
-  /** When the workspace's key fails, the request may go on with the operator's key for the provider. */
-  operator_fallback: boolean;
-  created_at: string;
-  updated_at: string;
-}
 
 const context = (workspaceId: string, provider: string) => `${workspaceId}/${provider}`;
 /** Enough of the key to tell two apart, never enough to use: its last four characters. */

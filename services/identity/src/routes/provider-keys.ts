@@ -1,7 +1,15 @@
 import { badRequest, managementCallerOf, notFound, parseInput, HttpError, type Db, type EventSink, type Queryable } from "@switchyard/runtime";
+import {
+  providerKeyParams,
+  providerKeySlug,
+  putProviderKeyBody,
+  workspaceIdParams,
+  type DeleteProviderKeyResponse,
+  type ProviderKeySummary,
+} from "@switchyard/contracts";
 import type { RequestHandler } from "express";
 import { z } from "zod";
-import { deleteProviderKey, listProviderKeys, openProviderKey, providerSlug, putProviderKey } from "../provider-keys/records.js";
+import { deleteProviderKey, listProviderKeys, openProviderKey, putProviderKey } from "../provider-keys/records.js";
 import type { Sealer } from "../provider-keys/sealed.js";
 import { getWorkspace } from "../workspaces/service.js";
 
@@ -14,14 +22,6 @@ export interface ProviderKeyDeps {
   /** Whether the operator's catalog has the provider (asked of catalog). */
   knownProvider(slug: string): Promise<boolean>;
 }
-
-const workspaceParams = z.object({ id: z.uuid() });
-const keyParams = workspaceParams.extend({ provider: providerSlug });
-const putBody = z.object({
-  key: z.string().min(8, "must be a provider API key").max(512).regex(/^\S+$/, "must not contain spaces"),
-  /** When the workspace's key fails (refused, rate-limited, down), may the request go on with the operator's key? */
-  operator_fallback: z.boolean().default(true),
-});
 
 /**
  * The workspace's keys decide which key routing uses, so a change tells every service that remembers a
@@ -41,8 +41,8 @@ export const putProviderKeyRoute =
   (deps: ProviderKeyDeps): RequestHandler =>
   async (req, res) => {
     const caller = managementCallerOf(res);
-    const { id, provider } = parseInput(keyParams, req.params, "path");
-    const body = parseInput(putBody, req.body ?? {}, "body");
+    const { id, provider } = parseInput(providerKeyParams, req.params, "path");
+    const body = parseInput(putProviderKeyBody, req.body ?? {}, "body");
     const workspace = await getWorkspace(deps.db, caller.organizationId, id);
     const sealer = sealerOf(deps);
     if (!(await deps.knownProvider(provider))) throw badRequest(`Invalid path: provider: the catalog has no provider ${provider}`);
@@ -61,16 +61,16 @@ export const listProviderKeysRoute =
   (deps: ProviderKeyDeps): RequestHandler =>
   async (req, res) => {
     const caller = managementCallerOf(res);
-    const { id } = parseInput(workspaceParams, req.params, "path");
+    const { id } = parseInput(workspaceIdParams, req.params, "path");
     await getWorkspace(deps.db, caller.organizationId, id);
-    res.json({ data: await listProviderKeys(deps.db, id) });
+    res.json({ data: await listProviderKeys(deps.db, id) } satisfies { data: ProviderKeySummary[] });
   };
 
 export const deleteProviderKeyRoute =
   (deps: ProviderKeyDeps): RequestHandler =>
   async (req, res) => {
     const caller = managementCallerOf(res);
-    const { id, provider } = parseInput(keyParams, req.params, "path");
+    const { id, provider } = parseInput(providerKeyParams, req.params, "path");
     const workspace = await getWorkspace(deps.db, caller.organizationId, id);
     const deleted = await deps.db.transaction(async (tx) => {
       if (!(await deleteProviderKey(tx, id, provider))) return false;
@@ -80,10 +80,10 @@ export const deleteProviderKeyRoute =
     if (!deleted) throw notFound(`No ${provider} key in this workspace`);
     deps.events.committed();
     deps.workspaceChanged?.(id);
-    res.json({ deleted: true });
+    res.json({ deleted: true } satisfies DeleteProviderKeyResponse);
   };
 
-const openBody = z.object({ workspace_id: z.uuid(), provider: providerSlug });
+const openBody = z.object({ workspace_id: z.uuid(), provider: providerKeySlug });
 
 /** `POST /internal/provider-keys/open`: a service about to call a provider with the workspace's key. */
 export const openProviderKeyRoute =

@@ -1,19 +1,15 @@
-import { fileProvider, uuid } from "@switchyard/contracts";
+import { fileParams, fileQuery, type DeletedFile } from "@switchyard/contracts";
 import { notFound, parseInput } from "@switchyard/runtime";
 import type { RequestHandler, Response } from "express";
-import { z } from "zod";
 import type { StorageDeps } from "../deps.js";
 import { ownerOf } from "../files/owner.js";
 import { deleteRow, findFile, markDeleting, toWorkspaceFile } from "../files/records.js";
 import { providerCall } from "../providers/call.js";
 
-const params = z.object({ file_id: z.string().min(1).max(256).regex(/^[A-Za-z0-9_.-]+$/, "must be a file id") });
-const query = z.object({ provider: fileProvider.optional(), workspace_id: uuid.optional() });
-
 /** The caller, the file and where it lives; our own ids are `or_file_`, anything else is unknown here. */
 function target(req: Parameters<RequestHandler>[0], res: Response) {
-  const { file_id: id } = parseInput(params, req.params, "path");
-  const { provider, workspace_id } = parseInput(query, req.query, "query");
+  const { file_id: id } = parseInput(fileParams, req.params, "path");
+  const { provider, workspace_id } = parseInput(fileQuery, req.query, "query");
   return { id, provider, owner: ownerOf(res, workspace_id) };
 }
 
@@ -65,7 +61,8 @@ export const deleteFileRoute =
     const { id, provider, owner } = target(req, res);
     if (provider) {
       await providerCall(deps, owner, provider, res, (files, account, signal) => files.remove(id, account, signal));
-      res.json(provider === "openai" ? { _shape: "openai", id, object: "file", deleted: true } : { _shape: "anthropic", id, type: "file_deleted" });
+      const deleted: DeletedFile = provider === "openai" ? { _shape: "openai", id, object: "file", deleted: true } : { _shape: "anthropic", id, type: "file_deleted" };
+      res.json(deleted);
       return;
     }
     const row = await markDeleting(deps.db, owner, id);
@@ -76,5 +73,5 @@ export const deleteFileRoute =
     } catch (error) {
       deps.logger.warn({ err: error, id }, "file deletion left for the sweeper");
     }
-    res.json({ _shape: "openrouter", id, type: "file_deleted" });
+    res.json({ _shape: "openrouter", id, type: "file_deleted" } satisfies DeletedFile);
   };

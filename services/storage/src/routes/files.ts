@@ -1,4 +1,4 @@
-import { fileProvider, listFilesQuery, uuid, workspaceFileId, type ListFilesQuery } from "@switchyard/contracts";
+import { fileQuery, listFilesQuery, workspaceFileId, type ListFilesQuery } from "@switchyard/contracts";
 import { badRequest, HttpError, parseInput, readMultipart } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import { z } from "zod";
@@ -9,7 +9,6 @@ import { deleteRow, insertUpload, listFiles, markReady, newFileId, seqOf, toWork
 import { hasControlCharacters, sniffType } from "../files/sniff.js";
 import { providerCall } from "../providers/call.js";
 
-const uploadQuery = z.object({ provider: fileProvider.optional(), workspace_id: uuid.optional() });
 const filename = z.string().min(1).max(255).refine((name) => !/[/\\]/.test(name) && !hasControlCharacters(name), "must be a plain file name");
 
 /** Where a listing of our own storage starts: one of the three cursor styles, never two. */
@@ -60,7 +59,7 @@ export const listFilesRoute =
 export const uploadFileRoute =
   (deps: StorageDeps): RequestHandler =>
   async (req, res) => {
-    const query = parseInput(uploadQuery, req.query, "query");
+    const query = parseInput(fileQuery, req.query, "query");
     const owner = ownerOf(res, query.workspace_id);
     if (!(req.headers["content-type"] ?? "").toLowerCase().startsWith("multipart/form-data")) {
       throw badRequest("Send the file as multipart/form-data with a file part");
