@@ -1,4 +1,4 @@
-import type { Caller } from "@switchyard/runtime";
+import type { Caller, Logger } from "@switchyard/runtime";
 import type { Candidate } from "@switchyard/upstream";
 import type { ServerResponse } from "node:http";
 import type { Accounted } from "../accounting.js";
@@ -28,6 +28,8 @@ export interface CacheLookupInput {
   caller: Caller;
   dialect: string;
   stream: boolean;
+  /** The kind of answer this request replays: a kept answer of another kind is a miss. */
+  kind: CachedAnswer["kind"];
   client: unknown;
   sent: Readonly<Record<string, unknown>>;
   candidates: readonly Candidate[];
@@ -49,7 +51,7 @@ export async function lookUp(cache: ResponseCache, input: CacheLookupInput): Pro
   const key = cacheKey({ workspaceId: input.caller.workspaceId, dialect: input.dialect, stream: input.stream, client: input.client, sent: input.sent });
   const entry = await cache.store.find(input.caller.workspaceId, key);
   const candidate = entry && input.candidates.find((c) => c.endpoint.provider === entry.provider && c.model === entry.model);
-  const hit = entry && candidate && entry.answer.kind === (input.stream ? "streamed" : "buffered") ? { entry, candidate } : undefined;
+  const hit = entry && candidate && entry.answer.kind === input.kind ? { entry, candidate } : undefined;
   res.setHeader(cacheStatusHeader, hit ? "HIT" : "MISS");
   res.setHeader(cacheTtlResponseHeader, String(input.ttlSeconds));
   return { key, ttlSeconds: input.ttlSeconds, hit };
@@ -85,8 +87,16 @@ export async function* replay(batches: readonly StreamPart[][]): AsyncIterable<P
   for (const batch of batches) yield batch;
 }
 
-/** A kept answer, as the text stored, when it is no larger than the operator allows. */
-export function storedText(answer: CachedAnswer, maxBytes: number): string | undefined {
-  const text = JSON.stringify(answer);
-  return Buffer.byteLength(text) <= maxBytes ? text : undefined;
+/**
+ * A miss that opted in keeps its completed answer for the next identical request of its workspace, unless its
+ * JSON is larger than the operator allows. A failure to keep it is logged, never the caller's problem.
+ */
+export async function keepAnswer(cache: ResponseCache, logger: Logger, workspaceId: string, plan: PlanCache, entry: CacheEntry): Promise<void> {
+  const text = JSON.stringify(entry.answer);
+  if (Buffer.byteLength(text) > cache.maxEntryBytes) {
+    return void logger.debug({ generationId: entry.generationId }, "answer larger than RESPONSE_CACHE_MAX_ENTRY_BYTES; not cached");
+  }
+  await cache.store
+    .save(workspaceId, plan.key, entry, text, plan.ttlSeconds)
+    .catch((error: unknown) => logger.warn({ err: error, generationId: entry.generationId }, "could not keep the answer in the response cache"));
 }

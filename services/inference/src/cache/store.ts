@@ -1,8 +1,12 @@
 import type { Db, Logger } from "@switchyard/runtime";
 import type { Completion, StreamPart } from "../generation/parts.js";
 
-/** A kept answer: whole for a buffered request, the provider's events in order for a streamed one. */
-export type CachedAnswer = { kind: "buffered"; completion: Completion } | { kind: "streamed"; batches: StreamPart[][] };
+/** A kept answer: whole for a buffered request, the provider's events in order for a streamed one, or vectors. */
+export type CachedAnswer =
+  | { kind: "buffered"; completion: Completion }
+  | { kind: "streamed"; batches: StreamPart[][] }
+  /** Embeddings: the vectors as the provider sent them, and whether base64 ones can be written as they are. */
+  | { kind: "embeddings"; vectors: Array<number[] | string>; verbatim: boolean };
 
 /** One kept answer and the endpoint that gave it. */
 export interface CacheEntry {

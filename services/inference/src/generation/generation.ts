@@ -6,7 +6,7 @@ import { dropUnsupported } from "../parameters.js";
 import { compressMessages } from "../plugins.js";
 import type { ChatProvider } from "../providers/types.js";
 import { account, metadataBody, type Accounted } from "../accounting.js";
-import { hitAccounted, replay, storedText } from "../cache/lookup.js";
+import { hitAccounted, keepAnswer, replay } from "../cache/lookup.js";
 import type { CachedAnswer } from "../cache/store.js";
 import { firstAccepting, speaksOwnBody, wireFor, type Wire } from "../routing/attempts.js";
 import type { Completion, PartBatch, UpstreamUsage } from "./parts.js";
@@ -230,20 +230,11 @@ export class Generation {
     return { ...priced, charge, isByok, billed: isByok ? 0n : charge.charged };
   }
 
-  /**
-   * A miss that opted in keeps its completed answer for the next identical request of its workspace, unless
-   * it is larger than the operator allows. Kept before the answer ends, so the next request finds it; a
-   * failure to keep it is logged, never the caller's problem.
-   */
+  /** A miss that opted in keeps its completed answer; before the answer ends, so the next request finds it. */
   async keep(answer: CachedAnswer, candidate: Candidate): Promise<void> {
     const { cache, deps, caller } = this.plan;
     if (!cache || !this.keepsAnswer) return;
-    const text = storedText(answer, deps.responseCache.maxEntryBytes);
-    if (text === undefined) return void deps.logger.debug({ generationId: this.id }, "answer larger than RESPONSE_CACHE_MAX_ENTRY_BYTES; not cached");
-    const entry = { generationId: this.id, provider: candidate.endpoint.provider, model: candidate.model, answer };
-    await deps.responseCache.store
-      .save(caller.workspaceId, cache.key, entry, text, cache.ttlSeconds)
-      .catch((error: unknown) => deps.logger.warn({ err: error, generationId: this.id }, "could not keep the answer in the response cache"));
+    await keepAnswer(deps.responseCache, deps.logger, caller.workspaceId, cache, { generationId: this.id, provider: candidate.endpoint.provider, model: candidate.model, answer });
   }
 
   /**

@@ -119,6 +119,7 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
         caller,
         dialect: input.dialect,
         stream: request.stream === true,
+        kind: request.stream === true ? "streamed" : "buffered",
         client: input.client ?? input.body,
         sent: body,
         candidates,
