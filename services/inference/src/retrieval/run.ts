@@ -178,7 +178,8 @@ export function settle(run: RetrievalRun, served: Omit<Served<unknown>, "result"
     beyondHold: deps.chargeBeyondHold,
     usage: { promptTokens: used.promptTokens },
   });
-  const isByok = candidate.byokKey !== undefined;
+  // A cache hit used no key, the workspace's or the operator's.
+  const isByok = candidate.byokKey !== undefined && used.cacheSourceId === undefined;
   const elapsed = Math.round(performance.now() - run.started);
   noteGeneration(run.generationId, candidate, used, charge.charged);
   deps.recorder.record({
