@@ -82,6 +82,9 @@ describe("response cache, buffered chat completions", () => {
     const original = await generation(String(first.body.id));
     expect(original.total_cost).toBeCloseTo(0.000022, 12);
     expect(original.cache_source_id).toBeUndefined();
+    const metrics = await (await fetch(`${gw.baseUrl}/metrics`)).text();
+    expect(metrics).toMatch(/switchyard_response_cache_requests_total\{[^}]*endpoint="chat"[^}]*status="HIT"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/switchyard_response_cache_requests_total\{[^}]*endpoint="chat"[^}]*status="MISS"[^}]*\} [1-9]/);
   });
 
   it("replays through the openai client, and leaves requests without the header to the provider without cache headers", async () => {

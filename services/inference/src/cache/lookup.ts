@@ -1,4 +1,4 @@
-import type { Caller, Logger } from "@switchyard/runtime";
+import { metrics, type Caller, type Logger } from "@switchyard/runtime";
 import type { Candidate } from "@switchyard/upstream";
 import type { ServerResponse } from "node:http";
 import type { Accounted } from "../accounting.js";
@@ -44,8 +44,10 @@ export interface CacheLookupInput {
  */
 export async function lookUp(cache: ResponseCache, input: CacheLookupInput): Promise<PlanCache | undefined> {
   const { res } = input;
+  const count = (status: "HIT" | "MISS" | "BYPASS") => metrics.responseCache.inc({ service: "inference", endpoint: input.dialect, status });
   if (input.bypass) {
     res.setHeader(cacheStatusHeader, "BYPASS");
+    count("BYPASS");
     return undefined;
   }
   const key = cacheKey({ workspaceId: input.caller.workspaceId, dialect: input.dialect, stream: input.stream, client: input.client, sent: input.sent });
@@ -53,6 +55,7 @@ export async function lookUp(cache: ResponseCache, input: CacheLookupInput): Pro
   const candidate = entry && input.candidates.find((c) => c.endpoint.provider === entry.provider && c.model === entry.model);
   const hit = entry && candidate && entry.answer.kind === input.kind ? { entry, candidate } : undefined;
   res.setHeader(cacheStatusHeader, hit ? "HIT" : "MISS");
+  count(hit ? "HIT" : "MISS");
   res.setHeader(cacheTtlResponseHeader, String(input.ttlSeconds));
   return { key, ttlSeconds: input.ttlSeconds, hit };
 }
