@@ -87,6 +87,7 @@ export async function measureRoutingCost(iterations = 50_000): Promise<RoutingCo
       disabled_server_tools: [],
       broadcast: false,
       io_logging: null,
+      response_cache_disabled: false,
     };
     const cost: RoutingCost = { endpoints: providers.length, with_figures_us: {}, without_figures_us: {} };
     for (const [name, preferences] of Object.entries(shapes)) {

@@ -75,6 +75,10 @@ export const generation = z.object({
     .array(z.string())
     .optional()
     .describe("Switchyard extension: the endpoints the request's routing left out, and why (`<model> on <provider>: <reason>`)"),
+  cache_source_id: z
+    .string()
+    .optional()
+    .describe("Switchyard extension: on a response cache hit, the generation whose kept answer this one replayed"),
 });
 export type Generation = z.infer<typeof generation>;
 

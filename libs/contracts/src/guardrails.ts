@@ -84,6 +84,7 @@ export const guardrail = z.object({
   enable_paid_model_training: z.boolean(),
   content_filter_builtins: z.array(storedContentFilterBuiltin),
   content_filters: z.array(contentFilter).nullable(),
+  disable_response_cache: z.boolean().describe("Switchyard extension: the keys' requests never use the response cache"),
 });
 export type Guardrail = z.infer<typeof guardrail>;
 
@@ -133,6 +134,7 @@ const settings = {
     .nullable()
     .optional()
     .describe("Workspace patterns (RE2) run on every prompt, with the same actions"),
+  disable_response_cache: flag.describe("The keys' requests never read or write the response cache (X-OpenRouter-Cache is answered BYPASS)"),
 };
 
 const name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");

@@ -211,6 +211,8 @@ export const resolvedModel = z.object({
   content_filters: z.array(resolvedContentFilter).default([]),
   /** Server tools the caller's workspace turned off. */
   disabled_server_tools: z.array(z.string()).default([]),
+  /** A guardrail of the key turned the response cache off (`disable_response_cache`). */
+  response_cache_disabled: z.boolean().default(false),
   /** The caller's workspace broadcasts its generations. */
   broadcast: z.boolean().default(false),
   /** The caller's workspace keeps this share of its generations' content (input/output logging); null when off. */

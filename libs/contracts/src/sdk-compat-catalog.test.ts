@@ -172,6 +172,7 @@ const guardrail: Guardrail = {
   enable_paid_model_training: false,
   content_filter_builtins: [{ slug: "email", label: "Email addresses", action: "redact" }],
   content_filters: null,
+  disable_response_cache: false,
 };
 
 const generation: Generation = {

@@ -163,6 +163,12 @@ export const metrics = {
     labelNames: ["service", "tool", "executed"] as const,
     registers: [registry],
   }),
+  responseCache: new Counter({
+    name: "switchyard_response_cache_requests_total",
+    help: "Requests that asked for the response cache (X-OpenRouter-Cache: true), by endpoint and what the cache answered: HIT, MISS or BYPASS",
+    labelNames: ["service", "endpoint", "status"] as const,
+    registers: [registry],
+  }),
   generations: new Counter({
     name: "switchyard_generations_total",
     help: "Generations recorded (every one that reached a provider, or was cancelled holding one), by endpoint, operation and status: completed, error (failed after its first byte) or cancelled",

@@ -38,6 +38,7 @@ const resolved = (endpoints: ResolvedEndpoint[]): ResolvedModel => ({
   guardrail_ids: [],
   content_filters: [],
   disabled_server_tools: [],
+  response_cache_disabled: false,
   broadcast: false,
   io_logging: null,
 });

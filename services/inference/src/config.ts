@@ -43,6 +43,12 @@ export const inferenceEnv = z.object({
   WEB_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Most bytes of a page read; a longer page is cut there. */
   WEB_FETCH_MAX_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
+  /** Longest time a request may ask the response cache to keep its answer (`X-OpenRouter-Cache-TTL`), in seconds. */
+  RESPONSE_CACHE_MAX_TTL_SECONDS: z.coerce.number().int().min(1).max(2_592_000).default(86_400),
+  /** Largest answer the response cache keeps, in bytes of its JSON; a larger answer is served but not kept. */
+  RESPONSE_CACHE_MAX_ENTRY_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  /** How often expired answers are removed from the response cache (they are never served once expired). */
+  RESPONSE_CACHE_PURGE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
   /** An OTLP/HTTP endpoint (an OpenTelemetry Collector…) that gets one span per generation. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   /** Headers of the OTLP requests, as `name=value` pairs separated by commas (the OpenTelemetry convention). */

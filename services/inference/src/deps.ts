@@ -1,5 +1,6 @@
 import type { GenerationContentStore, GenerationFinder, ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck, ServiceVerifier } from "@switchyard/runtime";
+import type { ResponseCache } from "./cache/lookup.js";
 import type { GenerationRecorder } from "./generations/recorder.js";
 import type { EndpointHealth, EndpointStats, UpstreamTimeouts } from "@switchyard/upstream";
 import type { SpendHolds } from "./spend/holds.js";
@@ -49,6 +50,8 @@ export interface InferenceDeps {
   webFetch: WebFetchOptions | undefined;
   /** Most model turns one request's server-tool loop may take. */
   maxToolSteps: number;
+  /** Answers kept for requests that opt in with `X-OpenRouter-Cache`. */
+  responseCache: ResponseCache;
   health: HealthState;
   readiness: Record<string, ReadinessCheck>;
 }

@@ -66,4 +66,25 @@ ALTER TABLE inference.generations ADD COLUMN operation text;
 ALTER TABLE inference.generations ADD COLUMN excluded jsonb;
 `,
   },
+  {
+    id: "006_response_cache",
+    sql: `
+-- Answers kept for requests that opted in (X-OpenRouter-Cache), by cache key, within the workspace that asked;
+-- expired rows are purged periodically and never served before that. A hit's own generation says which
+-- generation's answer it replayed (cache_source_id).
+CREATE TABLE inference.response_cache (
+  key text PRIMARY KEY,
+  workspace_id uuid NOT NULL,
+  generation_id text NOT NULL,
+  provider text NOT NULL,
+  model text NOT NULL,
+  answer jsonb NOT NULL,
+  bytes integer NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX response_cache_expiry ON inference.response_cache (expires_at);
+ALTER TABLE inference.generations ADD COLUMN cache_source_id text;
+`,
+  },
 ];

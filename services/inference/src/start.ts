@@ -4,6 +4,7 @@ import { createApp } from "./app.js";
 import type { InferenceConfig } from "./config.js";
 import type { InferenceDeps } from "./deps.js";
 import { createRecorder } from "./generations/recorder.js";
+import { ResponseCacheStore, startCachePurge } from "./cache/store.js";
 import { migrations, schema } from "./migrations.js";
 import { endpointStatsEntries, startEndpointStats, startSharedHealth } from "@switchyard/upstream";
 import type { EndpointStatsEntry } from "@switchyard/contracts";
@@ -36,6 +37,9 @@ export interface InferenceStartDeps {
     | "SPEND_HOLD_GRACE_MS"
     | "SPEND_CHARGE_BEYOND_HOLD"
     | "SERVER_TOOL_MAX_STEPS"
+    | "RESPONSE_CACHE_MAX_TTL_SECONDS"
+    | "RESPONSE_CACHE_MAX_ENTRY_BYTES"
+    | "RESPONSE_CACHE_PURGE_INTERVAL_MS"
     | "WEB_SEARCH_KIND"
     | "WEB_SEARCH_URL"
     | "WEB_SEARCH_API_KEY"
@@ -76,6 +80,8 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
   const timeouts = upstreamTimeoutsOf(deps.config);
   const endpoints = await startSharedHealth({ bus: deps.bus, subject: "inference.endpoint.health.v1", logger: deps.logger, timeouts });
   const stats = startEndpointStats({ db: deps.db, schema, logger: deps.logger, bucketMs: deps.config.ENDPOINT_STATS_BUCKET_MS, intervalMs: deps.config.ENDPOINT_STATS_INTERVAL_MS });
+  const cacheStore = new ResponseCacheStore(deps.db);
+  const cachePurge = startCachePurge(cacheStore, deps.config.RESPONSE_CACHE_PURGE_INTERVAL_MS, deps.logger);
   const recorder = createRecorder({ db: deps.db, events: outboxSink(schema, relay), logger: deps.logger, flushMs: deps.config.GENERATION_FLUSH_MS, stats });
   const app = createApp({
     db: deps.db,
@@ -104,6 +110,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
       ? { timeoutMs: deps.config.WEB_FETCH_TIMEOUT_MS, maxBytes: deps.config.WEB_FETCH_MAX_BYTES, ...deps.webFetchHosts }
       : undefined,
     maxToolSteps: deps.config.SERVER_TOOL_MAX_STEPS,
+    responseCache: { store: cacheStore, maxTtlSeconds: deps.config.RESPONSE_CACHE_MAX_TTL_SECONDS, maxEntryBytes: deps.config.RESPONSE_CACHE_MAX_ENTRY_BYTES },
     health: deps.health,
     readiness: { database: () => deps.db.ping(), ...busReadiness(deps.bus) },
   });
@@ -111,6 +118,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     app,
     endpointStats: () => endpointStatsEntries(stats),
     async stop() {
+      cachePurge.stop();
       await recorder.stop();
       await relay.stop();
       await broadcast?.stop();

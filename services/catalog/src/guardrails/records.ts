@@ -36,6 +36,7 @@ export interface GuardrailSettings {
   enable_paid_model_training: boolean;
   content_filter_builtins: Guardrail["content_filter_builtins"];
   content_filters: Guardrail["content_filters"];
+  disable_response_cache: boolean;
 }
 
 export const settingNames = [
@@ -49,6 +50,7 @@ export const settingNames = [
   "enable_paid_model_training",
   "content_filter_builtins",
   "content_filters",
+  "disable_response_cache",
 ] as const satisfies readonly (keyof GuardrailSettings)[];
 
 const defaults: GuardrailSettings = {
@@ -62,6 +64,7 @@ const defaults: GuardrailSettings = {
   enable_paid_model_training: false,
   content_filter_builtins: [],
   content_filters: null,
+  disable_response_cache: false,
 };
 
 export function toGuardrail(row: GuardrailRow): Guardrail {

@@ -110,6 +110,7 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
     guardrail_ids: guardrails.map((g) => g.id),
     content_filters: guardrails.flatMap(contentFiltersOf),
     disabled_server_tools: workspace.disabled_server_tools ?? [],
+    response_cache_disabled: guardrails.some((g) => g.settings.disable_response_cache === true),
     broadcast: workspace.broadcast,
     io_logging: workspace.io_logging,
   };

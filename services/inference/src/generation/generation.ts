@@ -6,6 +6,8 @@ import { dropUnsupported } from "../parameters.js";
 import { compressMessages } from "../plugins.js";
 import type { ChatProvider } from "../providers/types.js";
 import { account, metadataBody, type Accounted } from "../accounting.js";
+import { hitAccounted, keepAnswer, replay } from "../cache/lookup.js";
+import type { CachedAnswer } from "../cache/store.js";
 import { firstAccepting, speaksOwnBody, wireFor, type Wire } from "../routing/attempts.js";
 import type { Completion, PartBatch, UpstreamUsage } from "./parts.js";
 import type { Plan } from "./plan.js";
@@ -62,6 +64,8 @@ export class Generation {
   private readonly sent = new Map<Candidate, Record<string, unknown>>();
   /** When the latest attempt was sent (after its hold), which the endpoint's statistics time from. */
   private dispatched: number | undefined;
+  /** The answer is the response cache's, replayed: no provider is called and nothing is held or charged. */
+  private replaying = false;
 
   constructor(
     readonly plan: Plan,
@@ -75,8 +79,24 @@ export class Generation {
     return this.turn.id;
   }
 
-  /** The whole answer of the first endpoint that accepts. */
+  /** The request's cache hit, which only the request's own generation (not a later server-tool turn) replays. */
+  private cacheHit() {
+    const hit = this.plan.cache?.hit;
+    return hit && this.turn.id === this.plan.generationId ? hit : undefined;
+  }
+
+  /** Whether this generation's answer, if it completes, is kept in the response cache (a miss that opted in). */
+  get keepsAnswer(): boolean {
+    return this.plan.cache !== undefined && !this.replaying && this.turn.id === this.plan.generationId;
+  }
+
+  /** The whole answer of the first endpoint that accepts (or of the response cache, on a hit). */
   complete(): Promise<{ result: Completion; candidate: Candidate }> {
+    const hit = this.cacheHit();
+    if (hit?.entry.answer.kind === "buffered") {
+      this.replaying = true;
+      return Promise.resolve({ result: hit.entry.answer.completion, candidate: hit.candidate });
+    }
     return this.accept((provider, target, body, { signal }) => provider.complete(body, target, signal));
   }
 
@@ -85,6 +105,11 @@ export class Generation {
    * silent after its headers is a first-byte timeout.
    */
   stream(): Promise<{ result: AsyncIterable<PartBatch>; candidate: Candidate }> {
+    const hit = this.cacheHit();
+    if (hit?.entry.answer.kind === "streamed") {
+      this.replaying = true;
+      return Promise.resolve({ result: replay(hit.entry.answer.batches), candidate: hit.candidate });
+    }
     const { idleMs } = this.plan.deps.timeouts;
     return this.accept(async (provider, target, body, attempt) => firstEventThenIdle(await provider.stream(body, target, attempt.signal), attempt, target.provider, idleMs));
   }
@@ -144,20 +169,11 @@ export class Generation {
   settle(outcome: Outcome, findings: readonly Finding[] = this.turn.findings): Accounted {
     const { plan, turn } = this;
     const { candidate } = outcome;
-    const priced = account(candidate, outcome.usage, () => JSON.stringify(turn.body.messages), outcome.completionText);
-    const charge = capCharge({
-      logger: plan.deps.logger,
-      generationId: turn.id,
-      provider: candidate.endpoint.provider,
-      model: candidate.model,
-      held: this.hold.settle(candidate),
-      reported: priced.cost.total,
-      beyondHold: plan.deps.chargeBeyondHold,
-      usage: priced.usage,
-    });
+    // A cache hit is its own generation at no cost: its record says whose answer it replayed.
+    const source = this.replaying ? plan.cache?.hit?.entry.generationId : undefined;
+    const accounted = source !== undefined ? hitAccounted() : this.priced(outcome);
+    const { charge } = accounted;
     this.keepContent(outcome);
-    const isByok = candidate.byokKey !== undefined;
-    const accounted = { ...priced, charge, isByok, billed: isByok ? 0n : charge.charged };
     noteGeneration(turn.id, candidate, accounted.usage, charge.charged);
     plan.deps.recorder.record({
       id: turn.id,
@@ -167,7 +183,7 @@ export class Generation {
       guardrailIds: [...plan.guardrailIds],
       contentFilters: findingsRecord(findings),
       presetId: plan.presetId,
-      isByok,
+      isByok: accounted.isByok,
       attribution: plan.attribution,
       broadcast: plan.broadcast,
       requestId: plan.requestId,
@@ -194,8 +210,35 @@ export class Generation {
       dataRegion: candidate.endpoint.region,
       attempts: this.attempts,
       excluded: plan.excluded,
+      ...(source !== undefined ? { cacheSourceId: source } : {}),
     });
     return accounted;
+  }
+
+  /** The outcome at the endpoint's prices, its charge capped at the worst case held for it. */
+  private priced(outcome: Outcome): Accounted {
+    const { plan, turn } = this;
+    const { candidate } = outcome;
+    const priced = account(candidate, outcome.usage, () => JSON.stringify(turn.body.messages), outcome.completionText);
+    const charge = capCharge({
+      logger: plan.deps.logger,
+      generationId: turn.id,
+      provider: candidate.endpoint.provider,
+      model: candidate.model,
+      held: this.hold.settle(candidate),
+      reported: priced.cost.total,
+      beyondHold: plan.deps.chargeBeyondHold,
+      usage: priced.usage,
+    });
+    const isByok = candidate.byokKey !== undefined;
+    return { ...priced, charge, isByok, billed: isByok ? 0n : charge.charged };
+  }
+
+  /** A miss that opted in keeps its completed answer; before the answer ends, so the next request finds it. */
+  async keep(answer: CachedAnswer, candidate: Candidate): Promise<void> {
+    const { cache, deps, caller } = this.plan;
+    if (!cache || !this.keepsAnswer) return;
+    await keepAnswer(deps.responseCache, deps.logger, caller.workspaceId, cache, { generationId: this.id, provider: candidate.endpoint.provider, model: candidate.model, answer });
   }
 
   /**

@@ -2,6 +2,8 @@ import { chatCompletionRequest, legacyMetadataHeader, metadataHeader, sessionIdH
 import { badRequest, forbidden, headerOf, parseInput, type Caller } from "@switchyard/runtime";
 import { enforceFindings, filterMessages, newGenerationId, requestDeadline, withWorkspaceKeys, type Candidate, type CompiledFilters, type Finding } from "@switchyard/upstream";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import { cacheRequest } from "../cache/headers.js";
+import { lookUp, type PlanCache } from "../cache/lookup.js";
 import type { InferenceDeps } from "../deps.js";
 import type { Attribution } from "../generations/store.js";
 import { activePlugins, type ActivePlugins } from "../plugins.js";
@@ -49,6 +51,8 @@ export interface Plan {
   /** The server tools the gateway runs for this request, if it declared any. */
   readonly tools: DeclaredTools | undefined;
   readonly wantsMetadata: boolean;
+  /** The response cache, when the request opted in and may use it: its key, TTL and, on a hit, the kept answer. */
+  readonly cache: PlanCache | undefined;
   readonly sessionId: string | undefined;
   readonly requestId: string | null;
   /** The client's departure and the request deadline, shared by every attempt. */
@@ -65,6 +69,8 @@ export interface PlanInput {
   dialect: Dialect;
   /** The body in Chat Completions' shape, as the dialect's request mapper made it. */
   body: unknown;
+  /** The body as the client sent it, when the dialect mapped it (the response cache's key reads it). */
+  client?: unknown;
   /**
    * Why an endpoint cannot carry this request (a field its wire format has no place for), if it cannot:
    * such endpoints are left out, and when none is left the request is refused with 400 naming the field.
@@ -80,6 +86,7 @@ export interface PlanInput {
 export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<Plan> {
   const { caller, headers, res } = input;
   if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
+  const cacheAsked = cacheRequest(headers, deps.responseCache.maxTtlSeconds);
   const resolve = modelResolver(deps, caller, headers);
   const { request, preset, presetRef } = await withPreset(parseInput(chatCompletionRequest, input.body, "body"), input.body, resolve);
   const plugins = activePlugins(request);
@@ -107,6 +114,21 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
     findings = filtered.findings;
   }
   const tools = declaredTools(request, { sandbox: deps.sandbox !== undefined, webSearch: deps.search !== undefined, webFetch: deps.webFetch !== undefined, disabled: [...resolution.disabledTools] });
+  // Only a request that opted in pays the lookup. A hit has passed every check above, as a miss has.
+  const cache = cacheAsked
+    ? await lookUp(deps.responseCache, {
+        res,
+        caller,
+        dialect: input.dialect,
+        stream: request.stream === true,
+        kind: request.stream === true ? "streamed" : "buffered",
+        client: input.client ?? input.body,
+        sent: body,
+        candidates,
+        ttlSeconds: cacheAsked.ttlSeconds,
+        bypass: resolution.cacheDisabled || tools !== undefined || request.debug?.echo_upstream_body === true,
+      })
+    : undefined;
   const { signal, timedOut } = requestDeadline(res, deps.requestTimeoutMs);
   const generationId = newGenerationId();
   res.setHeader("X-Generation-Id", generationId);
@@ -130,6 +152,7 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
     body,
     plugins,
     tools,
+    cache,
     wantsMetadata: (headerOf(headers, metadataHeader) ?? headerOf(headers, legacyMetadataHeader)) === "enabled",
     sessionId,
     requestId: headerOf(headers, "x-request-id") ?? null,

@@ -16,6 +16,8 @@ export interface Resolution {
   disabledTools: Set<string>;
   /** What chose the endpoints' order (the first model's), for `openrouter_metadata`. */
   basis?: string;
+  /** A guardrail of the key turned the response cache off. */
+  cacheDisabled: boolean;
 }
 
 export interface ResolveOptions {
@@ -38,7 +40,7 @@ export function modelResolver(deps: InferenceDeps, caller: Caller, headers: Inco
 
 /** Resolves each model of the request to its endpoints, in order, with the key's guardrails and workspace settings. */
 export async function resolveModels(deps: InferenceDeps, models: string[], options: ResolveOptions, resolve: (model: string) => Promise<ResolvedModel>): Promise<Resolution> {
-  const out: Resolution = { requested: models[0]!, candidates: [], reasons: [], guardrailIds: new Set(), filters: requestFilters([]), broadcast: false, ioLogging: null, disabledTools: new Set() };
+  const out: Resolution = { requested: models[0]!, candidates: [], reasons: [], guardrailIds: new Set(), filters: requestFilters([]), broadcast: false, ioLogging: null, disabledTools: new Set(), cacheDisabled: false };
   let filters: CompiledFilters | undefined;
   for (const model of models) {
     const resolved = await resolve(model);
@@ -53,6 +55,7 @@ export async function resolveModels(deps: InferenceDeps, models: string[], optio
     out.broadcast = resolved.broadcast;
     out.ioLogging = resolved.io_logging;
     for (const tool of resolved.disabled_server_tools) out.disabledTools.add(tool);
+    out.cacheDisabled ||= resolved.response_cache_disabled;
     const ordered = orderCandidates(resolved, {
       preferences: options.preferences,
       sessionId: options.sessionId,

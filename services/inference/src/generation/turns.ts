@@ -1,5 +1,6 @@
 import { metrics } from "@switchyard/runtime";
 import { StreamIdleTimeout, UpstreamError, type Candidate } from "@switchyard/upstream";
+import { keptBatch } from "../cache/lookup.js";
 import { healJson } from "../plugins.js";
 import type { UpstreamUsage } from "../providers/types.js";
 import { normalizeFinishReason, type Accounted } from "../accounting.js";
@@ -39,6 +40,8 @@ export async function bufferedTurn(generation: Generation): Promise<BufferedTurn
     serviceTier: completion.serviceTier,
     firstTokenMs: null,
   });
+  // Kept without the provider's usage: a replay reports its own, which is zero.
+  await generation.keep({ kind: "buffered", completion: { ...completion, usage: undefined } }, candidate);
   return { completion, candidate, accounted };
 }
 
@@ -186,10 +189,16 @@ export async function relayTurn(generation: Generation, sink: StreamSink, filter
   const { result: batches, candidate } = attempt;
   sink.accepted(generation, candidate);
   const state = new TurnState(filter);
+  // A miss that opted in keeps the provider's events, to replay them to the next identical request.
+  const kept: StreamPart[][] | undefined = generation.keepsAnswer ? [] : undefined;
   let status: StreamedTurn["status"] = "completed";
   try {
     for await (const batch of batches) {
       sink.keepAlive(false);
+      if (kept) {
+        const parts = keptBatch(batch);
+        if (parts.length) kept.push(parts);
+      }
       if (hasChoice(batch)) state.firstTokenMs ??= Math.round(performance.now() - generation.turn.started);
       const visible = state.read(batch);
       if (visible.length) sink.parts(visible, candidate);
@@ -218,6 +227,7 @@ export async function relayTurn(generation: Generation, sink: StreamSink, filter
     serviceTier: state.serviceTier,
     firstTokenMs: state.firstTokenMs,
   });
+  if (kept && status === "completed") await generation.keep({ kind: "streamed", batches: kept }, candidate);
   return {
     status,
     candidate,

@@ -28,7 +28,8 @@ export interface GenerationRecorder {
  * where its metrics are counted, once.
  */
 function observe(service: string, stats: RecorderOptions["stats"], g: FinishedGeneration): void {
-  if (g.status === "completed" && g.provider) {
+  // A response cache hit called no provider: it says nothing of the endpoint.
+  if (g.status === "completed" && g.provider && g.cacheSourceId === undefined) {
     stats.served(g.provider, g.model, servedSample({ attempts: g.attempts, dispatchMs: g.dispatchMs, streamed: g.streamed, firstOutputMs: g.latencyMs, generationMs: g.generationTimeMs, completionTokens: g.completionTokens }));
   }
   observeGeneration({

@@ -53,6 +53,8 @@ export interface FinishedGeneration {
   excluded: readonly string[];
   /** Embeddings and rerank generations say so; a chat completion (any dialect) has none. */
   operation?: "embeddings" | "rerank";
+  /** A response cache hit: the generation whose kept answer it replayed. */
+  cacheSourceId?: string;
 }
 
 export interface Attribution {
@@ -72,7 +74,7 @@ const columns = [
   "native_finish_reason text", "prompt_tokens integer", "completion_tokens integer", "reasoning_tokens integer",
   "cached_tokens integer", "usage_estimated boolean", "cost_usd numeric", "upstream_cost_usd numeric", "latency_ms integer",
   "generation_time_ms integer", "service_tier text", "data_region text", "attempts jsonb", "content_filters jsonb", "preset_id text", "external_user text", "metadata jsonb", "http_referer text",
-  "app_title text", "user_agent text", "is_byok boolean", "operation text", "excluded jsonb",
+  "app_title text", "user_agent text", "is_byok boolean", "operation text", "excluded jsonb", "cache_source_id text",
 ];
 const names = columns.map((c) => c.split(" ")[0]).join(", ");
 
@@ -114,6 +116,7 @@ const row = (g: FinishedGeneration) => ({
   is_byok: g.isByok,
   operation: g.operation ?? null,
   excluded: g.excluded.length ? g.excluded : null,
+  cache_source_id: g.cacheSourceId ?? null,
 });
 
 /** A generation and when it was recorded, as it ended. */
@@ -202,6 +205,7 @@ export interface GenerationRow {
   is_byok: boolean | null;
   operation: "embeddings" | "rerank" | null;
   excluded: readonly string[] | null;
+  cache_source_id: string | null;
   created_at: Date;
 }
 
@@ -228,7 +232,7 @@ export async function findGeneration(db: Queryable, scope: GenerationScope, id: 
     `SELECT id, request_id, session_id, workspace_id::text, model, provider, upstream_id, status, streamed, finish_reason,
        native_finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cost_usd::text, upstream_cost_usd::text, latency_ms,
        generation_time_ms, service_tier, data_region, attempts, content_filters, preset_id, external_user, metadata, http_referer,
-       app_title, user_agent, is_byok, operation, excluded, created_at
+       app_title, user_agent, is_byok, operation, excluded, cache_source_id, created_at
      FROM inference.generations WHERE id = $1 AND organization_id = $2 AND ($3::uuid IS NULL OR workspace_id = $3::uuid)`,
     [id, scope.organizationId, scope.workspaceId ?? null],
   );
@@ -292,5 +296,6 @@ export function toGeneration(r: GenerationRow): Generation {
     ...(r.metadata ? { metadata: r.metadata } : {}),
     ...(r.app_title ? { app_title: r.app_title } : {}),
     ...(r.excluded?.length ? { excluded_endpoints: [...r.excluded] } : {}),
+    ...(r.cache_source_id ? { cache_source_id: r.cache_source_id } : {}),
   };
 }

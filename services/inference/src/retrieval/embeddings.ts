@@ -8,6 +8,7 @@ import { sendEmbeddings } from "./answer.js";
 import { retrievalCost } from "./cost.js";
 import { embeddingInputs, overLimit, tokenBound, tokenEstimate, type SizedInput } from "./inputs.js";
 import { embedders } from "./providers/index.js";
+import { keepAnswer, lookUp } from "../cache/lookup.js";
 import { accept, settle, startRetrieval, type RetrievalRun } from "./run.js";
 import type { EmbeddingInput, EmbeddingProvider } from "./types.js";
 
@@ -63,6 +64,20 @@ export const embeddingsRoute =
     });
     const inputs = filtered(run, sized);
     const format = request.encoding_format ?? "float";
+    const { cacheTtlSeconds } = run;
+    const cache =
+      cacheTtlSeconds === undefined
+        ? undefined
+        : await lookUp(deps.responseCache, { res, caller, dialect: "embeddings", stream: false, kind: "embeddings", client: req.body, sent: { inputs }, candidates: run.candidates, ttlSeconds: cacheTtlSeconds, bypass: run.cacheDisabled });
+    const hit = cache?.hit;
+    if (hit?.entry.answer.kind === "embeddings") {
+      // A hit is its own generation at no cost, naming the one whose vectors it replays.
+      const { candidate } = hit;
+      const { vectors, verbatim } = hit.entry.answer;
+      settle(run, { candidate, held: 0n }, { status: "completed", promptTokens: 0, estimated: false, cost: 0n, upstreamId: null, cacheSourceId: hit.entry.generationId });
+      const usage = { prompt_tokens: 0, total_tokens: 0, cost: 0, is_byok: false };
+      return sendEmbeddings(res, { id: run.generationId, model: candidate.model, provider: candidate.endpoint.provider, usage }, { vectors, promptTokens: 0, upstreamId: null, verbatim }, format);
+    }
     const estimate = tokenEstimate(sized);
     const served = await accept(
       run,
@@ -88,5 +103,9 @@ export const embeddingsRoute =
     const cost = retrievalCost(candidate.endpoint.pricing, { tokens: promptTokens, searchUnits: 0 });
     const { billed, isByok } = settle(run, served, { status: "completed", promptTokens, estimated: result.promptTokens === undefined, cost, upstreamId: result.upstreamId });
     const usage = { prompt_tokens: promptTokens, total_tokens: promptTokens, cost: picoToUsd(billed), is_byok: isByok };
+    if (cache) {
+      const answer = { kind: "embeddings" as const, vectors: result.vectors, verbatim: result.verbatim };
+      await keepAnswer(deps.responseCache, deps.logger, caller.workspaceId, cache, { generationId: run.generationId, provider: candidate.endpoint.provider, model: candidate.model, answer });
+    }
     sendEmbeddings(res, { id: run.generationId, model: candidate.model, provider: candidate.endpoint.provider, usage }, result, format);
   };

@@ -14,6 +14,7 @@ import {
   type UpstreamTarget,
 } from "@switchyard/upstream";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import { cacheRequest } from "../cache/headers.js";
 import type { InferenceDeps } from "../deps.js";
 import { carriedBy, modelResolver, resolveModels } from "../generation/resolution.js";
 import type { Attempt, Attribution } from "../generations/store.js";
@@ -41,6 +42,9 @@ export interface RetrievalRun {
   readonly requestId: string | null;
   readonly trace: TraceConfig | undefined;
   readonly attempts: Attempt[];
+  /** The TTL of the response cache when the request opted in (embeddings only), and whether a guardrail turned it off. */
+  readonly cacheTtlSeconds: number | undefined;
+  readonly cacheDisabled: boolean;
   readonly signal: AbortSignal;
   readonly timedOut: () => boolean;
   readonly started: number;
@@ -71,6 +75,8 @@ export interface RetrievalOptions {
  */
 export async function startRetrieval(deps: InferenceDeps, headers: IncomingHttpHeaders, res: ServerResponse, caller: Caller, options: RetrievalOptions): Promise<RetrievalRun> {
   if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
+  // OpenRouter's response cache covers embeddings, not rerank.
+  const cacheAsked = options.modality === "embeddings" ? cacheRequest(headers, deps.responseCache.maxTtlSeconds) : undefined;
   const { body } = options;
   const models = [...new Set([body.model, ...(body.models ?? [])].filter((m): m is string => typeof m === "string"))];
   if (models.length === 0) throw new HttpError("bad_request", "Invalid body: model: required (or models)");
@@ -102,6 +108,8 @@ export async function startRetrieval(deps: InferenceDeps, headers: IncomingHttpH
     requestId: headerOf(headers, "x-request-id") ?? null,
     trace: body.trace,
     attempts: [],
+    cacheTtlSeconds: cacheAsked?.ttlSeconds,
+    cacheDisabled: resolution.cacheDisabled,
     signal,
     timedOut,
     started: performance.now(),
@@ -123,6 +131,8 @@ export interface Used {
   estimated: boolean;
   cost: bigint;
   upstreamId: string | null;
+  /** A response cache hit: the generation whose kept answer it replayed. */
+  cacheSourceId?: string;
 }
 
 /**
@@ -168,7 +178,8 @@ export function settle(run: RetrievalRun, served: Omit<Served<unknown>, "result"
     beyondHold: deps.chargeBeyondHold,
     usage: { promptTokens: used.promptTokens },
   });
-  const isByok = candidate.byokKey !== undefined;
+  // A cache hit used no key, the workspace's or the operator's.
+  const isByok = candidate.byokKey !== undefined && used.cacheSourceId === undefined;
   const elapsed = Math.round(performance.now() - run.started);
   noteGeneration(run.generationId, candidate, used, charge.charged);
   deps.recorder.record({
@@ -206,6 +217,7 @@ export function settle(run: RetrievalRun, served: Omit<Served<unknown>, "result"
     attempts: run.attempts,
     excluded: run.excluded,
     operation: run.operation,
+    ...(used.cacheSourceId !== undefined ? { cacheSourceId: used.cacheSourceId } : {}),
   });
   return { billed: isByok ? 0n : charge.charged, isByok };
 }

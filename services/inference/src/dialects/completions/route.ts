@@ -73,7 +73,7 @@ export const completionsRoute =
     const cannotCarry = refused.length
       ? (candidate: Candidate) => (hasOwnApi("text", candidate.endpoint.adapter) ? undefined : `${refused.join(", ")}: only endpoints with a legacy completions route take ${refused.length > 1 ? "them" : "it"}`)
       : undefined;
-    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "completions", body: toChatRequest(request), ...(cannotCarry ? { cannotCarry } : {}) });
+    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "completions", body: toChatRequest(request), client: req.body, ...(cannotCarry ? { cannotCarry } : {}) });
     const generation = planGeneration(plan, { wire: "text", body: (chat) => legacyBody(request, chat) });
     if (!plan.request.stream) {
       const turn = await bufferedTurn(generation);

@@ -97,7 +97,7 @@ export const messagesRoute =
     const mapped = toChatRequest(request);
     const ownBody = sendsOwnBody(mapped);
     const cannotCarry = anthropicOnly(mapped, ownBody);
-    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "messages", body: mapped.chat, ...(cannotCarry ? { cannotCarry } : {}) });
+    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "messages", body: mapped.chat, client: req.body, ...(cannotCarry ? { cannotCarry } : {}) });
     // The Anthropic SDK reports this as the request's id (`_request_id`): the generation's.
     res.setHeader("request-id", plan.generationId);
     const own = ownWireFor(plan, request, req, mapped, ownBody);

@@ -70,7 +70,7 @@ export const responsesRoute =
   (deps: InferenceDeps) =>
   async (req: JsonRequest, res: ServerResponse, caller: Caller): Promise<void> => {
     const request = parseInput(responsesRequest, req.body, "body");
-    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "responses", body: toChatRequest(request).chat });
+    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "responses", body: toChatRequest(request).chat, client: req.body });
     if (plan.request.stream) await streamed(plan, request, plan.tools, res);
     else await buffered(plan, request, plan.tools, res);
   };
