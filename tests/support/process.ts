@@ -15,10 +15,13 @@ export interface TestProcess {
   stop(timeoutMs?: number): Promise<number | null>;
 }
 
-/** Starts a built entry point (`services/<name>/dist/main.js`) with exactly the given environment, on this Node or `node`. */
-export function startProcess(entry: string, env: Record<string, string>, node: string = process.execPath): TestProcess {
+/**
+ * Starts a built entry point (`services/<name>/dist/main.js`) with exactly the given environment, on this Node
+ * or `node`, in the repository or the folder `cwd`.
+ */
+export function startProcess(entry: string, env: Record<string, string>, node: string = process.execPath, cwd: string = repoRoot): TestProcess {
   const child = spawn(node, [entry], {
-    cwd: repoRoot,
+    cwd,
     env: { PATH: testEnv.path, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -20,6 +20,8 @@ export interface RouterStartDeps {
   signCaller: CallerSigner;
   targets: Record<ServiceName, Target>;
   health: HealthState;
+  /** The console's built files; by default the `dist` folder of the `@switchyard/console` package. */
+  consoleDir?: string;
   config: Pick<
     RouterConfig,
     "CONSOLE_ENABLED" | "RATE_LIMIT_PER_MINUTE" | "AUTH_CACHE_TTL_MS" | "AUTH_NEGATIVE_CACHE_TTL_MS" | "RATE_LIMIT_STORE" | "MAX_BODY_BYTES" | "MAX_UPLOAD_BYTES"
@@ -57,7 +59,7 @@ export async function startRouter(deps: RouterStartDeps): Promise<RunningRouter>
     health: deps.health,
     readiness: { ...(deps.db ? { database: () => deps.db!.ping() } : {}), ...busReadiness(deps.bus) },
     // Describe what this gateway serves: operations of services not deployed yet are left out.
-    console: config.CONSOLE_ENABLED ? await loadConsole(logger) : undefined,
+    console: config.CONSOLE_ENABLED ? await loadConsole(logger, deps.consoleDir) : undefined,
     openapi: buildOpenApiDocument(routes.filter((r) => r.path === "/openapi.json" || routeFor(`/api/v1${r.path}`) !== undefined)),
   });
   return {

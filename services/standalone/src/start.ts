@@ -35,6 +35,8 @@ export interface StandaloneOptions {
   announce?: (text: string) => void;
   /** Tests only: how web fetch resolves the made-up host names of their local servers. */
   webFetchHosts?: InferenceStartDeps["webFetchHosts"];
+  /** The console's built files, when they are not those of the `@switchyard/console` package (the npm package). */
+  consoleDir?: string;
 }
 
 /**
@@ -42,7 +44,7 @@ export interface StandaloneOptions {
  * without a loopback HTTP hop; the backends are embedded unless DATABASE_URL / NATS_URL are set.
  */
 export async function startStandalone(config: StandaloneConfigWithProviders, logger: Logger, options: StandaloneOptions = {}): Promise<Standalone> {
-  const { announce, webFetchHosts } = options;
+  const { announce, webFetchHosts, consoleDir } = options;
   // The catalog file is read before anything is made: a bad one stops the first start before its
   // management key is created and shown (the catalog reads it again when it starts).
   await loadCatalog(config.SWITCHYARD_CONFIG);
@@ -171,6 +173,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
       storage: { kind: "handler", handler: storage.app },
     },
     health,
+    consoleDir,
     config,
   });
   forgetKey = router.forgetKey;
