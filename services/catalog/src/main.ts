@@ -7,6 +7,8 @@ import {
   openBackends,
   serveProcess,
   exitOnConfigError,
+  createTracing,
+  traced,
 } from "@switchyard/runtime";
 import { loadCatalogConfig } from "./config.js";
 import { httpIdentitySource } from "./policy/identity-lookup.js";
@@ -23,6 +25,7 @@ if (!secret) {
 }
 const { db, bus } = await openBackends(config, logger, "catalog");
 const health = { draining: false };
+const tracing = createTracing(config, logger);
 const catalog = await startCatalog({
   db,
   bus,
@@ -37,11 +40,12 @@ process.on("SIGHUP", () => {
   catalog.reload().catch((error: unknown) => logger.error({ err: error }, "catalog reload failed; the previous catalog stays in place"));
 });
 await serveProcess("catalog", config, {
-  handler: catalog.app,
+  handler: traced(tracing?.tracer("catalog"), catalog.app),
   logger,
   health,
   onClosed: async () => {
     await catalog.stop();
+    await tracing?.stop();
     await bus.close();
     await db.close();
   },

@@ -43,12 +43,6 @@ export const inferenceEnv = z.object({
   WEB_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Most bytes of a page read; a longer page is cut there. */
   WEB_FETCH_MAX_BYTES: z.coerce.number().int().min(1024).default(2 * 1024 * 1024),
-  /** An OTLP/HTTP endpoint (an OpenTelemetry Collector…) that gets one span per generation. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
-  /** Headers of the OTLP requests, as `name=value` pairs separated by commas (the OpenTelemetry convention). */
-  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
-  /** `service.name` of the spans. */
-  OTEL_SERVICE_NAME: z.string().default("switchyard"),
   /** A URL that gets each generation's trace metadata as a signed JSON POST. */
   BROADCAST_WEBHOOK_URL: z.url().optional(),
   /** The webhook's signing secret (32+ characters); required with BROADCAST_WEBHOOK_URL. */

@@ -5,6 +5,7 @@ import { metrics } from "../metrics.js";
 import { carriesRetryAfter, defaultRetryAfterSeconds, HttpError } from "./errors.js";
 import { ServiceUnavailableError } from "./internal-client.js";
 import { currentNote, requestIdHeader, withRequestId } from "./request-context.js";
+import { noteRoute } from "../tracing/server.js";
 
 /**
  * What every request gets, express or not: an id, a log line, its count and time, and failures rendered as
@@ -101,6 +102,7 @@ export function servePlain(req: IncomingMessage, res: ServerResponse, options: P
   const id = assignRequestId(req, res);
   if (options.observe) countWhenDone(options.service, req, res, () => options.route);
   withRequestId(id, () => {
+    noteRoute(req.method, options.route);
     if (options.observe) logWhenDone(options.logger, req, res);
     handle().catch((error: unknown) => (options.sendError ?? sendError)(res, error, options.logger, id));
   });

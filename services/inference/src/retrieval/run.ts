@@ -138,7 +138,7 @@ export function accept<P, T>(
   abandoned: (candidate: Candidate) => Used,
 ): Promise<Served<T>> {
   const { deps } = run;
-  const context = { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts };
+  const context = { env: deps.env, cooldowns: deps.cooldowns, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts, operation: run.operation };
   const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, ttlMs: deps.holdTtlMs };
   return firstAcceptingHeld(
     providers,
