@@ -196,9 +196,14 @@ describe("traces across processes", () => {
     const spans = await traceOf(client.traceId);
     expectFollowed(spans, client, alpha, broken, res.text);
     // Calls between services carry the trace too: identity's spans (the key lookup, the spend holds) join it.
-    await eventually(async () => collector.spans.some((s) => s.traceId === client.traceId && s.service === "identity"), 20_000);
-    const ids = new Set(collector.spans.filter((s) => s.traceId === client.traceId).map((s) => s.spanId));
-    const identity = collector.spans.filter((s) => s.traceId === client.traceId && s.service === "identity");
-    for (const span of identity) expect(ids.has(span.parentSpanId ?? "")).toBe(true);
+    const linked = () => {
+      const trace = collector.spans.filter((s) => s.traceId === client.traceId);
+      const ids = new Set(trace.map((s) => s.spanId));
+      const identity = trace.filter((s) => s.service === "identity");
+      return identity.length > 0 && identity.every((s) => ids.has(s.parentSpanId ?? ""));
+    };
+    await eventually(async () => linked(), 20_000).catch(() => undefined);
+    const trace = collector.spans.filter((s) => s.traceId === client.traceId);
+    expect(linked(), JSON.stringify(trace.map((s) => [s.service, s.name, s.spanId, s.parentSpanId]))).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { currentSpan, endAccepted, keepAccepted, withSpan, type GenerationOperation, type Span } from "@switchyard/runtime";
+import { currentSpan, keepAccepted, takeAccepted, withSpan, type GenerationOperation, type Span } from "@switchyard/runtime";
 import type { AttemptSignal } from "./attempt-timeouts.js";
 import type { Candidate } from "./candidates.js";
 import { UpstreamError } from "./errors.js";
@@ -46,12 +46,12 @@ function failure(span: Span, error: unknown, attempt: AttemptSignal): string {
  * `call` with one CLIENT span per attempt, child of the request's span, current while the attempt runs so
  * that the provider request carries its `traceparent`. A failed attempt's span ends with the failure; an
  * accepted one stays open until its generation is recorded with its usage (`endAttemptSpan`), or the request
- * ends. Outside a traced request (tracing off) `call` runs as it is.
+ * ends. Outside a traced request (tracing off) `call` is returned as it is.
  */
 export function tracedAttempts<P, T>(call: AttemptCall<P, T>, operation: GenerationOperation = "chat"): AttemptCall<P, T> {
+  const parent = currentSpan();
+  if (!parent) return call;
   return (provider, target, candidate, attempt) => {
-    const parent = currentSpan();
-    if (!parent) return call(provider, target, candidate, attempt);
     const span = parent.child(`${operation} ${target.upstreamModel}`, "client");
     if (span.recording) describe(span, operation, target, candidate);
     return withSpan(span, () => call(provider, target, candidate, attempt)).then(
@@ -70,11 +70,12 @@ export function tracedAttempts<P, T>(call: AttemptCall<P, T>, operation: Generat
 
 /** Ends the request's accepted attempt span with what its generation used. */
 export function endAttemptSpan(generationId: string, usage: { promptTokens: number; completionTokens?: number; responseModel?: string | undefined }): void {
-  endAccepted((span) =>
-    span
-      .set("gen_ai.usage.input_tokens", usage.promptTokens)
-      .set("gen_ai.usage.output_tokens", usage.completionTokens)
-      .set("gen_ai.response.model", usage.responseModel)
-      .set("switchyard.generation_id", generationId),
-  );
+  const span = takeAccepted();
+  if (!span) return;
+  span
+    .set("gen_ai.usage.input_tokens", usage.promptTokens)
+    .set("gen_ai.usage.output_tokens", usage.completionTokens)
+    .set("gen_ai.response.model", usage.responseModel)
+    .set("switchyard.generation_id", generationId)
+    .end();
 }

@@ -110,7 +110,7 @@ export const currentTraceparent = (): string | undefined => scopes.getStore()?.s
 export const withSpan = <T>(span: Span, fn: () => T): T => scopes.run({ span }, fn);
 
 /**
- * Keeps an accepted provider attempt's span open until its generation says how it ended (`endAccepted`), or
+ * Keeps an accepted provider attempt's span open until its generation says how it ended (`takeAccepted`), or
  * the request's span ends. A span accepted before it and still open is ended first.
  */
 export function keepAccepted(span: Span): void {
@@ -120,14 +120,12 @@ export function keepAccepted(span: Span): void {
   scope.accepted = span;
 }
 
-/** Ends the accepted attempt's span of the current request, after `describe` adds what the generation learnt. */
-export function endAccepted(describe: (span: Span) => void): void {
+/** Takes the accepted attempt's span of the current request, for its generation to end; undefined when none. */
+export function takeAccepted(): Span | undefined {
   const scope = scopes.getStore();
   const span = scope?.accepted;
-  if (!span) return;
-  scope.accepted = undefined;
-  describe(span);
-  span.end();
+  if (scope) scope.accepted = undefined;
+  return span;
 }
 
 /** Runs `fn` as the handling of `span`: when `fn`'s work ends, call the returned function to end what is left. */
