@@ -172,6 +172,31 @@ describe("traces in one process", () => {
   });
 });
 
+describe("traces turned off", () => {
+  let gw: TestGateway;
+  let key: string;
+
+  beforeAll(async () => {
+    const { OTEL_EXPORTER_OTLP_ENDPOINT: _endpoint, ...untraced } = await env();
+    gw = await startTestGateway(untraced);
+    key = String((await gw.call("POST", "/keys", { body: { name: "untraced" } })).body.key);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it("sends no span and no traceparent to the provider, whatever the client sent", async () => {
+    const traceId = hex(16);
+    const before = { alpha: alpha.requests.length, spans: collector.spans.length };
+    expect((await chat(gw.apiUrl, key, { traceparent: `00-${traceId}-${hex(8)}-01` })).status).toBe(200);
+    const sent = alpha.requests.slice(before.alpha);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.every((r) => r.headers.traceparent === undefined)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(collector.spans.slice(before.spans).some((s) => s.traceId === traceId)).toBe(false);
+  });
+});
+
 describe("traces across processes", () => {
   let cluster: ServiceProcesses;
   let key: string;
