@@ -5,7 +5,7 @@ import { metrics } from "../metrics.js";
 import { carriesRetryAfter, defaultRetryAfterSeconds, HttpError } from "./errors.js";
 import { ServiceUnavailableError } from "./internal-client.js";
 import { currentNote, requestIdHeader, withRequestId } from "./request-context.js";
-import { noteRoute } from "../tracing/server.js";
+import { noteRoute } from "../tracing/spans.js";
 
 /**
  * What every request gets, express or not: an id, a log line, its count and time, and failures rendered as
@@ -13,6 +13,9 @@ import { noteRoute } from "../tracing/server.js";
  */
 
 const saneId = /^[\w.:-]{1,128}$/;
+
+/** The probes' paths: neither logged, counted nor traced. */
+export const probePaths: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /** The path of a request's URL, without its query. */
 export const pathOf = (url: string | undefined): string => {

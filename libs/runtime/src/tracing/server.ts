@@ -1,14 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
-import { currentSpan, openScope, Span, type Tracer } from "./spans.js";
+import { pathOf, probePaths } from "../http/request-basics.js";
+import { openScope, Span, type Tracer } from "./spans.js";
 import { parseTraceparent, traceparentHeader, tracestateHeader } from "./traceparent.js";
-
-const quietPaths = new Set(["/healthz", "/readyz", "/metrics"]);
-
-const pathOf = (url: string | undefined) => {
-  const raw = url ?? "/";
-  const query = raw.indexOf("?");
-  return query < 0 ? raw : raw.slice(0, query);
-};
 
 /**
  * A service's request handler with a SERVER span per request (probes aside), child of the caller's
@@ -21,12 +14,13 @@ export function traced(tracer: Tracer | undefined, handler: RequestListener): Re
   if (!tracer) return handler;
   return (req: IncomingMessage, res: ServerResponse) => {
     const path = pathOf(req.url);
-    if (quietPaths.has(path)) return handler(req, res);
+    if (probePaths.has(path)) return handler(req, res);
     const method = req.method ?? "GET";
     const state = req.headers[tracestateHeader];
     const span = new Span(tracer, method, "server", parseTraceparent(req.headers[traceparentHeader]), typeof state === "string" ? state : undefined);
     span.set("http.request.method", method).set("url.path", path);
     req.headers[traceparentHeader] = span.traceparent;
+    let close = () => {};
     res.once("close", () => {
       const route = (req as { route?: { path?: unknown } }).route?.path;
       if (typeof route === "string" && !span.has("http.route")) span.set("http.route", route).rename(`${method} ${route}`);
@@ -35,16 +29,6 @@ export function traced(tracer: Tracer | undefined, handler: RequestListener): Re
       close();
       span.end(status === undefined ? "the client went away before the answer ended" : status >= 500 ? String(status) : undefined);
     });
-    const { close } = openScope(span, () => handler(req, res));
+    ({ close } = openScope(span, () => handler(req, res)));
   };
-}
-
-/**
- * Names the route of the current request's span, for handlers outside express (express's matched route is
- * read when the answer ends). A route named first stays: in one process the router's span is not renamed
- * after the route its service matched.
- */
-export function noteRoute(method: string | undefined, route: string): void {
-  const span = currentSpan();
-  if (span?.recording) span.set("http.route", route).rename(`${method ?? "GET"} ${route}`);
 }

@@ -140,3 +140,13 @@ export function openScope<T>(span: Span, fn: () => T): { result: T; close: () =>
     },
   };
 }
+
+/**
+ * Names the route of the current request's span, for handlers outside express. When the answer ends,
+ * express's matched route names only a span that has none: in one process the router and its service share
+ * the request object, and the router's span keeps its own route.
+ */
+export function noteRoute(method: string | undefined, route: string): void {
+  const span = currentSpan();
+  if (span?.recording) span.set("http.route", route).rename(`${method ?? "GET"} ${route}`);
+}
