@@ -37,6 +37,7 @@ async function env(): Promise<Record<string, string>> {
             { provider: "alpha", upstream_model: "ok", pricing },
           ],
         },
+        { id: "m/cut", name: "Cut", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "cut", pricing }] },
       ],
     })),
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
@@ -47,11 +48,11 @@ async function env(): Promise<Record<string, string>> {
 
 const hex = (bytes: number) => Array.from({ length: bytes }, () => Math.floor(Math.random() * 256).toString(16).padStart(2, "0")).join("");
 
-async function chat(apiUrl: string, key: string, headers: Record<string, string>, stream = false) {
+async function chat(apiUrl: string, key: string, headers: Record<string, string>, stream = false, model = "m/traced") {
   const res = await fetch(`${apiUrl}/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
-    body: JSON.stringify({ model: "m/traced", stream, provider: { order: ["broken", "alpha"] }, messages: [{ role: "user", content: "hi" }] }),
+    body: JSON.stringify({ model, stream, provider: { order: ["broken", "alpha"] }, messages: [{ role: "user", content: "hi" }] }),
   });
   return { status: res.status, text: await res.text() };
 }
@@ -96,7 +97,10 @@ function expectFollowed(spans: CollectedSpan[], client: { traceId: string; spanI
     "http.response.status_code": 200,
     "server.address": "127.0.0.1",
     "switchyard.model": "m/traced",
+    "gen_ai.response.finish_reasons": "stop",
+    "switchyard.status": "completed",
   });
+  expect(served.attributes["gen_ai.response.id"]).toBeTypeOf("string");
   expect(served.attributes["switchyard.generation_id"]).toBe((JSON.parse(body) as { id: string }).id);
   // The served attempt's span lasts until its generation is recorded: it ends within the request's span.
   expect(BigInt(served.endTimeUnixNano)).toBeLessThanOrEqual(BigInt(inference.endTimeUnixNano));
@@ -162,6 +166,16 @@ describe("traces in one process", () => {
     const spans = await traceOf(client.traceId, 1);
     const served = spans.find((s) => s.kind === CLIENT && s.attributes["gen_ai.provider.name"] === "alpha")!;
     expect(served.attributes).toMatchObject({ "gen_ai.usage.input_tokens": 12, "gen_ai.usage.output_tokens": 5 });
+  });
+
+  it("marks the served attempt failed when its stream breaks after the first byte", async () => {
+    const client = { traceId: hex(16), spanId: hex(8) };
+    const res = await chat(gw.apiUrl, key, { traceparent: `00-${client.traceId}-${client.spanId}-01` }, true, "m/cut");
+    expect(res.status).toBe(200);
+    const spans = await traceOf(client.traceId, 1);
+    const served = spans.find((s) => s.kind === CLIENT)!;
+    expect(served).toMatchObject({ name: "chat cut", status: { code: 2 } });
+    expect(served.attributes).toMatchObject({ "switchyard.status": "error", "error.type": "stream_error", "http.response.status_code": 200 });
   });
 
   it("leaves probes out of traces", async () => {

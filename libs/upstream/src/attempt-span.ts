@@ -68,14 +68,26 @@ export function tracedAttempts<P, T>(call: AttemptCall<P, T>, operation: Generat
   };
 }
 
-/** Ends the request's accepted attempt span with what its generation used. */
-export function endAttemptSpan(generationId: string, usage: { promptTokens: number; completionTokens?: number; responseModel?: string | undefined }): void {
+/** How a generation ended, as its provider said: for its attempt's span. */
+export interface AttemptAnswer {
+  /** The provider's id of its answer. */
+  id?: string | null;
+  finishReason?: string | null;
+  /** `error`: the answer failed after its first byte. */
+  status?: "completed" | "error" | "cancelled";
+}
+
+/** Ends the request's accepted attempt span with what its generation used and how it ended. */
+export function endAttemptSpan(generationId: string, usage: { promptTokens: number; completionTokens?: number }, answer: AttemptAnswer = {}): void {
   const span = takeAccepted();
   if (!span) return;
   span
     .set("gen_ai.usage.input_tokens", usage.promptTokens)
     .set("gen_ai.usage.output_tokens", usage.completionTokens)
-    .set("gen_ai.response.model", usage.responseModel)
+    .set("gen_ai.response.id", answer.id ?? undefined)
+    .set("gen_ai.response.finish_reasons", answer.finishReason ?? undefined)
     .set("switchyard.generation_id", generationId)
-    .end();
+    .set("switchyard.status", answer.status);
+  if (answer.status === "error") span.set("error.type", "stream_error");
+  span.end(answer.status === "error" ? "the answer failed after its first byte" : undefined);
 }

@@ -1,5 +1,5 @@
 import { noteRequest, picoToUsd, toPico } from "@switchyard/runtime";
-import { endAttemptSpan } from "./attempt-span.js";
+import { endAttemptSpan, type AttemptAnswer } from "./attempt-span.js";
 import type { Attempt } from "./attempts.js";
 import type { Candidate } from "./candidates.js";
 
@@ -11,7 +11,7 @@ export const providerResponses = (attempts: readonly Attempt[]) =>
  * The request's log line names the generation it made: its id, the endpoint that served, its tokens and
  * charge; the span of the attempt that served it ends with them.
  */
-export function noteGeneration(id: string, candidate: Candidate, usage: { promptTokens: number; completionTokens?: number }, charged: bigint): void {
+export function noteGeneration(id: string, candidate: Candidate, usage: { promptTokens: number; completionTokens?: number }, charged: bigint, answer?: AttemptAnswer): void {
   noteRequest({
     generationId: id,
     model: candidate.model,
@@ -20,7 +20,7 @@ export function noteGeneration(id: string, candidate: Candidate, usage: { prompt
     completionTokens: usage.completionTokens ?? 0,
     cost: picoToUsd(charged),
   });
-  endAttemptSpan(id, usage);
+  endAttemptSpan(id, usage, answer);
 }
 
 /**

@@ -20,4 +20,4 @@ export * from "./content-filters/scan.js";
 export * from "./end-user.js";
 export * from "./generation-record.js";
 export * from "./image-formats.js";
-export { endAttemptSpan } from "./attempt-span.js";
+export { endAttemptSpan, type AttemptAnswer } from "./attempt-span.js";

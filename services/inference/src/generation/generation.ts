@@ -155,7 +155,7 @@ export class Generation {
     this.keepContent(outcome);
     const isByok = candidate.byokKey !== undefined;
     const accounted = { ...priced, charge, isByok, billed: isByok ? 0n : charge.charged };
-    noteGeneration(turn.id, candidate, accounted.usage, charge.charged);
+    noteGeneration(turn.id, candidate, accounted.usage, charge.charged, { id: outcome.upstreamId, finishReason: outcome.finishReason, status: outcome.status });
     plan.deps.recorder.record({
       id: turn.id,
       keyHash: plan.caller.keyHash,

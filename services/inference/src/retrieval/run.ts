@@ -170,7 +170,7 @@ export function settle(run: RetrievalRun, served: Omit<Served<unknown>, "result"
   });
   const isByok = candidate.byokKey !== undefined;
   const elapsed = Math.round(performance.now() - run.started);
-  noteGeneration(run.generationId, candidate, used, charge.charged);
+  noteGeneration(run.generationId, candidate, used, charge.charged, { id: used.upstreamId, status: used.status });
   deps.recorder.record({
     id: run.generationId,
     keyHash: caller.keyHash,
