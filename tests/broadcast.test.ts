@@ -34,6 +34,8 @@ async function receiver(failFirst = 0) {
 }
 
 const secret = "broadcast-webhook-secret-0123456789abcdef";
+/** The collector's posts of generation spans; the gateway's own request traces go to the same endpoint. */
+const broadcasts = () => collector.received.filter((r) => r.body.includes('"scope":{"name":"switchyard.broadcast"}'));
 let gw: TestGateway;
 let upstream: FakeProvider;
 let media: FakeMediaProvider;
@@ -144,8 +146,8 @@ describe("trace broadcast", () => {
       usage: { prompt_tokens: 12, completion_tokens: 5 },
     });
 
-    await eventually(async () => collector.received.some((r) => r.body.includes(id)), 15_000);
-    const exported = collector.received.find((r) => r.body.includes(id))!;
+    await eventually(async () => broadcasts().some((r) => r.body.includes(id)), 15_000);
+    const exported = broadcasts().find((r) => r.body.includes(id))!;
     expect(exported.path).toBe("/v1/traces");
     expect(exported.headers).toMatchObject({ "x-tenant": "acme", authorization: "Bearer otlp-token" });
     const span = (JSON.parse(exported.body) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Record<string, unknown>> }> }> }).resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
@@ -157,7 +159,7 @@ describe("trace broadcast", () => {
 
     // The webhook's failure was its own: the collector, which took the span at once, got it once.
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(collector.received.filter((r) => r.body.includes(id))).toHaveLength(1);
+    expect(broadcasts().filter((r) => r.body.includes(id))).toHaveLength(1);
     expect(webhook.received.filter((r) => r.body.includes(id))).toHaveLength(2);
   });
 
@@ -182,8 +184,8 @@ describe("trace broadcast", () => {
     const uploadedId = String(uploaded.headers.get("x-generation-id"));
 
     const ids = [imageId, heardId, uploadedId];
-    await eventually(async () => ids.every((id) => collector.received.some((r) => r.body.includes(id)) && webhook.received.some((r) => r.body.includes(id))), 15_000);
-    const [imageSpan, heardSpan, uploadedSpan] = ids.map((id) => spansOf(collector.received.find((r) => r.body.includes(id))!.body)[0]!);
+    await eventually(async () => ids.every((id) => broadcasts().some((r) => r.body.includes(id)) && webhook.received.some((r) => r.body.includes(id))), 15_000);
+    const [imageSpan, heardSpan, uploadedSpan] = ids.map((id) => spansOf(broadcasts().find((r) => r.body.includes(id))!.body)[0]!);
     expect(attributesOf(imageSpan!)).toMatchObject({ "gen_ai.operation.name": "image_generation", "switchyard.trace_id": "img-run", "switchyard.metadata.customer": "acme-8", "switchyard.usage.images": "1" });
     expect(heardSpan).toMatchObject({ traceId: trace.trace_id, name: "listen" });
     expect(attributesOf(heardSpan!)).toMatchObject({ "gen_ai.operation.name": "transcription", "gen_ai.request.model": "m/whisper", "switchyard.usage.audio_seconds": "1" });
@@ -191,7 +193,7 @@ describe("trace broadcast", () => {
     const hook = JSON.parse(webhook.received.find((r) => r.body.includes(imageId))!.body) as Record<string, unknown>;
     expect(hook).toMatchObject({ type: "generation", operation: "image_generation", generation_id: imageId, trace_id: "img-run", metadata: { customer: "acme-8" }, usage: { images: 1 } });
     for (const id of ids) {
-      expect(collector.received.filter((r) => r.body.includes(id))).toHaveLength(1);
+      expect(broadcasts().filter((r) => r.body.includes(id))).toHaveLength(1);
       expect(webhook.received.filter((r) => r.body.includes(id))).toHaveLength(1);
     }
   });
@@ -200,8 +202,8 @@ describe("trace broadcast", () => {
     const res = await gw.call("POST", "/embeddings", { key, body: { model: "m/embed", input: ["a", "b"], trace: { trace_id: "embed-run" } } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const id = String(res.body.id);
-    await eventually(async () => collector.received.some((r) => r.body.includes(id)) && webhook.received.some((r) => r.body.includes(id)), 15_000);
-    const span = spansOf(collector.received.find((r) => r.body.includes(id))!.body)[0]!;
+    await eventually(async () => broadcasts().some((r) => r.body.includes(id)) && webhook.received.some((r) => r.body.includes(id)), 15_000);
+    const span = spansOf(broadcasts().find((r) => r.body.includes(id))!.body)[0]!;
     expect(attributesOf(span)).toMatchObject({ "gen_ai.operation.name": "embeddings", "gen_ai.request.model": "m/embed", "switchyard.trace_id": "embed-run" });
     expect(JSON.parse(webhook.received.find((r) => r.body.includes(id))!.body)).toMatchObject({ operation: "embeddings", generation_id: id });
   });
@@ -217,10 +219,10 @@ describe("trace broadcast", () => {
     const loud = await gw.call("POST", "/chat/completions", { key, body: { model: "m/ok", messages: [{ role: "user", content: "hi" }] } });
     const loudImage = await gw.call("POST", "/images", { key, body: { model: "m/image", prompt: "a lighthouse" } });
     const loudIds = [String(loud.body.id), String(loudImage.headers.get("x-generation-id"))];
-    await eventually(async () => loudIds.every((id) => collector.received.some((r) => r.body.includes(id))), 15_000);
+    await eventually(async () => loudIds.every((id) => broadcasts().some((r) => r.body.includes(id))), 15_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     for (const id of ids) {
-      expect(collector.received.some((r) => r.body.includes(id))).toBe(false);
+      expect(broadcasts().some((r) => r.body.includes(id))).toBe(false);
       expect(webhook.received.some((r) => r.body.includes(id))).toBe(false);
     }
   });
@@ -228,8 +230,8 @@ describe("trace broadcast", () => {
   it("derives OTLP ids when the request's are not OTLP's hex form, and keeps them as attributes", async () => {
     const res = await gw.call("POST", "/chat/completions", { key, body: { model: "m/ok", messages: [{ role: "user", content: "hi" }], trace: { trace_id: "run-42" } } });
     const id = String(res.body.id);
-    await eventually(async () => collector.received.some((r) => r.body.includes(id)), 15_000);
-    const span = spansOf(collector.received.find((r) => r.body.includes(id))!.body)[0]!;
+    await eventually(async () => broadcasts().some((r) => r.body.includes(id)), 15_000);
+    const span = spansOf(broadcasts().find((r) => r.body.includes(id))!.body)[0]!;
     expect(span.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(span.parentSpanId).toBeUndefined();
     expect(JSON.stringify(span.attributes)).toContain("run-42");

@@ -30,13 +30,13 @@ const services = ["router", "identity", "catalog", "inference", "media", "storag
 
 /** The keys of switchyard-secrets each service may see (optional ones may be absent), and nothing else. */
 const secretKeys: Record<string, { required: string[]; optional: string[] }> = {
-  router: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED"] },
-  identity: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL", "SWITCHYARD_ENCRYPTION_KEY"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED", "SWITCHYARD_BOOTSTRAP_KEY"] },
-  catalog: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED"] },
+  router: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED", "OTEL_EXPORTER_OTLP_HEADERS"] },
+  identity: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL", "SWITCHYARD_ENCRYPTION_KEY"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED", "SWITCHYARD_BOOTSTRAP_KEY", "OTEL_EXPORTER_OTLP_HEADERS"] },
+  catalog: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED", "OTEL_EXPORTER_OTLP_HEADERS"] },
   inference: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED", "BROADCAST_WEBHOOK_SECRET", "OTEL_EXPORTER_OTLP_HEADERS"] },
-  media: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED"] },
-  storage: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED"] },
-  sandbox: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED"] },
+  media: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED", "OTEL_EXPORTER_OTLP_HEADERS"] },
+  storage: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED", "OTEL_EXPORTER_OTLP_HEADERS"] },
+  sandbox: { required: ["SWITCHYARD_INTERNAL_SECRET", "DATABASE_URL"], optional: ["SWITCHYARD_INTERNAL_SECRETS_ACCEPTED", "OTEL_EXPORTER_OTLP_HEADERS"] },
 };
 /** Provider keys (switchyard-provider-keys) go only where providers are called or listed. */
 const providerKeyServices = ["catalog", "inference", "media"];

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import { listenLocal } from "./listen.js";
 
 /** How the fake answers a request for one upstream model name. */
@@ -21,7 +21,7 @@ export type Behavior =
 export interface FakeProvider {
   baseUrl: string;
   /** Bodies, paths and headers of every request received, in order. */
-  requests: Array<{ body: Record<string, unknown>; path: string; authorization: string | undefined }>;
+  requests: Array<{ body: Record<string, unknown>; path: string; authorization: string | undefined; headers: IncomingHttpHeaders }>;
   /** Requests whose client went away before the answer ended (aborts reaching upstream). */
   aborted: number;
   stop(): Promise<void>;
@@ -52,7 +52,7 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
     const path = (req.url ?? "").split("?")[0]!;
-    fake.requests.push({ body, path, authorization: req.headers.authorization });
+    fake.requests.push({ body, path, authorization: req.headers.authorization, headers: req.headers });
     const legacy = path.endsWith("/completions") && !path.endsWith("/chat/completions");
     const echoed = legacy && body.echo === true ? String(body.prompt) : "";
     const logprobs = (text: string, offset: number) => (legacy && typeof body.logprobs === "number" ? legacyLogprobs(text, offset) : null);

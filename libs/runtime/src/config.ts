@@ -42,8 +42,61 @@ export const envFlag = (fallback: boolean) =>
 
 export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 
+/** `a=1,b=2` (values may be percent-encoded), as OpenTelemetry's exporters read their header variables. */
+export const otlpHeaderList = z
+  .string()
+  .default("")
+  .transform((text) =>
+    Object.fromEntries(
+      text
+        .split(",")
+        .map((pair) => pair.split("="))
+        .filter((parts) => parts.length >= 2 && parts[0]!.trim())
+        .map(([name, ...value]) => [name!.trim().toLowerCase(), decodeURIComponent(value.join("=").trim())]),
+    ) as Record<string, string>,
+  );
+
+/**
+ * OpenTelemetry's standard variables for traces, read by every process. Unset endpoints mean no traces at
+ * all: a request then costs nothing beyond what it cost before.
+ */
+export const tracingEnv = {
+  /** An OTLP/HTTP endpoint (an OpenTelemetry Collector, Jaeger, Tempo…); spans go to `<endpoint>/v1/traces`. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
+  /** Where the gateway's own spans go, as a whole URL; overrides OTEL_EXPORTER_OTLP_ENDPOINT for them. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalString.pipe(z.url().optional()),
+  /** Headers of the OTLP requests, as `name=value` pairs separated by commas. */
+  OTEL_EXPORTER_OTLP_HEADERS: otlpHeaderList,
+  /** Headers of the trace export requests only, added to OTEL_EXPORTER_OTLP_HEADERS. */
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: otlpHeaderList,
+  /** `service.name` of this process's spans; unset, each service's own name (router, inference…). */
+  OTEL_SERVICE_NAME: optionalString,
+  /** `true` turns tracing off whatever else is set. */
+  OTEL_SDK_DISABLED: envFlag(false),
+  /** `otlp` exports the gateway's spans; `none` does not. */
+  OTEL_TRACES_EXPORTER: z.enum(["otlp", "none"]).default("otlp"),
+  /** Which traces are recorded: OpenTelemetry's sampler names; the parent-based ones follow the caller's sampled flag. */
+  OTEL_TRACES_SAMPLER: z
+    .enum(["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"])
+    .default("parentbased_always_on"),
+  /** The share of traces recorded by the ratio samplers, 0 to 1. */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+  /** Most spans waiting to be sent; past it new spans are dropped (and counted). */
+  OTEL_BSP_MAX_QUEUE_SIZE: z.coerce.number().int().min(1).max(1_000_000).default(2048),
+  /** Most spans in one export request. */
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(512),
+  /** Longest wait, in milliseconds, before spans waiting are sent. */
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(10).max(600_000).default(5000),
+  /** Longest wait, in milliseconds, for one export request. */
+  OTEL_BSP_EXPORT_TIMEOUT: z.coerce.number().int().min(100).max(600_000).default(30_000),
+};
+
+/** The variables of `tracingEnv`, as parsed. */
+export type TracingConfig = z.infer<z.ZodObject<typeof tracingEnv>>;
+
 /** Variables every Switchyard process understands. */
 export const commonEnv = {
+  ...tracingEnv,
   /** Log level: trace, debug, info, warn, error, fatal or silent. */
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
   /** Log lines as JSON (`json`), readable text (`pretty`), or `auto`: text on a terminal, JSON otherwise. */

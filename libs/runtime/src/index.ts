@@ -9,3 +9,4 @@ export * from "./money.js";
 export * from "./objects/index.js";
 export * from "./metrics.js";
 export * from "./within.js";
+export * from "./tracing/index.js";

@@ -201,6 +201,18 @@ export const metrics = {
     labelNames: [...generationLabels, "byok"] as const,
     registers: [registry],
   }),
+  traceSpansDropped: new Counter({
+    name: "switchyard_trace_spans_dropped_total",
+    help: "Spans never exported, by process: queue_full when the export queue was full, export_failed when the collector refused or could not be reached",
+    labelNames: ["service", "reason"] as const,
+    registers: [registry],
+  }),
+  traceSpansExported: new Counter({
+    name: "switchyard_trace_spans_exported_total",
+    help: "Spans the OTLP collector accepted, by process",
+    labelNames: ["service"] as const,
+    registers: [registry],
+  }),
 };
 
 /** The operations a generation can be, as traces name them (`gen_ai.operation.name`). */

@@ -1,5 +1,6 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
-import { metrics, serviceOf, type Logger } from "@switchyard/runtime";
+import { metrics, serviceOf, type GenerationOperation, type Logger } from "@switchyard/runtime";
+import { tracedAttempts } from "./attempt-span.js";
 import type { Candidate } from "./candidates.js";
 import { attemptSignal, FirstByteTimeout, type AttemptSignal, type UpstreamTimeouts } from "./attempt-timeouts.js";
 import type { EndpointHealth } from "./endpoint-health.js";
@@ -44,6 +45,8 @@ export interface AttemptContext {
   logger: Logger;
   signal: AbortSignal;
   timeouts: UpstreamTimeouts;
+  /** What the attempts do, as their trace spans name it; chat unless said. */
+  operation?: GenerationOperation;
 }
 
 export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string | undefined>, byokKey?: string): UpstreamTarget {
@@ -83,6 +86,7 @@ export async function firstAccepting<P, T>(
 ): Promise<{ result: T; candidate: Candidate }> {
   let last: UpstreamError | undefined;
   let refusedModel: string | undefined;
+  const send = tracedAttempts(call, context.operation);
   for (const candidate of candidates) {
     if (context.signal.aborted) break;
     // A refusal another endpoint of the same model would repeat skips to the next model of `models`.
@@ -101,7 +105,7 @@ export async function firstAccepting<P, T>(
       let result: T;
       context.cooldowns.attempting(candidate.endpoint);
       try {
-        result = await call(provider, target, candidate, attempt);
+        result = await send(provider, target, candidate, attempt);
       } catch (error) {
         attempt.detach();
         // Whatever the provider call threw once the timer aborted it, the cause is the timeout.

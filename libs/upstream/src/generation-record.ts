@@ -1,4 +1,5 @@
 import { noteRequest, picoToUsd, toPico } from "@switchyard/runtime";
+import { endAttemptSpan, type AttemptAnswer } from "./attempt-span.js";
 import type { Attempt } from "./attempts.js";
 import type { Candidate } from "./candidates.js";
 
@@ -6,8 +7,11 @@ import type { Candidate } from "./candidates.js";
 export const providerResponses = (attempts: readonly Attempt[]) =>
   attempts.map((a) => ({ status: a.status, provider_name: a.provider, model_permaslug: a.model, latency: a.latencyMs }));
 
-/** The request's log line names the generation it made: its id, the endpoint that served, its tokens and charge. */
-export function noteGeneration(id: string, candidate: Candidate, usage: { promptTokens: number; completionTokens?: number }, charged: bigint): void {
+/**
+ * The request's log line names the generation it made: its id, the endpoint that served, its tokens and
+ * charge; the span of the attempt that served it ends with them.
+ */
+export function noteGeneration(id: string, candidate: Candidate, usage: { promptTokens: number; completionTokens?: number }, charged: bigint, answer?: AttemptAnswer): void {
   noteRequest({
     generationId: id,
     model: candidate.model,
@@ -16,6 +20,7 @@ export function noteGeneration(id: string, candidate: Candidate, usage: { prompt
     completionTokens: usage.completionTokens ?? 0,
     cost: picoToUsd(charged),
   });
+  endAttemptSpan(id, usage, answer);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Agent, FormData, request, type Dispatcher } from "undici";
+import { currentTraceparent } from "@switchyard/runtime";
 import { UpstreamError } from "./errors.js";
 
 /**
@@ -23,6 +24,12 @@ function retryAfterMs(header: string | string[] | undefined): number | undefined
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** A call made within a traced provider attempt names the attempt's span (W3C `traceparent`); untraced, the headers as they are. */
+function traceHeaders(headers: Record<string, string>): Record<string, string> {
+  const traceparent = currentTraceparent();
+  return traceparent ? { ...headers, traceparent } : headers;
 }
 
 /** No provider answered: another endpoint may be tried. */
@@ -50,7 +57,7 @@ export async function send(
 ): Promise<UpstreamResponse> {
   let res;
   try {
-    res = await request(url, { method, dispatcher: agent, headers, ...(body !== undefined ? { body } : {}), signal });
+    res = await request(url, { method, dispatcher: agent, headers: traceHeaders(headers), ...(body !== undefined ? { body } : {}), signal });
   } catch (error) {
     if (signal.aborted) throw error;
     throw unreachableError(provider, error);
@@ -114,7 +121,7 @@ function dispatchJson<T>(provider: string, url: string, headers: Record<string, 
     if (signal.aborted) return reject(signal.reason);
     signal.addEventListener("abort", abort, { once: true });
     const target = new URL(url);
-    const options = { origin: target.origin, path: `${target.pathname}${target.search}`, method: "POST" as const, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) };
+    const options = { origin: target.origin, path: `${target.pathname}${target.search}`, method: "POST" as const, headers: traceHeaders({ "content-type": "application/json", ...headers }), body: JSON.stringify(body) };
     try {
       agent.dispatch(options, {
         onRequestStart(started) {

@@ -24,3 +24,4 @@ export * from "./endpoint-stats/stats.js";
 export * from "./endpoint-stats/store.js";
 export type { Percentiles } from "./endpoint-stats/histogram.js";
 export * from "./stats-order.js";
+export { endAttemptSpan, type AttemptAnswer } from "./attempt-span.js";

@@ -4,6 +4,8 @@ import {
   createInternalClient,
   createLogger,
   createServiceSigner,
+  createTracing,
+  traced,
   openBackends,
   serveProcess,
   type BackendConfig,
@@ -16,6 +18,7 @@ import {
   type InternalClientOptions,
   type ListenConfig,
   type Logger,
+  type TracingConfig,
 } from "@switchyard/runtime";
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
 import type { RequestListener } from "node:http";
@@ -24,7 +27,7 @@ import type { SpendHolds } from "./holds.js";
 import { remoteHolds, remoteProviderKey, remoteResolve } from "./remote.js";
 import { cachedResolve } from "./remote-memory.js";
 
-export interface ProviderServiceConfig extends BackendConfig, ListenConfig {
+export interface ProviderServiceConfig extends BackendConfig, ListenConfig, TracingConfig {
   LOG_LEVEL: string;
   LOG_FORMAT: "auto" | "json" | "pretty";
   SWITCHYARD_INTERNAL_SECRET?: string | undefined;
@@ -70,6 +73,7 @@ export async function runProviderService(
   const { db, bus } = await openBackends(config, logger, name);
   const signer = createServiceSigner(secret, name);
   const health = { draining: false };
+  const tracing = createTracing(config, logger);
   // Answers that change only with an operator's change are remembered until its event, up to 30 s.
   const resolver = await cachedResolve(remoteResolve(createInternalClient(config.CATALOG_URL, signer)), bus, { ttlMs: 30_000, maxEntries: 100_000 });
   // Every request's hold goes to identity, which reads the key's limit where it writes the hold: nothing
@@ -93,11 +97,12 @@ export async function runProviderService(
     serviceClient: (baseUrl, timeoutMs, options) => createInternalClient(baseUrl, signer, timeoutMs, options),
   });
   await serveProcess(name, config, {
-    handler: service.app,
+    handler: traced(tracing?.tracer(name), service.app),
     logger,
     health,
     onClosed: async () => {
       await service.stop();
+      await tracing?.stop();
       await resolver.stop();
       await holds.stop();
       await bus.close();

@@ -49,12 +49,6 @@ export const inferenceEnv = z.object({
   RESPONSE_CACHE_MAX_ENTRY_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   /** How often expired answers are removed from the response cache (they are never served once expired). */
   RESPONSE_CACHE_PURGE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
-  /** An OTLP/HTTP endpoint (an OpenTelemetry Collector…) that gets one span per generation. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
-  /** Headers of the OTLP requests, as `name=value` pairs separated by commas (the OpenTelemetry convention). */
-  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
-  /** `service.name` of the spans. */
-  OTEL_SERVICE_NAME: z.string().default("switchyard"),
   /** A URL that gets each generation's trace metadata as a signed JSON POST. */
   BROADCAST_WEBHOOK_URL: z.url().optional(),
   /** The webhook's signing secret (32+ characters); required with BROADCAST_WEBHOOK_URL. */

@@ -1,5 +1,5 @@
 import { noteRequest, observeGeneration, picoToDecimal, picoToUsd, serviceOf, type Db, type EventSink, type GenerationOperation, type Logger } from "@switchyard/runtime";
-import { findingsRecord, servedSample, servingModel, type Attempt, type EndpointStats, type Charge, type Finding } from "@switchyard/upstream";
+import { endAttemptSpan, findingsRecord, servedSample, servingModel, type Attempt, type EndpointStats, type Charge, type Finding } from "@switchyard/upstream";
 import type { MediaUsage } from "./cost.js";
 
 export interface MediaGeneration {
@@ -56,6 +56,7 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
   const completionTokens = g.usage.completionTokens + (g.usage.audioOutputTokens ?? 0);
   const startedAt = new Date(Date.now() - Math.max(0, g.latencyMs)).toISOString();
   noteRequest({ generationId: g.id, model: g.model, ...(g.provider ? { provider: g.provider } : {}), promptTokens, completionTokens, cost: picoToUsd(g.charge.charged) });
+  endAttemptSpan(g.id, { promptTokens, completionTokens }, { status: g.status });
   // Every media generation is recorded here: its metrics are counted here too, once, before any retry.
   observeGeneration({
     service: serviceOf(deps.logger),

@@ -1,5 +1,5 @@
 import { sessionIdHeader, type ProviderPreferences } from "@switchyard/contracts";
-import { badRequest, callerOf, forbidden, headerOf, HttpError, picoToUsd, requestHost, type Caller } from "@switchyard/runtime";
+import { badRequest, callerOf, forbidden, headerOf, HttpError, picoToUsd, requestHost, type Caller, type GenerationOperation } from "@switchyard/runtime";
 import {
   capCharge,
   firstAcceptingHeld,
@@ -47,7 +47,12 @@ export interface MediaRun<P> {
   started: number;
   requestId: string | null;
   trace: Record<string, unknown> | undefined;
+  /** What its attempts do, as their trace spans name it. */
+  operation: GenerationOperation;
 }
+
+/** Each modality's operation, as the GenAI conventions name it. */
+const operationOf = { transcription: "transcription", image: "image_generation", speech: "speech" } as const;
 
 export interface RunOptions<P> {
   model: string;
@@ -127,6 +132,7 @@ export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, 
     started: performance.now(),
     requestId: headerOf(req.headers, "x-request-id") ?? null,
     trace: options.trace,
+    operation: operationOf[options.modality],
   };
 }
 
@@ -146,7 +152,7 @@ export async function firstAccepted<P, T>(
   call: (provider: P, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,
 ): Promise<Served & { result: T }> {
   const { deps } = run;
-  const context = { env: deps.env, cooldowns: deps.cooldowns, stats: deps.stats, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts };
+  const context = { env: deps.env, cooldowns: deps.cooldowns, stats: deps.stats, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts, operation: run.operation };
   const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, ttlMs: deps.holdTtlMs };
   return firstAcceptingHeld(run.providers, run.candidates, context, run.attempts, { hold, timedOut: run.timedOut }, worstCase, call);
 }

@@ -11,9 +11,11 @@ import {
   createCallerSigner,
   createCallerVerifier,
   createServiceVerifier,
+  createTracing,
   openBackends,
   serve,
   ServiceUnavailableError,
+  traced,
   type Logger,
   type RunningServer,
 } from "@switchyard/runtime";
@@ -53,6 +55,9 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
   const own = logger.child({ service: "standalone" });
   const { db, bus } = await openBackends(config, own, "standalone");
   const health = { draining: false };
+  // One exporter for the process; each service's spans carry its own service.name, as in a cluster.
+  const tracing = createTracing(config, own);
+  const tracer = (service: string) => tracing?.tracer(service);
   // A key's change reaches the router's cache at its commit, so the next request already sees it.
   let forgetKey = (_hash: string) => {}; // the router's, once it runs
   let knownProvider = (_slug: string) => false; // catalog's, once it runs
@@ -166,11 +171,11 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     },
     signCaller: createCallerSigner(secret),
     targets: {
-      identity: { kind: "handler", handler: identity.app },
-      catalog: { kind: "handler", handler: catalog.app },
-      inference: { kind: "handler", handler: inference.app },
-      media: { kind: "handler", handler: media.app },
-      storage: { kind: "handler", handler: storage.app },
+      identity: { kind: "handler", handler: traced(tracer("identity"), identity.app) },
+      catalog: { kind: "handler", handler: traced(tracer("catalog"), catalog.app) },
+      inference: { kind: "handler", handler: traced(tracer("inference"), inference.app) },
+      media: { kind: "handler", handler: traced(tracer("media"), media.app) },
+      storage: { kind: "handler", handler: traced(tracer("storage"), storage.app) },
     },
     health,
     consoleDir,
@@ -178,7 +183,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
   });
   forgetKey = router.forgetKey;
   const server = await serve({
-    handler: router.app,
+    handler: traced(tracer("router"), router.app),
     port: config.PORT,
     host: config.HOST,
     logger: own,
@@ -194,6 +199,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
       await storage.stop();
       await catalog.stop();
       await identity.stop();
+      await tracing?.stop();
       await bus.close();
       await db.close();
     },

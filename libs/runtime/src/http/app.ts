@@ -2,7 +2,7 @@ import express, { type ErrorRequestHandler, type Express, type RequestHandler } 
 import type { Logger } from "../log.js";
 import { serviceOf } from "../metrics.js";
 import { HttpError } from "./errors.js";
-import { assignRequestId, countWhenDone, logWhenDone, sendError } from "./request-basics.js";
+import { assignRequestId, countWhenDone, logWhenDone, probePaths, sendError } from "./request-basics.js";
 import { requestIdHeader, withRequestId } from "./request-context.js";
 
 export { requestIdHeader, withRequestId } from "./request-context.js";
@@ -23,15 +23,13 @@ export interface HttpAppOptions {
  */
 const requestId: RequestHandler = (req, res, next) => withRequestId(assignRequestId(req, res), next);
 
-const quietPaths = new Set(["/healthz", "/readyz", "/metrics"]);
-
 /**
  * Counts, times and logs every answer but the probes'. The route label is the matched route's pattern (or
  * what the router set in `res.locals.metricsRoute`), never the raw path.
  */
 function observe(logger: Logger, service: string): RequestHandler {
   return (req, res, next) => {
-    if (quietPaths.has(req.path)) return next();
+    if (probePaths.has(req.path)) return next();
     logWhenDone(logger, req, res);
     countWhenDone(service, req, res, () =>
       String(res.locals.metricsRoute ?? (req.route as { path?: string } | undefined)?.path ?? (res.statusCode === 404 ? "unmatched" : "other")),

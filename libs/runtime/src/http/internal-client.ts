@@ -3,6 +3,8 @@ import type { z } from "zod";
 import { HttpError } from "./errors.js";
 import { serviceHeader } from "./internal-auth.js";
 import { currentRequestId, requestIdHeader } from "./request-context.js";
+import { currentTraceparent } from "../tracing/spans.js";
+import { traceparentHeader } from "../tracing/traceparent.js";
 
 const messageOf = (text: string): string => {
   try {
@@ -55,6 +57,7 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
   const once = async (path: string, payload: string, signal: AbortSignal | undefined) => {
     const token = await serviceToken();
     const requestId = currentRequestId();
+    const traceparent = currentTraceparent();
     return new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = http.request(
         new URL(path, baseUrl),
@@ -68,6 +71,8 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
             "content-length": Buffer.byteLength(payload),
             [serviceHeader]: token,
             ...(requestId ? { [requestIdHeader]: requestId } : {}),
+            // The service's span of this request is a child of the caller's.
+            ...(traceparent ? { [traceparentHeader]: traceparent } : {}),
           },
         },
         (res) => {

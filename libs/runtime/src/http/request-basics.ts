@@ -5,6 +5,7 @@ import { metrics } from "../metrics.js";
 import { carriesRetryAfter, defaultRetryAfterSeconds, HttpError } from "./errors.js";
 import { ServiceUnavailableError } from "./internal-client.js";
 import { currentNote, requestIdHeader, withRequestId } from "./request-context.js";
+import { noteRoute } from "../tracing/spans.js";
 
 /**
  * What every request gets, express or not: an id, a log line, its count and time, and failures rendered as
@@ -12,6 +13,9 @@ import { currentNote, requestIdHeader, withRequestId } from "./request-context.j
  */
 
 const saneId = /^[\w.:-]{1,128}$/;
+
+/** The probes' paths: neither logged, counted nor traced. */
+export const probePaths: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /** The path of a request's URL, without its query. */
 export const pathOf = (url: string | undefined): string => {
@@ -101,6 +105,7 @@ export function servePlain(req: IncomingMessage, res: ServerResponse, options: P
   const id = assignRequestId(req, res);
   if (options.observe) countWhenDone(options.service, req, res, () => options.route);
   withRequestId(id, () => {
+    noteRoute(req.method, options.route);
     if (options.observe) logWhenDone(options.logger, req, res);
     handle().catch((error: unknown) => (options.sendError ?? sendError)(res, error, options.logger, id));
   });

@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { otlpTracesBody, otlpTracesUrl } from "@switchyard/runtime";
 import { postJson } from "@switchyard/upstream";
 import { otlpSpan, type BroadcastRecord } from "./span.js";
 
@@ -10,18 +11,11 @@ export interface Destination {
 
 /** OTLP over HTTP with JSON bodies, to `<endpoint>/v1/traces` (an OpenTelemetry Collector, Jaeger, Tempo…). */
 export function otlpDestination(endpoint: string, headers: Record<string, string>, serviceName: string): Destination {
-  const url = endpoint.replace(/\/$/, "").endsWith("/v1/traces") ? endpoint : `${endpoint.replace(/\/$/, "")}/v1/traces`;
+  const url = otlpTracesUrl(endpoint);
   return {
     name: "otlp",
     async send(records, signal) {
-      const body = {
-        resourceSpans: [
-          {
-            resource: { attributes: [{ key: "service.name", value: { stringValue: serviceName } }] },
-            scopeSpans: [{ scope: { name: "switchyard.broadcast" }, spans: records.map(otlpSpan) }],
-          },
-        ],
-      };
+      const body = otlpTracesBody(new Map([[serviceName, records.map(otlpSpan)]]), "switchyard.broadcast");
       const res = await postJson("otlp", url, headers, body, signal);
       await res.body.text();
     },

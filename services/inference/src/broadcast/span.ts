@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { EventEnvelope } from "@switchyard/contracts";
+import { otlpAttribute as attribute, type OtlpSpan } from "@switchyard/runtime";
 
 /** The events that describe a finished generation: chat completions, embeddings and rerank; transcriptions, images and speech. */
 export const broadcastSubjects = ["inference.generation.completed.v1", "media.transcription.completed.v1", "media.image.completed.v1", "media.speech.completed.v1"] as const;
@@ -60,18 +61,11 @@ export function broadcastRecord(event: Completed) {
 }
 export type BroadcastRecord = ReturnType<typeof broadcastRecord>;
 
-const attribute = (key: string, value: unknown) =>
-  typeof value === "number"
-    ? { key, value: Number.isInteger(value) ? { intValue: String(value) } : { doubleValue: value } }
-    : typeof value === "boolean"
-      ? { key, value: { boolValue: value } }
-      : { key, value: { stringValue: typeof value === "string" ? value : JSON.stringify(value) } };
-
 /**
  * One OTLP/JSON span per generation, with the GenAI semantic conventions' attributes. A `trace_id` or
  * `parent_span_id` that is not OTLP's hex form is kept as an attribute, and the ids are derived instead.
  */
-export function otlpSpan(record: BroadcastRecord) {
+export function otlpSpan(record: BroadcastRecord): OtlpSpan {
   const traceId = hex(record.trace_id, 32) ?? derived(record.trace_id ?? record.generation_id, 32);
   const parent = hex(record.parent_span_id, 16);
   const toNanos = (iso: string) => `${BigInt(new Date(iso).getTime()) * 1_000_000n}`;

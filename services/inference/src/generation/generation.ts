@@ -174,7 +174,7 @@ export class Generation {
     const accounted = source !== undefined ? hitAccounted() : this.priced(outcome);
     const { charge } = accounted;
     this.keepContent(outcome);
-    noteGeneration(turn.id, candidate, accounted.usage, charge.charged);
+    noteGeneration(turn.id, candidate, accounted.usage, charge.charged, { id: outcome.upstreamId, finishReason: outcome.finishReason, status: outcome.status });
     plan.deps.recorder.record({
       id: turn.id,
       keyHash: plan.caller.keyHash,

@@ -148,7 +148,7 @@ export function accept<P, T>(
   abandoned: (candidate: Candidate) => Used,
 ): Promise<Served<T>> {
   const { deps } = run;
-  const context = { env: deps.env, cooldowns: deps.cooldowns, stats: deps.stats, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts };
+  const context = { env: deps.env, cooldowns: deps.cooldowns, stats: deps.stats, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts, operation: run.operation };
   const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, ttlMs: deps.holdTtlMs };
   return firstAcceptingHeld(
     providers,
@@ -181,7 +181,7 @@ export function settle(run: RetrievalRun, served: Omit<Served<unknown>, "result"
   // A cache hit used no key, the workspace's or the operator's.
   const isByok = candidate.byokKey !== undefined && used.cacheSourceId === undefined;
   const elapsed = Math.round(performance.now() - run.started);
-  noteGeneration(run.generationId, candidate, used, charge.charged);
+  noteGeneration(run.generationId, candidate, used, charge.charged, { id: used.upstreamId, status: used.status });
   deps.recorder.record({
     id: run.generationId,
     keyHash: caller.keyHash,
