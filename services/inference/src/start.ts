@@ -110,7 +110,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
       ? { timeoutMs: deps.config.WEB_FETCH_TIMEOUT_MS, maxBytes: deps.config.WEB_FETCH_MAX_BYTES, ...deps.webFetchHosts }
       : undefined,
     maxToolSteps: deps.config.SERVER_TOOL_MAX_STEPS,
-    responseCache: { store: cacheStore, maxTtlSeconds: deps.config.RESPONSE_CACHE_MAX_TTL_SECONDS, maxEntryBytes: deps.config.RESPONSE_CACHE_MAX_ENTRY_BYTES },
+    responseCache: { store: cacheStore, maxTtlSeconds: deps.config.RESPONSE_CACHE_MAX_TTL_SECONDS, maxEntryBytes: deps.config.RESPONSE_CACHE_MAX_ENTRY_BYTES, logger: deps.logger },
     health: deps.health,
     readiness: { database: () => deps.db.ping(), ...busReadiness(deps.bus) },
   });

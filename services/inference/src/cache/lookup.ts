@@ -14,6 +14,7 @@ export interface ResponseCache {
   maxTtlSeconds: number;
   /** Largest answer kept, in bytes of its JSON (`RESPONSE_CACHE_MAX_ENTRY_BYTES`); a larger one is served, not kept. */
   maxEntryBytes: number;
+  logger: Logger;
 }
 
 /** A request that opted in: its key, its TTL, and the kept answer with the endpoint to name for it, on a hit. */
@@ -51,7 +52,11 @@ export async function lookUp(cache: ResponseCache, input: CacheLookupInput): Pro
     return undefined;
   }
   const key = cacheKey({ workspaceId: input.caller.workspaceId, dialect: input.dialect, stream: input.stream, client: input.client, sent: input.sent });
-  const entry = await cache.store.find(input.caller.workspaceId, key);
+  // A cache that cannot be read is a miss: the request still has its provider.
+  const entry = await cache.store.find(input.caller.workspaceId, key).catch((error: unknown) => {
+    cache.logger.warn({ err: error }, "the response cache could not be read; the request is answered as a miss");
+    return undefined;
+  });
   const candidate = entry && input.candidates.find((c) => c.endpoint.provider === entry.provider && c.model === entry.model);
   const hit = entry && candidate && entry.answer.kind === input.kind ? { entry, candidate } : undefined;
   res.setHeader(cacheStatusHeader, hit ? "HIT" : "MISS");
