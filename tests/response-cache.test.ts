@@ -59,6 +59,14 @@ describe("response cache, buffered chat completions", () => {
     expect(first.headers.get("x-openrouter-cache-ttl")).toBe("300");
     expect((first.body.usage as { cost: number }).cost).toBeCloseTo(0.000022, 12);
     expect(calls()).toBe(before + 1);
+    // Provider metrics count generations that reached a provider: a hit is not one.
+    const served = async () =>
+      (await (await fetch(`${gw.baseUrl}/metrics`)).text())
+        .split("\n")
+        .filter((line) => line.startsWith("switchyard_generations_total{") && line.includes('model="cache/ok"'))
+        .reduce((sum, line) => sum + Number(line.split(" ").at(-1)), 0);
+    const servedBefore = await served();
+    expect(servedBefore).toBeGreaterThan(0);
 
     // The same request with its keys in another order and stream_options is the same request.
     const second = await gw.call("POST", "/chat/completions", {
@@ -82,6 +90,7 @@ describe("response cache, buffered chat completions", () => {
     const original = await generation(String(first.body.id));
     expect(original.total_cost).toBeCloseTo(0.000022, 12);
     expect(original.cache_source_id).toBeUndefined();
+    expect(await served()).toBe(servedBefore);
     const metrics = await (await fetch(`${gw.baseUrl}/metrics`)).text();
     expect(metrics).toMatch(/switchyard_response_cache_requests_total\{[^}]*endpoint="chat"[^}]*status="HIT"[^}]*\} [1-9]/);
     expect(metrics).toMatch(/switchyard_response_cache_requests_total\{[^}]*endpoint="chat"[^}]*status="MISS"[^}]*\} [1-9]/);

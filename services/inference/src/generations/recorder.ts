@@ -25,11 +25,12 @@ export interface GenerationRecorder {
 
 /**
  * Every generation of inference passes here (each chat turn of any dialect, embeddings, rerank), so this is
- * where its metrics are counted, once.
+ * where its metrics and its endpoint's statistics are counted, once. A response cache hit called no
+ * provider: it says nothing of one (the cache counts its hits).
  */
 function observe(service: string, stats: RecorderOptions["stats"], g: FinishedGeneration): void {
-  // A response cache hit called no provider: it says nothing of the endpoint.
-  if (g.status === "completed" && g.provider && g.cacheSourceId === undefined) {
+  if (g.cacheSourceId !== undefined) return;
+  if (g.status === "completed" && g.provider) {
     stats.served(g.provider, g.model, servedSample({ attempts: g.attempts, dispatchMs: g.dispatchMs, streamed: g.streamed, firstOutputMs: g.latencyMs, generationMs: g.generationTimeMs, completionTokens: g.completionTokens }));
   }
   observeGeneration({
