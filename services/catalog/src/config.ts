@@ -1,6 +1,12 @@
 import { commonEnv, optionalString, parseEnv, port } from "@switchyard/runtime";
 import { z } from "zod";
 
+const firstUrl = z
+  .string()
+  .transform((list) => list.split(",")[0]!.trim())
+  .pipe(z.url())
+  .optional();
+
 export const catalogEnv = z.object({
   ...commonEnv,
   /** Port of the catalog service when it runs as its own process. */
@@ -11,10 +17,11 @@ export const catalogEnv = z.object({
   IDENTITY_URL: z.url().default("http://127.0.0.1:8081"),
   /**
    * Base URLs of inference and media, whose live endpoint statistics the endpoint listings show; a service
-   * left unset has its endpoints listed without figures.
+   * left unset has its endpoints listed without figures. A comma-separated list of replicas, as the router
+   * takes, works too: any one replica has every replica's figures, so the first is asked.
    */
-  INFERENCE_URL: z.url().optional(),
-  MEDIA_URL: z.url().optional(),
+  INFERENCE_URL: firstUrl,
+  MEDIA_URL: firstUrl,
 });
 export type CatalogConfig = z.infer<typeof catalogEnv> & {
   /** Provider keys and base URLs (`<SLUG>_API_KEY`, `<SLUG>_BASE_URL`, each provider's `api_key_env`). */

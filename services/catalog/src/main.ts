@@ -33,10 +33,7 @@ const catalog = await startCatalog({
   bus,
   logger,
   identity: httpIdentitySource(createInternalClient(config.IDENTITY_URL, signer)),
-  endpointStats: remoteEndpointStats(
-    [config.INFERENCE_URL, config.MEDIA_URL].filter((url) => url !== undefined).map((url) => createInternalClient(url, signer, 2_000, { retryMs: 1_000 })),
-    logger,
-  ),
+  endpointStats: [config.INFERENCE_URL, config.MEDIA_URL].filter((url) => url !== undefined).map((url) => remoteEndpointStats(createInternalClient(url, signer, 2_000, { retryMs: 1_000 }))),
   config,
   verifyCaller: createCallerVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),
   verifyService: createServiceVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),

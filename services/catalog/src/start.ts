@@ -28,8 +28,8 @@ export interface CatalogStartDeps {
   bus: Bus;
   logger: Logger;
   identity: IdentitySource;
-  /** Live endpoint figures from inference and media (over HTTP, or in-process in standalone). */
-  endpointStats: EndpointStatsSource;
+  /** Live endpoint figures of inference and media (over HTTP, or in-process in standalone). */
+  endpointStats: readonly EndpointStatsSource[];
   config: Pick<CatalogConfig, "SWITCHYARD_CONFIG" | "providerEnv" | "MAX_BODY_BYTES">;
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;

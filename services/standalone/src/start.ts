@@ -62,7 +62,9 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
   let forgetKey = (_hash: string) => {}; // the router's, once it runs
   let knownProvider = (_slug: string) => false; // catalog's, once it runs
   let forgetWorkspace = (_id: string) => {}; // catalog's, once it runs
-  let endpointStats = (): EndpointStatsEntry[] => []; // inference's and media's, once they run
+  // Inference's and media's endpoint statistics, once they run.
+  let inferenceStats = (): EndpointStatsEntry[] => [];
+  let mediaStats = (): EndpointStatsEntry[] => [];
   const identity = await startIdentity({
     db,
     bus,
@@ -82,7 +84,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     bus,
     logger: logger.child({ service: "catalog" }),
     identity: { workspacePolicy: identity.workspacePolicy, describeKeys: identity.describeKeys, writeBudgets: identity.writeBudgets },
-    endpointStats: async () => endpointStats(),
+    endpointStats: [async () => inferenceStats(), async () => mediaStats()],
     config,
     verifyCaller: createCallerVerifier(secret),
     verifyService: createServiceVerifier(secret),
@@ -151,7 +153,8 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     health,
     requestLogs: false,
   });
-  endpointStats = () => [...inference.endpointStats(), ...media.endpointStats()];
+  inferenceStats = inference.endpointStats;
+  mediaStats = media.endpointStats;
   const router = await startRouter({
     logger: logger.child({ service: "router" }),
     bus,

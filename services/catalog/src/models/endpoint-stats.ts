@@ -1,46 +1,58 @@
 import { endpointStatsResponse, type EndpointStatsEntry } from "@switchyard/contracts";
 import type { InternalClient, Logger } from "@switchyard/runtime";
 
-/** Every endpoint's live figures, from the services that call providers (inference, media). */
+/** One service's live endpoint figures (inference's, media's). */
 export type EndpointStatsSource = () => Promise<EndpointStatsEntry[]>;
 /** The figures by `<provider>\n<model>`, as the endpoint listings read them. */
 export type EndpointStatsLookup = () => Promise<ReadonlyMap<string, EndpointStatsEntry>>;
 
 export const statsKey = (provider: string, model: string) => `${provider}\n${model}`;
 
-/** Over inference's and media's `POST /internal/endpoint-stats`; a service that does not answer adds nothing. */
-export function remoteEndpointStats(clients: readonly InternalClient[], logger: Logger): EndpointStatsSource {
-  return async () => {
-    const answers = await Promise.allSettled(clients.map((c) => c.post("/internal/endpoint-stats", {}, endpointStatsResponse)));
-    const failed = answers.find((a) => a.status === "rejected");
-    if (failed) logger.warn({ err: failed.reason }, "endpoint statistics could not be read from every service; their endpoints list without figures");
-    return answers.flatMap((a) => (a.status === "fulfilled" ? (a.value?.data ?? []) : []));
-  };
+/** Over a service's `POST /internal/endpoint-stats`. */
+export const remoteEndpointStats =
+  (client: InternalClient): EndpointStatsSource =>
+  async () =>
+    (await client.post("/internal/endpoint-stats", {}, endpointStatsResponse))?.data ?? [];
+
+interface SourceState {
+  read: EndpointStatsSource;
+  entries: EndpointStatsEntry[];
+  readAt: number;
+  reading: Promise<void> | undefined;
+  failing: boolean;
 }
 
 /**
- * The figures read at most once per `ttlMs` (they change every few seconds), and concurrent listings share
- * one read. A read that fails leaves the last figures in place.
+ * The figures of every source, each read at most once per `ttlMs` (they change every few seconds), with
+ * concurrent listings sharing one read. A source that fails keeps its last figures (logged once until it
+ * answers again), and a listing waits at most `waitMs` for a read: past it, it shows the last figures and
+ * the read goes on for the next listing.
  */
-export function cachedEndpointStats(source: EndpointStatsSource, logger: Logger, ttlMs = 2_000): EndpointStatsLookup {
-  let figures: ReadonlyMap<string, EndpointStatsEntry> = new Map();
-  let readAt = -Infinity;
-  let reading: Promise<ReadonlyMap<string, EndpointStatsEntry>> | undefined;
-  return () => {
-    if (Date.now() - readAt < ttlMs) return Promise.resolve(figures);
-    reading ??= source()
+export function cachedEndpointStats(sources: readonly EndpointStatsSource[], logger: Logger, options: { ttlMs?: number; waitMs?: number } = {}): EndpointStatsLookup {
+  const { ttlMs = 2_000, waitMs = 500 } = options;
+  const states: SourceState[] = sources.map((read) => ({ read, entries: [], readAt: -Infinity, reading: undefined, failing: false }));
+  const refresh = (state: SourceState) =>
+    (state.reading ??= state
+      .read()
       .then((entries) => {
-        figures = new Map(entries.map((e) => [statsKey(e.provider, e.model), e]));
-        readAt = Date.now();
-        return figures;
+        state.entries = entries;
+        state.readAt = Date.now();
+        state.failing = false;
       })
       .catch((error: unknown) => {
-        logger.warn({ err: error }, "endpoint statistics could not be read; the listing keeps the last figures");
-        return figures;
+        if (!state.failing) logger.warn({ err: error }, "endpoint statistics could not be read; the listings keep the last figures");
+        state.failing = true;
       })
       .finally(() => {
-        reading = undefined;
-      });
-    return reading;
+        state.reading = undefined;
+      }));
+  return async () => {
+    const reads = states.filter((s) => Date.now() - s.readAt >= ttlMs).map(refresh);
+    if (reads.length) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(reads), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+      clearTimeout(timer);
+    }
+    return new Map(states.flatMap((s) => s.entries).map((e) => [statsKey(e.provider, e.model), e]));
   };
 }
