@@ -39,3 +39,12 @@ describe("envFlag", () => {
     expect(() => parseEnv(schema, { OFF: "yes" })).toThrow(/OFF:/);
   });
 });
+
+describe("OTLP header variables", () => {
+  const env = z.object(commonEnv);
+  it("read percent-encoded name=value pairs, and refuse a bad escape as a problem of the variable", () => {
+    expect(parseEnv(env, { OTEL_EXPORTER_OTLP_HEADERS: "Authorization=Bearer%20abc, x-team = a=b" }).OTEL_EXPORTER_OTLP_HEADERS).toEqual({ authorization: "Bearer abc", "x-team": "a=b" });
+    expect(() => parseEnv(env, { OTEL_EXPORTER_OTLP_HEADERS: "Authorization=100%" })).toThrow(ConfigError);
+    expect(() => parseEnv(env, { OTEL_EXPORTER_OTLP_HEADERS: "Authorization=100%" })).toThrow(/OTEL_EXPORTER_OTLP_HEADERS/);
+  });
+});

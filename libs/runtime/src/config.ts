@@ -43,18 +43,23 @@ export const envFlag = (fallback: boolean) =>
 export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 
 /** `a=1,b=2` (values may be percent-encoded), as OpenTelemetry's exporters read their header variables. */
-export const otlpHeaderList = z
+const otlpHeaderList = z
   .string()
   .default("")
-  .transform((text) =>
-    Object.fromEntries(
-      text
-        .split(",")
-        .map((pair) => pair.split("="))
-        .filter((parts) => parts.length >= 2 && parts[0]!.trim())
-        .map(([name, ...value]) => [name!.trim().toLowerCase(), decodeURIComponent(value.join("=").trim())]),
-    ) as Record<string, string>,
-  );
+  .transform((text, ctx) => {
+    try {
+      return Object.fromEntries(
+        text
+          .split(",")
+          .map((pair) => pair.split("="))
+          .filter((parts) => parts.length >= 2 && parts[0]!.trim())
+          .map(([name, ...value]) => [name!.trim().toLowerCase(), decodeURIComponent(value.join("=").trim())]),
+      ) as Record<string, string>;
+    } catch {
+      ctx.addIssue({ code: "custom", message: "a value has a % that is not a percent-encoded byte (write %25 for %)" });
+      return z.NEVER;
+    }
+  });
 
 /**
  * OpenTelemetry's standard variables for traces, read by every process. Unset endpoints mean no traces at
