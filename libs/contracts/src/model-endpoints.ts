@@ -11,8 +11,7 @@ const pathSegment = z
 export const modelEndpointsParams = z.object({ author: pathSegment, slug: pathSegment });
 
 /** Percentiles of a figure over a window (milliseconds of time to first output, or output tokens per second). */
-export const percentileStats = z.object({ p50: z.number(), p75: z.number(), p90: z.number(), p99: z.number() });
-const percentiles = percentileStats;
+const percentileStats = z.object({ p50: z.number(), p75: z.number(), p90: z.number(), p99: z.number() });
 
 /** One provider's offer of a model, as OpenRouter's endpoint listing shows it. */
 export const modelEndpoint = z.object({
@@ -44,8 +43,8 @@ export const modelEndpoint = z.object({
     none: z.boolean(),
     required: z.boolean(),
   }),
-  latency_last_30m: percentiles.nullable(),
-  throughput_last_30m: percentiles.nullable(),
+  latency_last_30m: percentileStats.nullable(),
+  throughput_last_30m: percentileStats.nullable(),
   uptime_last_5m: z.number().nullable(),
   uptime_last_30m: z.number().nullable(),
   uptime_last_1d: z.number().nullable(),

@@ -21,7 +21,7 @@ export * from "./end-user.js";
 export * from "./generation-record.js";
 export * from "./image-formats.js";
 export * from "./endpoint-stats/stats.js";
-export * from "./endpoint-stats/store.js";
+export { endpointStatsMigrations } from "./endpoint-stats/store.js";
 export type { Percentiles } from "./endpoint-stats/histogram.js";
 export * from "./stats-order.js";
 export { endAttemptSpan, type AttemptAnswer } from "./attempt-span.js";

@@ -7,7 +7,7 @@ import type { EndpointFigures } from "./endpoint-stats/stats.js";
 export type FiguresOf = (provider: string, model: string) => EndpointFigures | undefined;
 export type SortBy = "price" | "latency" | "throughput";
 
-export const unitPrice = (e: ResolvedEndpoint) => Number(toPico(e.pricing.prompt ?? "0") + toPico(e.pricing.completion ?? "0"));
+const unitPrice = (e: ResolvedEndpoint) => Number(toPico(e.pricing.prompt ?? "0") + toPico(e.pricing.completion ?? "0"));
 
 /** `provider.sort` as a string or as `{ by }`; undefined when the request names none. */
 export const sortOf = (prefs: ProviderPreferences | undefined): string | undefined =>
@@ -72,7 +72,7 @@ function passes(measured: Percentiles | null | undefined, cutoffs: Cutoffs, fail
 }
 
 /** Whether an endpoint meets `preferred_max_latency` (seconds) and `preferred_min_throughput` (tokens per second). */
-export const meetsPreferences = (f: EndpointFigures | undefined, prefs: ProviderPreferences | undefined): boolean =>
+const meetsPreferences = (f: EndpointFigures | undefined, prefs: ProviderPreferences | undefined): boolean =>
   passes(f?.latency, prefs?.preferred_max_latency, (ms, seconds) => ms > seconds * 1000) &&
   passes(f?.throughput, prefs?.preferred_min_throughput, (perSecond, least) => perSecond < least);
 

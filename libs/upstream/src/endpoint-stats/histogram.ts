@@ -30,8 +30,6 @@ export function merge(into: Histogram, from: Histogram): void {
   }
 }
 
-export const countOf = (histogram: Histogram): number => Object.values(histogram).reduce((sum, n) => sum + n, 0);
-
 export interface Percentiles {
   p50: number;
   p75: number;

@@ -57,6 +57,7 @@ interface Totals {
   throughput: Histogram;
   m5: [number, number];
   m30: [number, number];
+  d1: [number, number];
   recent: [number, number];
 }
 
@@ -75,6 +76,8 @@ export function startEndpointStats(options: EndpointStatsOptions): EndpointStats
   let figures = new Map<string, { provider: string; model: string; figures: EndpointFigures }>();
   let failures = 0;
   let prunedAt = 0;
+  /** The day's attempts before the last 30 minutes, read once per bucket. */
+  let earlier: { bucket: number; totals: Awaited<ReturnType<typeof readAttemptTotals>> } = { bucket: Number.NaN, totals: [] };
   let running: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
 
@@ -100,17 +103,36 @@ export function startEndpointStats(options: EndpointStatsOptions): EndpointStats
     for (const [key, r] of open) if (!r.dirty && r.at < current) open.delete(key);
   }
 
+  /**
+   * Reads the buckets of the last 30 minutes (from a bucket boundary) every time, and the day's attempts
+   * before them only when a new bucket starts: they cannot change in between, and summing a day of rows
+   * every few seconds on every replica would cost the database more than all the rest.
+   */
   async function read(): Promise<void> {
     const t = now();
     const current = Math.floor(t / bucketMs) * bucketMs;
+    const cut = current - windows.m30;
+    if (earlier.bucket !== current) earlier = { bucket: current, totals: await readAttemptTotals(db, schema, current - windows.d1, cut) };
     // The previous bucket counts for the part of it that is still within one bucket width of now.
     const previousWeight = 1 - (t - current) / bucketMs;
-    const [rows, day] = await Promise.all([readBuckets(db, schema, t - windows.m30), readAttemptTotals(db, schema, t - windows.d1)]);
+    const rows = await readBuckets(db, schema, cut);
     const totals = new Map<string, Totals>();
-    for (const r of rows) {
-      const key = keyOf(r.provider, r.model);
+    const entry = (provider: string, model: string) => {
+      const key = keyOf(provider, model);
       let e = totals.get(key);
-      if (!e) totals.set(key, (e = { provider: r.provider, model: r.model, firstOutput: {}, throughput: {}, m5: [0, 0], m30: [0, 0], recent: [0, 0] }));
+      if (!e) totals.set(key, (e = { provider, model, firstOutput: {}, throughput: {}, m5: [0, 0], m30: [0, 0], d1: [0, 0], recent: [0, 0] }));
+      return e;
+    };
+    for (const d of earlier.totals) {
+      const e = entry(d.provider, d.model);
+      e.d1[0] += d.succeeded;
+      e.d1[1] += d.failed;
+    }
+    for (const r of rows) {
+      const e = entry(r.provider, r.model);
+      e.d1[0] += r.succeeded;
+      e.d1[1] += r.failed;
+      if (r.at < t - windows.m30) continue;
       merge(e.firstOutput, r.first_output);
       merge(e.throughput, r.throughput);
       e.m30[0] += r.succeeded;
@@ -124,19 +146,18 @@ export function startEndpointStats(options: EndpointStatsOptions): EndpointStats
       e.recent[1] += weight * r.failed;
     }
     const next = new Map<string, { provider: string; model: string; figures: EndpointFigures }>();
-    for (const d of day) {
-      const e = totals.get(keyOf(d.provider, d.model));
-      next.set(keyOf(d.provider, d.model), {
-        provider: d.provider,
-        model: d.model,
+    for (const [key, e] of totals) {
+      next.set(key, {
+        provider: e.provider,
+        model: e.model,
         figures: {
-          latency: e ? percentiles(e.firstOutput) : null,
-          throughput: e ? percentiles(e.throughput) : null,
-          uptime5m: e ? uptime(...e.m5) : null,
-          uptime30m: e ? uptime(...e.m30) : null,
-          uptime1d: uptime(d.succeeded, d.failed),
-          recentUptime: e ? uptime(...e.recent) : null,
-          recentAttempts: e ? e.recent[0] + e.recent[1] : 0,
+          latency: percentiles(e.firstOutput),
+          throughput: percentiles(e.throughput),
+          uptime5m: uptime(...e.m5),
+          uptime30m: uptime(...e.m30),
+          uptime1d: uptime(...e.d1),
+          recentUptime: uptime(...e.recent),
+          recentAttempts: e.recent[0] + e.recent[1],
         },
       });
     }

@@ -62,12 +62,12 @@ export async function readBuckets(db: Queryable, schema: string, since: number):
   );
 }
 
-/** Attempts per endpoint, all replicas together, in buckets that start at or after `since`. */
-export async function readAttemptTotals(db: Queryable, schema: string, since: number): Promise<Array<{ provider: string; model: string; succeeded: number; failed: number }>> {
+/** Attempts per endpoint, all replicas together, in buckets that start at or after `since` and before `before`. */
+export async function readAttemptTotals(db: Queryable, schema: string, since: number, before: number): Promise<Array<{ provider: string; model: string; succeeded: number; failed: number }>> {
   return db.query(
     `SELECT provider, model, sum(succeeded)::int AS succeeded, sum(failed)::int AS failed
-       FROM ${schema}.endpoint_stats WHERE bucket_start >= $1 GROUP BY provider, model`,
-    [new Date(since).toISOString()],
+       FROM ${schema}.endpoint_stats WHERE bucket_start >= $1 AND bucket_start < $2 GROUP BY provider, model`,
+    [new Date(since).toISOString(), new Date(before).toISOString()],
   );
 }
 
