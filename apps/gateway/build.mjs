@@ -6,6 +6,7 @@ import { build } from "esbuild";
 import { cp, mkdir, readFile, rm, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 const dist = new URL("./dist/", import.meta.url);
 const pkg = JSON.parse(await readFile(new URL("./package.json", import.meta.url), "utf8"));
@@ -18,7 +19,7 @@ const result = await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  outdir: dist.pathname,
+  outdir: fileURLToPath(dist),
   external: dependencies,
   banner: { js: "#!/usr/bin/env node" },
   metafile: true,
@@ -38,7 +39,7 @@ if (unused.length) throw new Error(`package.json lists dependencies the bundle d
 
 const require = createRequire(import.meta.url);
 const consoleDist = join(dirname(require.resolve("@switchyard/console/package.json")), "dist");
-await cp(consoleDist, new URL("console/", dist).pathname, { recursive: true });
+await cp(consoleDist, fileURLToPath(new URL("console/", dist)), { recursive: true });
 await cp(new URL("../../services/catalog/default-catalog.yaml", import.meta.url), new URL("default-catalog.yaml", dist));
 const size = (await stat(new URL("switchyard.js", dist))).size;
 console.log(`gateway package built: switchyard.js ${Math.round(size / 1024)} KB, ${imported.size} dependencies`);
