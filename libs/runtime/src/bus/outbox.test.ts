@@ -118,6 +118,23 @@ describe.each(backends)("outbox on $name", ({ postgres }) => {
     await relay.stop();
   });
 
+  it("publishes as soon as the bus is back, without waiting out the backoff it reached while the bus was down", async () => {
+    const schema = await freshSchema();
+    const inner = createMemoryBus({ logger });
+    let down = true;
+    const flaky: Bus = { ...inner, publishAll: undefined, healthy: () => !down, publish: (event) => (down ? Promise.reject(new Error("bus down")) : inner.publish(event)) };
+    const relay = startOutboxRelay({ db, schema, bus: flaky, logger, pollMs: 250 });
+    const [first] = [await enqueue(schema)];
+    relay.wake();
+    // Four failed tries: the next one is 4 s away.
+    await waitFor(async () => ((await db.query<{ attempts: number }>(`SELECT attempts FROM ${schema}.outbox WHERE id = $1`, [first.id]))[0]?.attempts ?? 0) >= 4, 15_000);
+    down = false;
+    const back = Date.now();
+    await waitFor(async () => (await unpublished(schema)) === 0, 15_000);
+    expect(Date.now() - back).toBeLessThan(1_500);
+    await relay.stop();
+  }, 30_000);
+
   it("parks a row that is not a valid event and publishes the rows behind it", async () => {
     const schema = await freshSchema();
     const bus = createMemoryBus({ logger });

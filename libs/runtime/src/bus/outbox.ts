@@ -261,6 +261,31 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       kick(true);
     }, delay);
     timer.unref();
+    if (failures > 0) watchRecovery();
+  };
+
+  // While backing off, a cheap check of the bus's connection: when it comes back after being lost, the rows
+  // go at once instead of after a backoff that may have grown to ten seconds (and the next outage's first
+  // failure is logged). A bus that stays connected while publishes fail is left to the backoff.
+  let watching: NodeJS.Timeout | undefined;
+  let lost = false;
+  const watchRecovery = () => {
+    if (watching) return;
+    lost = false;
+    watching = setInterval(() => {
+      const healthy = bus.healthy();
+      if (!healthy) lost = true;
+      if (stopped || failures === 0 || (healthy && lost)) {
+        clearInterval(watching);
+        watching = undefined;
+        if (!stopped && failures > 0) {
+          clearTimeout(timer);
+          timer = undefined;
+          kick(true);
+        }
+      }
+    }, Math.min(retryMs, 250));
+    watching.unref();
   };
 
   kick(true);
@@ -287,6 +312,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       stopped = true;
       unwatch();
       clearTimeout(timer);
+      clearInterval(watching);
       await Promise.all([running, pruning.stop()]);
     },
   };
