@@ -4,8 +4,6 @@ import {
   createInternalClient,
   createLogger,
   createServiceSigner,
-  createTracing,
-  traced,
   openBackends,
   serveProcess,
   type BackendConfig,
@@ -73,7 +71,6 @@ export async function runProviderService(
   const { db, bus } = await openBackends(config, logger, name);
   const signer = createServiceSigner(secret, name);
   const health = { draining: false };
-  const tracing = createTracing(config, logger);
   // Answers that change only with an operator's change are remembered until its event, up to 30 s.
   const resolver = await cachedResolve(remoteResolve(createInternalClient(config.CATALOG_URL, signer)), bus, { ttlMs: 30_000, maxEntries: 100_000 });
   // Every request's hold goes to identity, which reads the key's limit where it writes the hold: nothing
@@ -97,12 +94,11 @@ export async function runProviderService(
     serviceClient: (baseUrl, timeoutMs, options) => createInternalClient(baseUrl, signer, timeoutMs, options),
   });
   await serveProcess(name, config, {
-    handler: traced(tracing?.tracer(name), service.app),
+    handler: service.app,
     logger,
     health,
     onClosed: async () => {
       await service.stop();
-      await tracing?.stop();
       await resolver.stop();
       await holds.stop();
       await bus.close();

@@ -7,8 +7,6 @@ import {
   openBackends,
   serveProcess,
   exitOnConfigError,
-  createTracing,
-  traced,
 } from "@switchyard/runtime";
 import { loadCatalogConfig } from "./config.js";
 import { remoteEndpointStats } from "./models/endpoint-stats.js";
@@ -27,7 +25,6 @@ if (!secret) {
 const { db, bus } = await openBackends(config, logger, "catalog");
 const health = { draining: false };
 const signer = createServiceSigner(secret, "catalog");
-const tracing = createTracing(config, logger);
 const catalog = await startCatalog({
   db,
   bus,
@@ -43,12 +40,11 @@ process.on("SIGHUP", () => {
   catalog.reload().catch((error: unknown) => logger.error({ err: error }, "catalog reload failed; the previous catalog stays in place"));
 });
 await serveProcess("catalog", config, {
-  handler: traced(tracing?.tracer("catalog"), catalog.app),
+  handler: catalog.app,
   logger,
   health,
   onClosed: async () => {
     await catalog.stop();
-    await tracing?.stop();
     await bus.close();
     await db.close();
   },

@@ -1,5 +1,5 @@
 import { knownProviderResponse } from "@switchyard/contracts";
-import { createCallerVerifier, createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, serveProcess, exitOnConfigError, createTracing, traced } from "@switchyard/runtime";
+import { createCallerVerifier, createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, serveProcess, exitOnConfigError } from "@switchyard/runtime";
 import { loadIdentityConfig } from "./config.js";
 import { startIdentity } from "./start.js";
 
@@ -14,7 +14,6 @@ if (!config.SWITCHYARD_INTERNAL_SECRET) {
 if (!config.NATS_URL) logger.warn("NATS_URL is not set: key changes will not reach routers in other processes");
 const { db, bus } = await openBackends(config, logger, "identity");
 const health = { draining: false };
-const tracing = createTracing(config, logger);
 const catalog = createInternalClient(config.CATALOG_URL, createServiceSigner(config.SWITCHYARD_INTERNAL_SECRET, "identity"));
 const identity = await startIdentity({
   db,
@@ -27,12 +26,11 @@ const identity = await startIdentity({
   knownProvider: async (slug) => (await catalog.post("/internal/providers/known", { slug }, knownProviderResponse))?.known ?? false,
 });
 await serveProcess("identity", config, {
-  handler: traced(tracing?.tracer("identity"), identity.app),
+  handler: identity.app,
   logger,
   health,
   onClosed: async () => {
     await identity.stop();
-    await tracing?.stop();
     await bus.close();
     await db.close();
   },

@@ -5,8 +5,6 @@ import {
   createServiceSigner,
   openPostgres,
   serveProcess,
-  createTracing,
-  traced,
   exitOnConfigError,
 } from "@switchyard/runtime";
 import { httpIdentityClient } from "./auth/identity-client.js";
@@ -25,7 +23,6 @@ if (!secret || !config.NATS_URL) {
 const bus = await connectNatsBus({ url: config.NATS_URL, namespace: config.NATS_NAMESPACE, logger, name: "router" });
 const db = config.DATABASE_URL ? openPostgres({ url: config.DATABASE_URL, applicationName: "router" }) : undefined;
 const health = { draining: false };
-const tracing = createTracing(config, logger);
 const router = await startRouter({
   logger,
   bus,
@@ -43,12 +40,11 @@ const router = await startRouter({
   config,
 });
 await serveProcess("router", config, {
-  handler: traced(tracing?.tracer("router"), router.app),
+  handler: router.app,
   logger,
   health,
   onClosed: async () => {
     await router.stop();
-    await tracing?.stop();
     await bus.close();
     await db?.close();
   },

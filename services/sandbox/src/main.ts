@@ -1,4 +1,4 @@
-import { createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, serveProcess, exitOnConfigError, createTracing, traced } from "@switchyard/runtime";
+import { createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, serveProcess, exitOnConfigError } from "@switchyard/runtime";
 import { z } from "zod";
 import { loadSandboxConfig } from "./config.js";
 import { startSandbox } from "./start.js";
@@ -17,7 +17,6 @@ const { db, bus } = await openBackends(config, logger, "sandbox");
 const storage = createInternalClient(config.STORAGE_URL, createServiceSigner(secret, "sandbox"), 120_000);
 const synced = z.object({ synced: z.number() });
 const health = { draining: false };
-const tracing = createTracing(config, logger);
 const sandbox = await startSandbox({
   db,
   logger,
@@ -31,12 +30,11 @@ const sandbox = await startSandbox({
   health,
 });
 await serveProcess("sandbox", config, {
-  handler: traced(tracing?.tracer("sandbox"), sandbox.app),
+  handler: sandbox.app,
   logger,
   health,
   onClosed: async () => {
     await sandbox.stop();
-    await tracing?.stop();
     await bus.close();
     await db.close();
   },

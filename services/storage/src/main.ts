@@ -8,8 +8,6 @@ import {
   openBackends,
   serveProcess,
   exitOnConfigError,
-  createTracing,
-  traced,
 } from "@switchyard/runtime";
 import { loadStorageConfig } from "./config.js";
 import { startStorage } from "./start.js";
@@ -26,7 +24,6 @@ if (!secret) {
 const { db, bus } = await openBackends(config, logger, "storage");
 const identity = createInternalClient(config.IDENTITY_URL, createServiceSigner(secret, "storage"));
 const health = { draining: false };
-const tracing = createTracing(config, logger);
 const storage = await startStorage({
   db,
   bus,
@@ -41,12 +38,11 @@ const storage = await startStorage({
   health,
 });
 await serveProcess("storage", config, {
-  handler: traced(tracing?.tracer("storage"), storage.app),
+  handler: storage.app,
   logger,
   health,
   onClosed: async () => {
     await storage.stop();
-    await tracing?.stop();
     await bus.close();
     await db.close();
   },

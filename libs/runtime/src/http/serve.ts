@@ -1,6 +1,9 @@
 import { createServer, type RequestListener, type Server } from "node:http";
 import { Server as NetServer, type AddressInfo, type Socket } from "node:net";
+import type { TracingConfig } from "../config.js";
 import type { Logger } from "../log.js";
+import { createTracing } from "../tracing/setup.js";
+import { traced } from "../tracing/server.js";
 import type { HealthState } from "./health.js";
 
 export interface ServeOptions {
@@ -112,13 +115,22 @@ export interface ListenConfig {
   HEADERS_TIMEOUT_MS?: number;
 }
 
-/** A process entry point's server: listens as configured and drains on SIGTERM or SIGINT, then exits. */
+/**
+ * A process entry point's server: listens as configured, with a SERVER span per request when traces are
+ * exported (`OTEL_*`; the spans still queued are sent once it has drained), and drains on SIGTERM or
+ * SIGINT, then exits.
+ */
 export async function serveProcess(
   name: string,
-  config: ListenConfig,
+  config: ListenConfig & TracingConfig,
   options: Pick<ServeOptions, "handler" | "logger" | "health" | "onClosed">,
 ): Promise<RunningServer> {
-  const running = await serve({ ...options, port: config.PORT, host: config.HOST, drainTimeoutMs: config.DRAIN_TIMEOUT_MS, drainDelayMs: config.DRAIN_DELAY_MS ?? 0, headersTimeoutMs: config.HEADERS_TIMEOUT_MS });
+  const tracing = createTracing(config, options.logger);
+  const onClosed = async () => {
+    await options.onClosed?.();
+    await tracing?.stop();
+  };
+  const running = await serve({ ...options, handler: traced(tracing?.tracer(name), options.handler), onClosed, port: config.PORT, host: config.HOST, drainTimeoutMs: config.DRAIN_TIMEOUT_MS, drainDelayMs: config.DRAIN_DELAY_MS ?? 0, headersTimeoutMs: config.HEADERS_TIMEOUT_MS });
   options.logger.info({ port: running.port, url: `http://${config.HOST}:${running.port}` }, `${name} listening`);
   exitOnSignals(running, options.logger);
   return running;
