@@ -226,7 +226,7 @@ async function main() {
       `${config.targets.includes("topology") ? `topology with ${config.topologyInferenceReplicas} inference process${config.topologyInferenceReplicas > 1 ? "es" : ""}; ` : ""}` +
       `${cpus().length} CPUs, load ${started.loadavg.map((l) => l.toFixed(2)).join(" ")}`,
   );
-  // Measured first, in this process, before any target loads the machine.
+  // Measured first, in this process, before the targets load the machine.
   const routing = await measureRoutingCost();
   console.log(`routing (${routing.endpoints} endpoints), µs per request with live figures: ${Object.entries(routing.with_figures_us).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ")}; without: ${Object.entries(routing.without_figures_us).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ")}`);
   const dir = await mkdtemp(join(tmpdir(), "switchyard-bench-"));

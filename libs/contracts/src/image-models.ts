@@ -39,7 +39,7 @@ export const imageEndpoint = z.object({
 });
 export type ImageEndpoint = z.infer<typeof imageEndpoint>;
 
-/** An image model in the discovery listing: what any of its endpoints accepts, and where their records are. */
+/** An image model in the discovery listing: what at least one of its endpoints accepts, and where their records are. */
 export const imageModelListItem = z.object({
   id: z.string(),
   name: z.string(),

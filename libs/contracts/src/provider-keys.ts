@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { isoTimestamp, uuid } from "./common.js";
 
-/** A provider of the operator's catalog, by its slug: a workspace may bring its own key for any. */
+/** A provider of the operator's catalog, by its slug: a workspace may bring its own key for each. */
 export const providerKeySlug = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must be a provider slug of the catalog");
 
 /** `PUT` and `DELETE /workspaces/{id}/provider-keys/{provider}`. */

@@ -18,7 +18,7 @@ export const catalogEnv = z.object({
   /**
    * Base URLs of inference and media, whose live endpoint statistics the endpoint listings show; a service
    * left unset has its endpoints listed without figures. A comma-separated list of replicas, as the router
-   * takes, works too: any one replica has every replica's figures, so the first is asked.
+   * takes, works too: each replica has every replica's figures, so the first is asked.
    */
   INFERENCE_URL: firstUrl,
   MEDIA_URL: firstUrl,

@@ -57,7 +57,7 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
   const startedAt = new Date(Date.now() - Math.max(0, g.latencyMs)).toISOString();
   noteRequest({ generationId: g.id, model: g.model, ...(g.provider ? { provider: g.provider } : {}), promptTokens, completionTokens, cost: picoToUsd(g.charge.charged) });
   endAttemptSpan(g.id, { promptTokens, completionTokens }, { status: g.status });
-  // Every media generation is recorded here: its metrics are counted here too, once, before any retry.
+  // Every media generation is recorded here: its metrics are counted here too, once, before a retry.
   observeGeneration({
     service: serviceOf(deps.logger),
     operation: operations[g.kind],

@@ -107,7 +107,7 @@ export function Field({ label, hint, children }: { label: string; hint?: string;
 }
 
 /**
- * A dialog form's footer: the refusal, if any, then submit and Cancel. While `busy` the submit button says
+ * A dialog form's footer: the refusal when there is one, then submit and Cancel. While `busy` the submit button says
  * so and stays disabled, so a slow answer is not sent twice.
  */
 export function FormActions({ error, busy, submit, busyText, onCancel }: { error: string | null; busy: boolean; submit: string; busyText: string; onCancel: () => void }) {

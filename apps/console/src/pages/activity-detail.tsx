@@ -122,7 +122,7 @@ export function GenerationDrawer({ call, row, keyName, workspaceName, onClose }:
     async (signal) => {
       const [detail, content] = await Promise.all([
         call<{ data: GenerationDetail }>("/generation", { query: { id: row.id }, signal }),
-        // A 404 here means nothing was kept; any other failure is worth showing.
+        // A 404 here means nothing was kept; every other failure is worth showing.
         call<{ data: GenerationContent }>("/generation/content", { query: { id: row.id }, signal }).then(
           (r) => ({ content: r.data, error: null }),
           (e: unknown) => (e instanceof ApiError && e.status === 404 ? { content: null, error: null } : { content: null, error: e instanceof Error ? e : new Error(String(e)) }),

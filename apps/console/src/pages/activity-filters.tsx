@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { Field } from "../components/ui.js";
 
-/** The filters as the person set them; empty strings mean "any". */
+/** The filters as the person set them; empty strings match everything. */
 export interface Filters {
   model: string;
   provider: string;

@@ -158,7 +158,7 @@ export function ActivityPage({ call }: PageProps) {
             <Empty title="No generations match these filters">Widen the filters or clear them to see every generation.</Empty>
           ) : (
             <Empty title="No generations yet">
-              Send a request with any inference key, or try a model in the <a href="#/playground">Playground</a>, and it appears here within
+              Send a request with an inference key, or try a model in the <a href="#/playground">Playground</a>, and it appears here within
               seconds.
             </Empty>
           ))

@@ -79,7 +79,7 @@ export function GuardrailKeysDialog({ call, guardrail, onSaved, onClose }: { cal
         <form onSubmit={save}>
           <p>
             {assignedNames.length === 0
-              ? "Not assigned to any key yet."
+              ? "Not assigned to a key yet."
               : `Assigned to ${assignedNames.length === 1 ? "1 key" : `${assignedNames.length} keys`}: ${assignedNames.join(", ")}.`}
           </p>
           <fieldset class="checks">

@@ -147,7 +147,7 @@ export function OverviewPage({ call }: PageProps) {
           </div>
           {totals.requests === 0 ? (
             <Empty title="No activity in this range">
-              Send a request with any inference key, or try a model in the <a href="#/playground">Playground</a>; its cost shows here within
+              Send a request with an inference key, or try a model in the <a href="#/playground">Playground</a>; its cost shows here within
               seconds.
             </Empty>
           ) : (

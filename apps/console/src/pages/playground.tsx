@@ -80,7 +80,7 @@ export function PlaygroundPage({ call }: PageProps) {
         updateAnswer((t) => ({ ...t, note: "Stopped." }));
         setStatus("Stopped.");
       } else {
-        // Refused before any answer: the message goes back to the box to send again once fixed.
+        // Refused before an answer: the message goes back to the box to send again once fixed.
         setTurns(before);
         setMessage(text);
         setError(e instanceof Error ? e.message : String(e));
@@ -143,7 +143,7 @@ export function PlaygroundPage({ call }: PageProps) {
               onInput={(e) => setKey(e.currentTarget.value)}
             />
             <span class="hint" id="playground-key-hint">
-              The playground sends the chat with this key, as an application would: it is billed, limited and logged like any request of that
+              The playground sends the chat with this key, as an application would: it is billed, limited and logged like every request of that
               key. The key is kept only in this page's memory and forgotten when you leave the page.
             </span>
           </div>

@@ -6,7 +6,7 @@ import { useLoad } from "../use-load.js";
 import { messageOf } from "./keys-api.js";
 import { loadVersions, presetPath } from "./presets-api.js";
 
-/** Every version of a preset, newest first; any one of them can become the version `@preset/<slug>` runs. */
+/** Every version of a preset, newest first; each of them can become the version `@preset/<slug>` runs. */
 export function PresetVersionsDialog({ call, slug, onChanged, onClose }: { call: Call; slug: string; onChanged: () => void; onClose: () => void }) {
   const loaded = useLoad((signal) => loadVersions(call, slug, signal), [call, slug]);
   const [busy, setBusy] = useState<number | null>(null);

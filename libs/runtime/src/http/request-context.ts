@@ -37,7 +37,7 @@ export const withRequestId = (id: string, fn: () => void): void => {
   currentRequest.run(outer?.id === id ? outer : { id, note: {} }, fn);
 };
 
-/** The note of the request being handled (a detached object outside any request). */
+/** The note of the request being handled (a detached object outside a request). */
 export const currentNote = (): RequestNote => currentRequest.getStore()?.note ?? {};
 
 /** Adds to the note of the request being handled; counts (tokens, cost) add up, the rest is replaced. */

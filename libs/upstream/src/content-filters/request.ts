@@ -117,7 +117,7 @@ export function filterTexts(filters: CompiledFilters, texts: readonly string[]):
 
 /**
  * Counts what the filters found (for the service `logger` speaks for) and refuses the request if one blocks
- * it: 403 naming the guardrail and the filter, never what matched. Called before any hold is taken or
+ * it: 403 naming the guardrail and the filter, never what matched. Called before a hold is taken or
  * provider called.
  */
 export function enforceFindings(findings: readonly Finding[], route: string, logger: Logger): void {

@@ -74,7 +74,7 @@ export function toImageEndpointRecord(e: EndpointEntry): ImageEndpoint {
   };
 }
 
-/** A model's discovery entry: what any of the given endpoints accepts. */
+/** A model's discovery entry: what at least one of the given endpoints accepts. */
 export function toImageModelRecord(model: ModelEntry, endpoints: readonly EndpointEntry[]): ImageModelListItem {
   const supported: ImageCapabilities = {};
   let streams = false;

@@ -57,7 +57,7 @@ export function toModelRecord(model: ModelEntry, endpoints: readonly EndpointEnt
   };
 }
 
-/** An endpoint as the listings show it, with its live figures when it has any. */
+/** An endpoint as the listings show it, with its live figures when it has some. */
 export function toEndpointRecord(e: EndpointEntry, stats?: EndpointStatsEntry): ModelEndpoint {
   const toolChoice = e.supported_parameters.includes("tool_choice");
   return {

@@ -24,7 +24,7 @@ export interface GenerationRecorder {
 }
 
 /**
- * Every generation of inference passes here (each chat turn of any dialect, embeddings, rerank), so this is
+ * Every generation of inference passes here (each chat turn of every dialect, embeddings, rerank), so this is
  * where its metrics and its endpoint's statistics are counted, once. A response cache hit called no
  * provider: it says nothing of one (the cache counts its hits).
  */
