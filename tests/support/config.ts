@@ -16,9 +16,12 @@ export const testEnv = {
   ci: Boolean(process.env.CI),
   /** Spawned processes get exactly the environment a test gives them, plus PATH. */
   path: process.env.PATH ?? "",
-  /** What npm needs when a test runs it: its cache and settings under HOME, and a proxy where one is set. */
+  /**
+   * What npm needs when a test runs it: its cache and settings under HOME, a proxy where one is set, and the
+   * certificate authorities of a network that re-signs TLS (without them npm retries the registry for minutes).
+   */
   npm: Object.fromEntries(
-    ["HOME", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"].flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])),
+    ["HOME", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"].flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])),
   ) as Record<string, string>,
   /** Where a Docker engine answers, for backends from containers (tests/support/global-setup.ts). */
   dockerHost: process.env.DOCKER_HOST || undefined,
