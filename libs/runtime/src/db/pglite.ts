@@ -2,17 +2,29 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import type { Logger } from "../log.js";
+import { createCluster } from "./pglite-init.js";
 import { preparedQueries } from "./pglite-prepared.js";
 import { startPgliteVacuum } from "./pglite-vacuum.js";
 import type { Db, Queryable } from "./types.js";
+
+/**
+ * PGlite's own settings, and a buffer pool of 32 MB instead of Postgres' 128 MB: the pool lives in the
+ * WebAssembly memory, which Postgres fills at start, so the smaller pool is about 100 MB less resident
+ * memory from the first moment. A standalone gateway's working set (keys, holds, the latest generations
+ * and their indexes) fits in it, and pages beyond it come from the operating system's file cache.
+ */
+const startParams = [...PGlite.defaultStartParams, "-c", "shared_buffers=32MB"];
 
 /**
  * Embedded Postgres for standalone mode and tests without a server.
  * `dataDir` undefined keeps the database in memory.
  */
 export async function openPglite(dataDir?: string, options: { logger?: Logger } = {}): Promise<Db> {
-  if (dataDir) await mkdir(dataDir, { recursive: true });
-  const pg = await PGlite.create(dataDir ? { dataDir } : {});
+  if (dataDir) {
+    await mkdir(dataDir, { recursive: true });
+    await createCluster(dataDir);
+  }
+  const pg = await PGlite.create({ ...(dataDir ? { dataDir } : {}), startParams });
   const vacuum = startPgliteVacuum(pg, options);
   const prepared = preparedQueries(pg);
   const run = async <T extends object>(
