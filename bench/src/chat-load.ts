@@ -1,6 +1,7 @@
 import type { Pool } from "undici";
+import { conversation } from "./conversation.js";
 import { embeddingInputs } from "./embedding-inputs.js";
-import { apiNames, streams, type Dialect } from "./plans.js";
+import { apiNames, streams, type Dialect, type PromptSize } from "./plans.js";
 
 /** Where a target takes one dialect's requests, and the model they name. */
 export interface DialectRoute {
@@ -45,24 +46,29 @@ const messagesMaxTokens = 1024;
 const messagesHeaders = { "anthropic-version": "2023-06-01" };
 
 /**
- * The body of `dialect`: chat `{model, messages, stream}`, Responses `{model, input, stream}`, Messages
- * `{model, max_tokens, messages, stream}`, embeddings `{model, input, encoding_format}` with the 16 passages of
- * `embeddingInputs` and base64 vectors asked for, as the official openai SDK asks by default.
+ * The body of `dialect`: chat `{model, messages, stream}` (one "Say hello" message, or with a prompt size the
+ * conversation of that size), Responses `{model, input, stream}`, Messages `{model, max_tokens, messages,
+ * stream}`, embeddings `{model, input, encoding_format}` with the 16 passages of `embeddingInputs` and base64
+ * vectors asked for, as the official openai SDK asks by default.
  */
-function requestBody(dialect: Dialect, model: string, stream: boolean): object {
+function requestBody(dialect: Dialect, model: string, stream: boolean, size: PromptSize | undefined): object {
+  if (size) {
+    if (dialect !== "chat") throw new Error(`a prompt size is for chat plans only, not the ${apiNames[dialect]} API`);
+    return { model, messages: conversation(size), stream };
+  }
   if (dialect === "embeddings") return { model, input: embeddingInputs, encoding_format: "base64" };
   if (dialect === "responses") return { model, input: prompt, stream };
   const messages = [{ role: "user", content: prompt }];
   return dialect === "messages" ? { model, max_tokens: messagesMaxTokens, messages, stream } : { model, messages, stream };
 }
 
-/** The request of `dialect` and mode to `endpoint`, on the route the endpoint has for the dialect. */
-export function loadRequest(endpoint: ChatEndpoint, dialect: Dialect, stream: boolean): LoadRequest {
+/** The request of `dialect`, mode and prompt size (chat only) to `endpoint`, on the route the endpoint has for the dialect. */
+export function loadRequest(endpoint: ChatEndpoint, dialect: Dialect, stream: boolean, size?: PromptSize): LoadRequest {
   const route = endpoint.routes[dialect];
   if (!route) throw new Error(`${endpoint.origin} does not serve the ${apiNames[dialect]} API`);
   if (stream && !streams(dialect)) throw new Error(`the ${apiNames[dialect]} API has no streamed answers`);
   const headers = { "content-type": "application/json", ...endpoint.headers, ...(dialect === "messages" ? messagesHeaders : {}) };
-  return { dialect, stream, path: route.path, headers, body: JSON.stringify(requestBody(dialect, route.model, stream)) };
+  return { dialect, stream, path: route.path, headers, body: JSON.stringify(requestBody(dialect, route.model, stream, size)) };
 }
 
 /**
@@ -128,16 +134,16 @@ export async function chatRequest(pool: Pool, request: LoadRequest, tally: ChatT
   }
 }
 
-/** `count` requests of `dialect` with `concurrency` workers (each waits for its answer before the next); adds to `tally`. */
+/** `count` requests of the plan's dialect, mode and prompt size with `concurrency` workers (each waits for its answer before the next); adds to `tally`. */
 export async function chatLoad(
   pool: Pool,
   endpoint: ChatEndpoint,
-  plan: { dialect: Dialect; stream: boolean },
+  plan: { dialect: Dialect; stream: boolean; prompt?: PromptSize | undefined },
   count: number,
   concurrency: number,
   tally: ChatTally,
 ): Promise<void> {
-  const request = loadRequest(endpoint, plan.dialect, plan.stream);
+  const request = loadRequest(endpoint, plan.dialect, plan.stream, plan.prompt);
   let next = 0;
   const worker = async () => {
     while (next < count) {

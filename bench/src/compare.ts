@@ -11,7 +11,7 @@ import { markdown, percentile } from "./measure.js";
 import { apiNames, dialects, modesOf, planLabel, planMode as mode, servesDialect, skippedTargets, type ChatPlan } from "./plans.js";
 import { startPortkeyTarget } from "./portkey-target.js";
 import { freshDatabase } from "./database.js";
-import { cpuSnapshot, cpuSpent, pidsByComm, rssSampler, settle } from "./proc-stats.js";
+import { cpuSnapshot, cpuSpent, pidsByComm, rssOf, rssSampler, settle } from "./proc-stats.js";
 import { directTarget, startStandaloneTarget, startUpstream, writeCatalog, type Target } from "./targets.js";
 import { startTopologyTarget } from "./topology-target.js";
 
@@ -21,7 +21,9 @@ import { startTopologyTarget } from "./topology-target.js";
  * Portkey gateway, interleaved (for each plan, rounds in which every target runs once, in a rotated order)
  * so machine noise hits all alike. Plans of the Responses API run against Switchyard's targets only, those of
  * Anthropic's Messages API and of the embeddings API against Switchyard's and direct calls; their rows say
- * their CPU per request against chat's. Prints a Markdown table and writes bench/results/compare.json.
+ * their CPU per request against chat's. Chat plans with a prompt size send a large conversation instead of one
+ * message. Each target's RSS is read once it has started, before its first request of the benchmark's load.
+ * Prints a Markdown table and the goals, and writes bench/results/compare.json.
  */
 const config = benchConfig.compare;
 const backendNames = ["postgres", "nats-server"] as const;
@@ -46,7 +48,11 @@ const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
 const mb = (bytes: number) => bytes / 1024 / 1024;
 const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
-async function startTargets(dir: string, upstream: { url: string; pid: number }, catalogPath: string, notes: string[]): Promise<Target[]> {
+/**
+ * Starts the targets one after another; `startRssMb` gets each one's summed RSS once it is ready (standalone's
+ * on the empty data directory of its first start), before the warm-up sends it a request.
+ */
+async function startTargets(dir: string, upstream: { url: string; pid: number }, catalogPath: string, notes: string[], startRssMb: Record<string, number>): Promise<Target[]> {
   const targets: Target[] = [];
   for (const name of config.targets) {
     const started = performance.now();
@@ -74,7 +80,8 @@ async function startTargets(dir: string, upstream: { url: string; pid: number },
     if (!target) continue;
     onCleanup(target.stop);
     targets.push(target);
-    console.log(`${name} ready in ${((performance.now() - started) / 1000).toFixed(1)} s (pids ${target.pids().join(" ")})`);
+    startRssMb[name] = round3(mb(target.pids().reduce((sum, pid) => sum + rssOf(pid), 0)));
+    console.log(`${name} ready in ${((performance.now() - started) / 1000).toFixed(1)} s (pids ${target.pids().join(" ")}; RSS ${startRssMb[name].toFixed(1)} MB)`);
   }
   return targets;
 }
@@ -147,7 +154,7 @@ async function measurePlan(plan: ChatPlan, targets: Target[], upstreamPid: numbe
     for (let round = 0; round < config.rounds; round++) {
       for (const target of rotate(targets, round)) await slot(target, upstreamPid, pool(target), plan, measured.get(target.name)!);
     }
-    const label = `${plan.dialect === "chat" ? "" : `${plan.dialect}-`}${mode(plan)}-c${plan.concurrency}`;
+    const label = `${plan.dialect === "chat" ? "" : `${plan.dialect}-`}${mode(plan)}-c${plan.concurrency}${plan.prompt ? `-${plan.prompt}` : ""}`;
     for (const target of profiled) console.log(`  CPU profile: ${await target.stopProfile!(label)}`);
     return measured;
   } finally {
@@ -166,6 +173,8 @@ function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measu
     dialect: plan.dialect,
     mode: mode(plan),
     concurrency: plan.concurrency,
+    /** The prompt size of a chat plan's large conversation (`64k`, `256k`); undefined (absent from the JSON) for the one-message body. */
+    prompt: plan.prompt,
     requests: latencies.length,
     errors: m.tally.errors,
     rps: latencies.length / Math.max(1e-9, m.tally.seconds),
@@ -198,6 +207,7 @@ const table = (rows: Row[]) =>
     rows.map((r) => ({
       target: r.target,
       dialect: r.dialect,
+      prompt: r.prompt ?? "-",
       mode: r.mode,
       c: r.concurrency,
       requests: r.requests,
@@ -235,7 +245,8 @@ async function main() {
   onCleanup(upstream.stop);
   const catalogPath = await writeCatalog(dir, upstream.url);
   const notes: string[] = [...skipped];
-  const targets = await startTargets(dir, upstream, catalogPath, notes);
+  const startRssMb: Record<string, number> = {};
+  const targets = await startTargets(dir, upstream, catalogPath, notes, startRssMb);
   await warmUp(targets);
 
   const rows: Row[] = [];
@@ -259,11 +270,11 @@ async function main() {
   for (const r of rows) r.cpu_vs_chat = cpuVsChat(r, rows);
 
   console.log(`\n${table(rows)}\n`);
-  const goals = [...checkGoals(rows), routingGoal(routing)];
+  const goals = [...checkGoals(rows, startRssMb), routingGoal(routing)];
   console.log(`${markdown(goals.map((g) => ({ goal: g.goal, measured: g.measured, "": verdict(g) })))}\n`);
   for (const note of notes) console.log(`NOTE: ${note}`);
   const failed = rows.filter((r) => r.errors > 0);
-  for (const r of failed) console.log(`ERRORS ${r.target} ${r.dialect} ${r.mode} c=${r.concurrency}: ${r.errors}, e.g.\n  ${r.error_samples.join("\n  ")}`);
+  for (const r of failed) console.log(`ERRORS ${r.target} ${r.dialect} ${r.mode} c=${r.concurrency}${r.prompt ? ` ${r.prompt} prompt` : ""}: ${r.errors}, e.g.\n  ${r.error_samples.join("\n  ")}`);
   const finished = { date: new Date().toISOString(), loadavg: loadavg() };
   console.log(`load average at start ${started.loadavg.map((l) => l.toFixed(2)).join(" ")}, at end ${finished.loadavg.map((l) => l.toFixed(2)).join(" ")}`);
 
@@ -287,6 +298,7 @@ async function main() {
           topology_inference_replicas: config.topologyInferenceReplicas,
         },
         notes,
+        start_rss_mb: startRssMb,
         routing,
         goals,
         rows,

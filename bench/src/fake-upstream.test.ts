@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { incompleteAnswer } from "./chat-load.js";
+import { incompleteAnswer, loadRequest } from "./chat-load.js";
 import { embeddingInputs } from "./embedding-inputs.js";
 import { embeddingTokensPerInput } from "./fake-embeddings.js";
 import { startFakeUpstream } from "./fake-upstream.js";
@@ -79,5 +79,19 @@ describe("the fake upstream's embeddings", () => {
   it("still answers chat completions on the other paths", async () => {
     const res = await fetch(`${upstream.url}/chat/completions`, { method: "POST", body: JSON.stringify({ model: "bench", messages: [] }) });
     expect(incompleteAnswer("chat", false, await res.text())).toBeUndefined();
+  });
+});
+
+describe("the fake upstream's chat completions", () => {
+  const direct = { origin: "", headers: {}, routes: { chat: { path: "/v1/chat/completions", model: "bench" } } };
+
+  it.each([false, true])("reads a large conversation's whole body and answers it whole (stream %s)", async (stream) => {
+    for (const size of ["64k", "256k"] as const) {
+      const { body } = loadRequest(direct, "chat", stream, size);
+      expect(Buffer.byteLength(body)).toBeGreaterThan(60 * 1024);
+      const res = await fetch(`${upstream.url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body });
+      expect(res.status).toBe(200);
+      expect(incompleteAnswer("chat", stream, await res.text())).toBeUndefined();
+    }
   });
 });

@@ -1,16 +1,36 @@
 import { describe, expect, it } from "vitest";
-import { checkGoals, cpuVsChat, signedPercent, verdict, type GoalRow } from "./goals.js";
+import { checkGoals, cpuVsChat, geometricMean, signedPercent, verdict, type GoalRow } from "./goals.js";
+
+/** Chat rows of the one-message body: each target's CPU per request at (mode, concurrency). */
+const chatCpu: Record<string, Record<string, number>> = {
+  portkey: { "buffered 1": 2.0, "buffered 10": 2.0, "buffered 50": 2.0, "stream 1": 3.0, "stream 10": 3.0, "stream 50": 3.0 },
+  // 0.30, 0.225, 0.30, 0.30, 0.20, 0.30 of Portkey's: a geometric mean of 0.267
+  standalone: { "buffered 1": 0.6, "buffered 10": 0.45, "buffered 50": 0.6, "stream 1": 0.9, "stream 10": 0.6, "stream 50": 0.9 },
+  // 0.40, 0.45, 0.40, 0.40, 0.50, 0.40 of Portkey's: a geometric mean of 0.423
+  topology: { "buffered 1": 0.8, "buffered 10": 0.9, "buffered 50": 0.8, "stream 1": 1.2, "stream 10": 1.5, "stream 50": 1.2 },
+};
+const peakRss: Record<string, number> = { portkey: 200, standalone: 190, topology: 580 };
+const startRss = { standalone: 60, portkey: 70, topology: 300 };
 
 const rows = (overrides: Partial<Record<string, Partial<GoalRow>>> = {}): GoalRow[] => {
+  const chat: GoalRow[] = Object.entries(chatCpu).flatMap(([target, cpu]) =>
+    Object.entries(cpu).map(([plan, cpu_ms_per_request], i) => {
+      const [mode, concurrency] = plan.split(" ");
+      // Each target's largest peak RSS is in its second row.
+      return { target, mode: mode!, concurrency: Number(concurrency), cpu_ms_per_request, peak_rss_mb: peakRss[target]! - (i === 1 ? 0 : 10) };
+    }),
+  );
+  const latency: Record<string, Partial<GoalRow>> = {
+    "standalone buffered 1": { added_p50_ms: 0.4 },
+    "standalone stream 1": { added_ttfb_p50_ms: 0.6 },
+    "topology stream 1": { added_ttfb_p50_ms: 1.2 },
+  };
   const base: GoalRow[] = [
-    { target: "portkey", mode: "buffered", concurrency: 10, cpu_ms_per_request: 1.0 },
-    { target: "standalone", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.45 },
-    { target: "topology", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.9 },
-    { target: "standalone", mode: "buffered", concurrency: 1, cpu_ms_per_request: 0.7, added_p50_ms: 0.6 },
-    { target: "standalone", mode: "stream", concurrency: 1, cpu_ms_per_request: 0.9, added_ttfb_p50_ms: 0.9 },
-    { target: "topology", mode: "stream", concurrency: 1, cpu_ms_per_request: 2.5, added_ttfb_p50_ms: 1.8 },
-    { target: "standalone", mode: "stream", concurrency: 10, cpu_ms_per_request: 0.6 },
-    { target: "topology", mode: "stream", concurrency: 10, cpu_ms_per_request: 1.5 },
+    ...chat,
+    { target: "portkey", mode: "buffered", concurrency: 10, prompt: "64k", cpu_ms_per_request: 4.0 },
+    { target: "portkey", mode: "buffered", concurrency: 10, prompt: "256k", cpu_ms_per_request: 12.0 },
+    { target: "standalone", mode: "buffered", concurrency: 10, prompt: "64k", cpu_ms_per_request: 1.6 },
+    { target: "standalone", mode: "buffered", concurrency: 10, prompt: "256k", cpu_ms_per_request: 6.0 },
     { target: "standalone", dialect: "responses", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.468 },
     { target: "standalone", dialect: "responses", mode: "stream", concurrency: 10, cpu_ms_per_request: 0.63 },
     { target: "topology", dialect: "responses", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.99 },
@@ -22,45 +42,205 @@ const rows = (overrides: Partial<Record<string, Partial<GoalRow>>> = {}): GoalRo
     { target: "standalone", dialect: "embeddings", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.405 },
     { target: "topology", dialect: "embeddings", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.9 },
   ];
-  return base.map((r) => ({ ...r, ...overrides[`${r.target} ${r.dialect ? `${r.dialect} ` : ""}${r.mode} ${r.concurrency}`] }));
+  const key = (r: GoalRow) => `${r.target} ${r.dialect ? `${r.dialect} ` : ""}${r.mode} ${r.concurrency}${r.prompt ? ` ${r.prompt}` : ""}`;
+  return base.map((r) => ({ ...r, ...latency[key(r)], ...overrides[key(r)] }));
 };
-const allMet = Array<string>(15).fill("met");
+const allMet = Array<string>(20).fill("met");
+/** Indices of the goals in the order `checkGoals` gives them. */
+const at = { standaloneCpu: 0, topologyCpu: 1, standalonePeakRss: 2, standaloneStartRss: 3, topologyRss: 4, addedP50: 5, standaloneTtfb: 6, topologyTtfb: 7, responses: 8, messages: 12, embeddings: 16, large: 18 };
+const verdicts = (checks: ReturnType<typeof checkGoals>, from: number, count: number) => checks.slice(from, from + count).map(verdict);
 
 describe("performance goals", () => {
   it("are all met when every figure is inside its limit", () => {
-    const checks = checkGoals(rows());
+    const checks = checkGoals(rows(), startRss);
     expect(checks.map(verdict)).toEqual(allMet);
-    expect(checks[0]!.measured).toBe("0.450 vs 1.000 ms = 0.45");
-    expect(checks[5]!.measured).toBe("0.468 vs 0.450 ms = +4.0%");
-    expect(checks[9]!.measured).toBe("0.432 vs 0.450 ms = -4.0%");
-    expect(checks[13]!.measured).toBe("0.405 vs 0.450 ms = -10.0%");
-    expect(checks[14]!.measured).toBe("0.900 vs 0.900 ms = +0.0%");
+    expect(checks.map((c) => c.measured)).toEqual([
+      "0.27 (geomean of 6 plans; largest 0.30 at buffered:1)",
+      "0.42 (geomean of 6 plans; largest 0.50 at stream:10)",
+      "190.0 vs 200.0 MB = 0.95",
+      "60.0 vs 70.0 MB = 0.86",
+      "580.0 vs 200.0 MB = 2.90",
+      "0.400 ms",
+      "0.600 ms",
+      "1.200 ms",
+      "0.468 vs 0.450 ms = +4.0%",
+      "0.630 vs 0.600 ms = +5.0%",
+      "0.990 vs 0.900 ms = +10.0%",
+      "1.500 vs 1.500 ms = +0.0%",
+      "0.432 vs 0.450 ms = -4.0%",
+      "0.660 vs 0.600 ms = +10.0%",
+      "0.900 vs 0.900 ms = +0.0%",
+      "1.200 vs 1.500 ms = -20.0%",
+      "0.405 vs 0.450 ms = -10.0%",
+      "0.900 vs 0.900 ms = +0.0%",
+      "1.600 vs 4.000 ms = 0.40",
+      "6.000 vs 12.000 ms = 0.50",
+    ]);
+  });
+
+  it("names each goal with its limit and the rows it reads", () => {
+    const goals = checkGoals(rows(), startRss).map((c) => c.goal);
+    expect(goals.slice(0, at.responses)).toEqual([
+      "standalone CPU per request at most 1/3 of Portkey's, none above 0.5 (geomean of chat buffered and stream, c=1, 10, 50)",
+      "topology CPU per request at most 1/2 of Portkey's (geomean of chat buffered and stream, c=1, 10, 50)",
+      "standalone peak RSS at most Portkey's (the largest of each one's rows)",
+      "standalone RSS after its first start (empty data directory) at most Portkey's after start",
+      "topology processes' peak RSS together at most 3× Portkey's",
+      "standalone adds under 0.5 ms at p50 (buffered, c=1)",
+      "standalone adds under 0.75 ms to the first streamed byte (c=1)",
+      "topology adds under 1.5 ms to the first streamed byte (c=1)",
+    ]);
+    expect(goals.slice(at.large)).toEqual([
+      "standalone CPU per request at most 1/2 of Portkey's (64k prompt, buffered, c=10)",
+      "standalone CPU per request at most 1/2 of Portkey's (256k prompt, buffered, c=10)",
+    ]);
+  });
+});
+
+describe("CPU against Portkey's over the six chat plans", () => {
+  it("takes the geometric mean of the six plans' shares", () => {
+    expect(geometricMean([2, 8])).toBeCloseTo(4, 12);
+    expect(geometricMean([0.3, 0.225, 0.3, 0.3, 0.2, 0.3])).toBeCloseTo((0.3 ** 4 * 0.225 * 0.2) ** (1 / 6), 12);
+    expect(geometricMean([0.5])).toBeCloseTo(0.5, 12);
+    // Unlike the arithmetic mean (0.55), one cheap plan does not buy a dear one.
+    expect(geometricMean([0.1, 1])).toBeCloseTo(0.316, 3);
+  });
+
+  it("is not met when the mean is above 1/3, though no plan is above 0.5", () => {
+    const cpu = { "buffered 1": 0.8, "buffered 10": 0.8, "buffered 50": 0.8, "stream 1": 1.2, "stream 10": 1.2, "stream 50": 1.26 };
+    const dearer = Object.fromEntries(Object.entries(cpu).map(([plan, ms]) => [`standalone ${plan}`, { cpu_ms_per_request: ms }]));
+    const check = checkGoals(rows(dearer), startRss)[at.standaloneCpu]!;
+    expect(verdict(check)).toBe("not met");
+    expect(check.measured).toBe("0.40 (geomean of 6 plans; largest 0.42 at stream:50)");
+  });
+
+  it("is not met when one plan is above 0.5, though the mean is below 1/3", () => {
+    const check = checkGoals(rows({ "standalone stream 1": { cpu_ms_per_request: 1.53 } }), startRss)[at.standaloneCpu]!;
+    expect(check.measured).toBe("0.29 (geomean of 6 plans; largest 0.51 at stream:1)");
+    expect(verdict(check)).toBe("not met");
+    const atLimit = checkGoals(rows({ "standalone stream 1": { cpu_ms_per_request: 1.5 } }), startRss)[at.standaloneCpu]!;
+    expect(atLimit.measured).toBe("0.29 (geomean of 6 plans; largest 0.50 at stream:1)");
+    expect(verdict(atLimit)).toBe("met");
+  });
+
+  it("judges the topology on the mean alone, at most 1/2", () => {
+    const oneDear = checkGoals(rows({ "topology stream 50": { cpu_ms_per_request: 2.4 } }), startRss)[at.topologyCpu]!;
+    expect(oneDear.measured).toBe("0.48 (geomean of 6 plans; largest 0.80 at stream:50)");
+    expect(verdict(oneDear)).toBe("met");
+    const dearer = checkGoals(rows({ "topology buffered 1": { cpu_ms_per_request: 1.4 }, "topology buffered 50": { cpu_ms_per_request: 1.4 } }), startRss)[at.topologyCpu]!;
+    expect(dearer.measured).toBe("0.51 (geomean of 6 plans; largest 0.70 at buffered:1)");
+    expect(verdict(dearer)).toBe("not met");
   });
 
   it("judges CPU against Portkey's in the same run, so a slower Portkey does not hide a slower gateway", () => {
-    const checks = checkGoals(rows({ "standalone buffered 10": { cpu_ms_per_request: 0.55 }, "topology buffered 10": { cpu_ms_per_request: 1.01 } }));
-    expect(checks.slice(0, 2).map(verdict)).toEqual(["not met", "not met"]);
+    const slowerPortkey = Object.fromEntries(Object.entries(chatCpu.portkey!).map(([plan, cpu]) => [`portkey ${plan}`, { cpu_ms_per_request: cpu * 0.75 }]));
+    expect(verdicts(checkGoals(rows(slowerPortkey), startRss), 0, 2)).toEqual(["not met", "not met"]);
   });
 
-  it("takes a limit of latency as exclusive and a share of CPU as inclusive", () => {
-    const checks = checkGoals(rows({ "standalone buffered 10": { cpu_ms_per_request: 0.5 }, "standalone buffered 1": { added_p50_ms: 1 }, "topology stream 1": { added_ttfb_p50_ms: 2 } }));
-    expect(checks.slice(0, 5).map(verdict)).toEqual(["met", "met", "not met", "met", "not met"]);
+  it("is not measured without one of the six plans of the target or of Portkey", () => {
+    const withoutPortkey = checkGoals(rows().filter((r) => !(r.target === "portkey" && r.mode === "stream" && r.concurrency === 50)), startRss);
+    expect(verdicts(withoutPortkey, 0, 2)).toEqual(["not measured", "not measured"]);
+    expect(withoutPortkey[0]!.measured).toBe("not measured");
+    const withoutTopology = checkGoals(rows().filter((r) => !(r.target === "topology" && r.mode === "buffered" && r.concurrency === 50)), startRss);
+    expect(verdicts(withoutTopology, 0, 2)).toEqual(["met", "not measured"]);
+  });
+
+  it("reads the one-message body's rows, not a large conversation's of the same mode and concurrency", () => {
+    const large: GoalRow[] = [
+      { target: "standalone", mode: "buffered", concurrency: 10, prompt: "64k", cpu_ms_per_request: 50 },
+      { target: "portkey", mode: "buffered", concurrency: 10, prompt: "256k", cpu_ms_per_request: 0.01 },
+    ];
+    const checks = checkGoals([...large, ...rows()], startRss);
+    expect(checks[at.standaloneCpu]!.measured).toBe("0.27 (geomean of 6 plans; largest 0.30 at buffered:1)");
+    const onlyLarge = rows().filter((r) => !(r.target === "standalone" && r.mode === "buffered" && r.concurrency === 10 && !r.prompt));
+    expect(verdict(checkGoals(onlyLarge, startRss)[at.standaloneCpu]!)).toBe("not measured");
+  });
+});
+
+describe("memory against Portkey's", () => {
+  it("compares the largest peak RSS of each one's rows, inclusive", () => {
+    const checks = checkGoals(rows({ "standalone stream 50": { peak_rss_mb: 200 } }), startRss);
+    expect(checks[at.standalonePeakRss]!.measured).toBe("200.0 vs 200.0 MB = 1.00");
+    expect(verdict(checks[at.standalonePeakRss]!)).toBe("met");
+    const larger = checkGoals(rows({ "standalone stream 50": { peak_rss_mb: 201 } }), startRss)[at.standalonePeakRss]!;
+    expect(larger.measured).toBe("201.0 vs 200.0 MB = 1.00");
+    expect(verdict(larger)).toBe("not met");
+    const portkeyLarger = checkGoals(rows({ "portkey stream 1": { peak_rss_mb: 250 } }), startRss)[at.standalonePeakRss]!;
+    expect(portkeyLarger.measured).toBe("190.0 vs 250.0 MB = 0.76");
+  });
+
+  it("holds standalone's RSS after its first start to Portkey's after start", () => {
+    const checks = checkGoals(rows(), { standalone: 650, portkey: 80 });
+    expect(checks[at.standaloneStartRss]!.measured).toBe("650.0 vs 80.0 MB = 8.13");
+    expect(verdict(checks[at.standaloneStartRss]!)).toBe("not met");
+    expect(verdict(checkGoals(rows(), { standalone: 80, portkey: 80 })[at.standaloneStartRss]!)).toBe("met");
+  });
+
+  it("holds the topology's processes together to 3× Portkey's peak", () => {
+    expect(verdict(checkGoals(rows({ "topology stream 10": { peak_rss_mb: 600 } }), startRss)[at.topologyRss]!)).toBe("met");
+    const over = checkGoals(rows({ "topology stream 10": { peak_rss_mb: 601 } }), startRss)[at.topologyRss]!;
+    expect(over.measured).toBe("601.0 vs 200.0 MB = 3.00");
+    expect(verdict(over)).toBe("not met");
+  });
+
+  it("is not measured without the start figures or either target's rows", () => {
+    expect(verdicts(checkGoals(rows()), at.standalonePeakRss, 3)).toEqual(["met", "not measured", "met"]);
+    expect(verdicts(checkGoals(rows(), { standalone: 60 }), at.standalonePeakRss, 3)).toEqual(["met", "not measured", "met"]);
+    const withoutPortkey = rows().filter((r) => r.target !== "portkey");
+    expect(verdicts(checkGoals(withoutPortkey, { standalone: 60 }), at.standalonePeakRss, 3)).toEqual(["not measured", "not measured", "not measured"]);
+    const withoutTopology = rows().filter((r) => r.target !== "topology");
+    expect(verdicts(checkGoals(withoutTopology, startRss), at.standalonePeakRss, 3)).toEqual(["met", "met", "not measured"]);
+  });
+});
+
+describe("added latency", () => {
+  it("takes a limit of latency as exclusive", () => {
+    const atLimits = rows({ "standalone buffered 1": { added_p50_ms: 0.5 }, "standalone stream 1": { added_ttfb_p50_ms: 0.75 }, "topology stream 1": { added_ttfb_p50_ms: 1.5 } });
+    expect(verdicts(checkGoals(atLimits, startRss), at.addedP50, 3)).toEqual(["not met", "not met", "not met"]);
+    const below = rows({ "standalone buffered 1": { added_p50_ms: 0.499 }, "standalone stream 1": { added_ttfb_p50_ms: 0.749 }, "topology stream 1": { added_ttfb_p50_ms: 1.499 } });
+    expect(verdicts(checkGoals(below, startRss), at.addedP50, 3)).toEqual(["met", "met", "met"]);
   });
 
   it("says a goal was not measured when its rows did not run", () => {
-    const checks = checkGoals(rows().filter((r) => r.target !== "portkey" && !(r.target === "topology" && r.mode === "stream")));
-    expect(checks.slice(0, 5).map(verdict)).toEqual(["not measured", "not measured", "met", "met", "not measured"]);
+    const checks = checkGoals(rows().filter((r) => !(r.target === "topology" && r.mode === "stream")), startRss);
+    expect(verdicts(checks, at.addedP50, 3)).toEqual(["met", "met", "not measured"]);
+    const withoutAdded = rows({ "standalone buffered 1": { added_p50_ms: undefined } });
+    expect(verdict(checkGoals(withoutAdded, startRss)[at.addedP50]!)).toBe("not measured");
+  });
+});
+
+describe("large conversations", () => {
+  it("hold standalone to at most 1/2 of Portkey's CPU per request on each size, inclusive", () => {
+    const checks = checkGoals(rows({ "standalone buffered 10 64k": { cpu_ms_per_request: 2.1 } }), startRss);
+    expect(checks[at.large]!.measured).toBe("2.100 vs 4.000 ms = 0.53");
+    expect(verdicts(checks, at.large, 2)).toEqual(["not met", "met"]);
+    expect(verdicts(checkGoals(rows({ "standalone buffered 10 256k": { cpu_ms_per_request: 6.01 } }), startRss), at.large, 2)).toEqual(["met", "not met"]);
   });
 
+  it("are not measured without the size's row of standalone or of Portkey", () => {
+    const withoutPortkey64k = rows().filter((r) => !(r.target === "portkey" && r.prompt === "64k"));
+    expect(verdicts(checkGoals(withoutPortkey64k, startRss), at.large, 2)).toEqual(["not measured", "met"]);
+    const withoutLarge = rows().filter((r) => !r.prompt);
+    expect(verdicts(checkGoals(withoutLarge, startRss), at.large, 2)).toEqual(["not measured", "not measured"]);
+    expect(verdicts(checkGoals(withoutLarge, startRss), 0, at.large)).toEqual(allMet.slice(0, at.large));
+  });
+});
+
+describe("CPU of other dialects against chat's", () => {
   it("judges chat's goals on chat rows even when a Responses row of the same mode and concurrency comes first", () => {
     const responsesFirst = [{ target: "standalone", dialect: "responses", mode: "buffered", concurrency: 10, cpu_ms_per_request: 5 }, ...rows()];
-    expect(checkGoals(responsesFirst)[0]!.measured).toBe("0.450 vs 1.000 ms = 0.45");
+    expect(checkGoals(responsesFirst, startRss)[at.standaloneCpu]!.measured).toBe("0.27 (geomean of 6 plans; largest 0.30 at buffered:1)");
+  });
+
+  it("compares with chat's row of the one-message body, not a large conversation's", () => {
+    const largeFirst = [{ target: "standalone", mode: "buffered", concurrency: 10, prompt: "64k", cpu_ms_per_request: 0.1 }, ...rows()];
+    expect(checkGoals(largeFirst, startRss)[at.responses]!.measured).toBe("0.468 vs 0.450 ms = +4.0%");
   });
 
   it("holds Responses to at most 10% more CPU per request than chat's, of the same target, mode and concurrency", () => {
-    const checks = checkGoals(rows({ "standalone responses stream 10": { cpu_ms_per_request: 0.66 }, "topology responses buffered 10": { cpu_ms_per_request: 0.991 } }));
-    expect(checks.slice(5, 9).map(verdict)).toEqual(["met", "met", "not met", "met"]);
-    expect(checks.slice(5, 9).map((c) => c.goal)).toEqual([
+    const checks = checkGoals(rows({ "standalone responses stream 10": { cpu_ms_per_request: 0.66 }, "topology responses buffered 10": { cpu_ms_per_request: 0.991 } }), startRss);
+    expect(verdicts(checks, at.responses, 4)).toEqual(["met", "met", "not met", "met"]);
+    expect(checks.slice(at.responses, at.messages).map((c) => c.goal)).toEqual([
       "standalone Responses CPU per request within 10% of chat's (buffered, c=10)",
       "standalone Responses CPU per request within 10% of chat's (stream, c=10)",
       "topology Responses CPU per request within 10% of chat's (buffered, c=10)",
@@ -69,16 +249,16 @@ describe("performance goals", () => {
   });
 
   it("says a Responses goal was not measured without its Responses row or its chat row", () => {
-    const checks = checkGoals(rows().filter((r) => !(r.target === "standalone" && r.mode === "stream" && r.concurrency === 10 && !r.dialect) && !(r.target === "topology" && r.dialect)));
-    expect(checks.slice(5, 9).map(verdict)).toEqual(["met", "not measured", "not measured", "not measured"]);
+    const checks = checkGoals(rows().filter((r) => !(r.target === "standalone" && r.mode === "stream" && r.concurrency === 10 && !r.dialect) && !(r.target === "topology" && r.dialect)), startRss);
+    expect(verdicts(checks, at.responses, 4)).toEqual(["met", "not measured", "not measured", "not measured"]);
   });
 
   it("holds Messages to the same limit against chat, with goals of its own after the Responses ones", () => {
-    const checks = checkGoals(rows({ "standalone messages buffered 10": { cpu_ms_per_request: 0.4951 }, "topology messages stream 10": { cpu_ms_per_request: 1.65 } }));
-    expect(checks.slice(5, 9).map(verdict)).toEqual(["met", "met", "met", "met"]);
-    expect(checks.slice(9, 13).map(verdict)).toEqual(["not met", "met", "met", "met"]);
-    expect(checks[9]!.measured).toBe("0.495 vs 0.450 ms = +10.0%");
-    expect(checks.slice(9, 13).map((c) => c.goal)).toEqual([
+    const checks = checkGoals(rows({ "standalone messages buffered 10": { cpu_ms_per_request: 0.4951 }, "topology messages stream 10": { cpu_ms_per_request: 1.65 } }), startRss);
+    expect(verdicts(checks, at.responses, 4)).toEqual(["met", "met", "met", "met"]);
+    expect(verdicts(checks, at.messages, 4)).toEqual(["not met", "met", "met", "met"]);
+    expect(checks[at.messages]!.measured).toBe("0.495 vs 0.450 ms = +10.0%");
+    expect(checks.slice(at.messages, at.embeddings).map((c) => c.goal)).toEqual([
       "standalone Messages CPU per request within 10% of chat's (buffered, c=10)",
       "standalone Messages CPU per request within 10% of chat's (stream, c=10)",
       "topology Messages CPU per request within 10% of chat's (buffered, c=10)",
@@ -87,32 +267,32 @@ describe("performance goals", () => {
   });
 
   it("says a Messages goal was not measured without its Messages row, whatever the Responses rows", () => {
-    const checks = checkGoals(rows().filter((r) => !(r.dialect === "messages" && r.mode === "stream")));
-    expect(checks.slice(5, 9).map(verdict)).toEqual(["met", "met", "met", "met"]);
-    expect(checks.slice(9, 13).map(verdict)).toEqual(["met", "not measured", "met", "not measured"]);
+    const checks = checkGoals(rows().filter((r) => !(r.dialect === "messages" && r.mode === "stream")), startRss);
+    expect(verdicts(checks, at.responses, 4)).toEqual(["met", "met", "met", "met"]);
+    expect(verdicts(checks, at.messages, 4)).toEqual(["met", "not measured", "met", "not measured"]);
   });
 
   it("holds embeddings to at most chat's CPU per request, buffered at c=10 only, with goals of their own after the Messages ones", () => {
-    const checks = checkGoals(rows({ "standalone embeddings buffered 10": { cpu_ms_per_request: 0.46 } }));
-    expect(checks.slice(0, 13).map(verdict)).toEqual(Array<string>(13).fill("met"));
-    expect(checks.slice(13).map((c) => c.goal)).toEqual([
+    const checks = checkGoals(rows({ "standalone embeddings buffered 10": { cpu_ms_per_request: 0.46 } }), startRss);
+    expect(verdicts(checks, 0, at.embeddings)).toEqual(allMet.slice(0, at.embeddings));
+    expect(checks.slice(at.embeddings, at.large).map((c) => c.goal)).toEqual([
       "standalone Embeddings CPU per request at most chat's (buffered, c=10)",
       "topology Embeddings CPU per request at most chat's (buffered, c=10)",
     ]);
-    expect(checks.slice(13).map(verdict)).toEqual(["not met", "met"]);
-    expect(checks[13]!.measured).toBe("0.460 vs 0.450 ms = +2.2%");
-    expect(checks).toHaveLength(15);
+    expect(verdicts(checks, at.embeddings, 2)).toEqual(["not met", "met"]);
+    expect(checks[at.embeddings]!.measured).toBe("0.460 vs 0.450 ms = +2.2%");
+    expect(checks).toHaveLength(20);
   });
 
   it("judges embeddings against chat's buffered row, not the streamed one, and says not measured without either row", () => {
-    const cheaperStream = checkGoals(rows({ "topology stream 10": { cpu_ms_per_request: 0.5 } }));
-    expect(verdict(cheaperStream[14]!)).toBe("met");
-    const dearerBuffered = checkGoals(rows({ "topology buffered 10": { cpu_ms_per_request: 0.899 } }));
-    expect(verdict(dearerBuffered[14]!)).toBe("not met");
-    const withoutEmbeddings = checkGoals(rows().filter((r) => !(r.target === "standalone" && r.dialect === "embeddings")));
-    expect(withoutEmbeddings.slice(13).map(verdict)).toEqual(["not measured", "met"]);
-    const withoutChat = checkGoals(rows().filter((r) => !(r.target === "topology" && r.mode === "buffered" && r.concurrency === 10 && !r.dialect)));
-    expect(withoutChat.slice(13).map(verdict)).toEqual(["met", "not measured"]);
+    const cheaperStream = checkGoals(rows({ "topology stream 10": { cpu_ms_per_request: 0.5 } }), startRss);
+    expect(verdict(cheaperStream[at.embeddings + 1]!)).toBe("met");
+    const dearerBuffered = checkGoals(rows({ "topology buffered 10": { cpu_ms_per_request: 0.899 } }), startRss);
+    expect(verdict(dearerBuffered[at.embeddings + 1]!)).toBe("not met");
+    const withoutEmbeddings = checkGoals(rows().filter((r) => !(r.target === "standalone" && r.dialect === "embeddings")), startRss);
+    expect(withoutEmbeddings.slice(at.embeddings, at.large).map(verdict)).toEqual(["not measured", "met"]);
+    const withoutChat = checkGoals(rows().filter((r) => !(r.target === "topology" && r.mode === "buffered" && r.concurrency === 10 && !r.dialect)), startRss);
+    expect(withoutChat.slice(at.embeddings, at.large).map(verdict)).toEqual(["met", "not measured"]);
   });
 });
 
@@ -139,7 +319,8 @@ describe("CPU against chat", () => {
   it("has no figure for chat rows or without the chat row", () => {
     const all = rows();
     expect(cpuVsChat(all[0]!, all)).toBeUndefined();
-    const alone = all.filter((r) => !(r.target === "standalone" && r.mode === "buffered" && r.concurrency === 10 && !r.dialect));
+    // The large conversations' rows of the same mode and concurrency stay: they are not what a Responses row is compared with.
+    const alone = all.filter((r) => !(r.target === "standalone" && r.mode === "buffered" && r.concurrency === 10 && !r.dialect && !r.prompt));
     expect(cpuVsChat(alone.find((r) => r.target === "standalone" && r.dialect === "responses" && r.mode === "buffered")!, alone)).toBeUndefined();
   });
 

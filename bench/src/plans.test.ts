@@ -36,6 +36,33 @@ describe("plan parsing", () => {
     );
   });
 
+  it("reads a prompt size on a chat plan, with or without its prefix, and no size on a plan without one", () => {
+    expect(parsePlans("buffered:10:64k,chat:stream:1:256k,stream:50:64k")).toEqual([
+      { dialect: "chat", stream: false, concurrency: 10, prompt: "64k" },
+      { dialect: "chat", stream: true, concurrency: 1, prompt: "256k" },
+      { dialect: "chat", stream: true, concurrency: 50, prompt: "64k" },
+    ]);
+    expect(Object.keys(parsePlan("buffered:10"))).toEqual(["dialect", "stream", "concurrency"]);
+    expect(Object.keys(parsePlan("responses:buffered:10"))).toEqual(["dialect", "stream", "concurrency"]);
+  });
+
+  it.each(["responses:buffered:10:64k", "messages:stream:10:256k", "embeddings:buffered:10:64k"])("refuses a prompt size on %s, saying sizes are for chat plans", (text) => {
+    expect(() => parsePlan(text)).toThrow(`BENCH_CHAT_PLANS: bad plan ${text} (a prompt size is for chat plans only: [chat:]buffered|stream:<concurrency>:64k|256k)`);
+  });
+
+  it("names the sizes it knows when it refuses one", () => {
+    expect(() => parsePlan("buffered:10:128k")).toThrow(
+      "BENCH_CHAT_PLANS: bad plan buffered:10:128k (expected [chat|responses|messages|embeddings:]buffered|stream:<concurrency>[:64k|256k])",
+    );
+  });
+
+  it.each(["buffered:10:128k", "buffered:10:64K", "buffered:10:64", "buffered:10:", "buffered:64k", "chat:buffered:10:64k:1", "chat:buffered:64k:10", "64k:buffered:10", "stream:0:64k"])(
+    "refuses the size in %j",
+    (text) => {
+      expect(() => parsePlan(text)).toThrow(/BENCH_CHAT_PLANS: bad plan/);
+    },
+  );
+
   it.each(["", "buffered", "buffered:0", "buffered:1.5", "buffered:x", "batch:10", "completions:buffered:10", "responses:10", "responses:buffered:10:1", ":buffered:10", "anthropic:buffered:10", "messages:10", "embeddings:10", "embedding:buffered:10", "embeddings:buffered:0"])(
     "refuses %j",
     (text) => {
@@ -44,16 +71,18 @@ describe("plan parsing", () => {
   );
 
   it("writes a plan back as it is given, chat without its prefix", () => {
-    expect(parsePlans("chat:buffered:1,stream:10,responses:stream:10,messages:buffered:10,embeddings:buffered:10").map(planLabel)).toEqual([
+    expect(parsePlans("chat:buffered:1,stream:10,responses:stream:10,messages:buffered:10,embeddings:buffered:10,chat:buffered:10:64k,stream:1:256k").map(planLabel)).toEqual([
       "buffered:1",
       "stream:10",
       "responses:stream:10",
       "messages:buffered:10",
       "embeddings:buffered:10",
+      "buffered:10:64k",
+      "stream:1:256k",
     ]);
   });
 
-  it("runs the chat plans by default, with Responses and Messages buffered and streamed and embeddings buffered at c=10 beside chat's", () => {
+  it("runs the chat plans by default, with Responses and Messages buffered and streamed and embeddings buffered at c=10 beside chat's, and the large conversations buffered at c=10", () => {
     const labels = parsePlans(defaultPlans).map(planLabel);
     expect(labels).toEqual([
       "buffered:1",
@@ -61,6 +90,8 @@ describe("plan parsing", () => {
       "responses:buffered:10",
       "messages:buffered:10",
       "embeddings:buffered:10",
+      "buffered:10:64k",
+      "buffered:10:256k",
       "buffered:50",
       "stream:1",
       "stream:10",
@@ -125,6 +156,19 @@ describe("requests and their answers", () => {
     const responses = loadRequest(endpoint, "responses", false);
     expect(responses.path).toBe("/api/v1/responses");
     expect(JSON.parse(responses.body)).toEqual({ model: "bench/model", input: "Say hello", stream: false });
+  });
+
+  it("sends a chat plan's large conversation to the chat path, with the same headers as the one-message body", () => {
+    const large = loadRequest(endpoint, "chat", false, "64k");
+    const small = loadRequest(endpoint, "chat", false);
+    expect(large.path).toBe(small.path);
+    expect(large.headers).toEqual(small.headers);
+    const body = JSON.parse(large.body) as { model: string; messages: Array<{ role: string }>; stream: boolean };
+    expect(Object.keys(body)).toEqual(["model", "messages", "stream"]);
+    expect(body).toMatchObject({ model: "bench/model", stream: false });
+    expect(body.messages[0]!.role).toBe("system");
+    expect(body.messages.length).toBeGreaterThan(30);
+    expect(JSON.parse(loadRequest(endpoint, "chat", true, "256k").body)).toMatchObject({ stream: true });
   });
 
   it("sends a Messages request with max_tokens and Anthropic's version header to the Messages path, on its own model", () => {

@@ -1,8 +1,9 @@
 /**
- * The gateway comparison's plans: which API (dialect) is called, buffered or streamed, at which concurrency.
- * Written as `[dialect:]mode:concurrency` (`buffered:10`, `responses:stream:10`, `messages:buffered:10`,
- * `embeddings:buffered:10`); without a dialect a plan is chat completions, so lists written before other
- * dialects existed mean what they meant.
+ * The gateway comparison's plans: which API (dialect) is called, buffered or streamed, at which concurrency,
+ * and for chat completions how large a conversation is sent. Written as `[dialect:]mode:concurrency[:size]`
+ * (`buffered:10`, `responses:stream:10`, `messages:buffered:10`, `embeddings:buffered:10`, `buffered:10:64k`);
+ * without a dialect a plan is chat completions, so lists written before other dialects existed mean what they
+ * meant; without a size a chat plan sends the one-message "Say hello" body.
  */
 
 /**
@@ -21,33 +22,66 @@ export const streams = (dialect: Dialect) => dialect !== "embeddings";
 /** The modes a dialect's plans can have: buffered and streamed, or buffered only. */
 export const modesOf = (dialect: Dialect): readonly boolean[] => (streams(dialect) ? [false, true] : [false]);
 
+/**
+ * The sizes of the large chat conversations a plan can send (see conversation.ts), each with its JSON body's
+ * size in KiB: a system prompt, then user and assistant turns of prose and code, as coding agents send.
+ */
+export const promptSizes = { "64k": 64, "256k": 256 } as const;
+export type PromptSize = keyof typeof promptSizes;
+
 export interface ChatPlan {
   dialect: Dialect;
   stream: boolean;
   concurrency: number;
+  /** Chat plans only: the size of the conversation sent; without it the body is one "Say hello" message. */
+  prompt?: PromptSize;
 }
 
-/** The plans `npm run bench` runs unless BENCH_CHAT_PLANS says otherwise; each other dialect's plan beside chat's of its mode and concurrency. */
+/**
+ * The plans `npm run bench` runs unless BENCH_CHAT_PLANS says otherwise; each other dialect's plan beside
+ * chat's of its mode and concurrency, and the large conversations buffered at c=10 after them.
+ */
 export const defaultPlans =
-  "buffered:1,buffered:10,responses:buffered:10,messages:buffered:10,embeddings:buffered:10,buffered:50,stream:1,stream:10,responses:stream:10,messages:stream:10,stream:50";
+  "buffered:1,buffered:10,responses:buffered:10,messages:buffered:10,embeddings:buffered:10,buffered:10:64k,buffered:10:256k,buffered:50,stream:1,stream:10,responses:stream:10,messages:stream:10,stream:50";
 
 const isDialect = (text: string): text is Dialect => dialects.some((d) => d === text);
+const isPromptSize = (text: string): text is PromptSize => Object.keys(promptSizes).includes(text);
+const isMode = (text: string | undefined) => text === "buffered" || text === "stream";
+const sizeNames = Object.keys(promptSizes).join("|");
 
 /**
- * One plan from its text (`buffered:10`, `chat:stream:1`, `responses:buffered:10`, `embeddings:buffered:10`);
- * throws on anything else, and on a streamed plan of a dialect without streams (`embeddings:stream:10`).
+ * A plan's text as a dialect, a mode, a concurrency and a size (undefined: none given), or undefined when it
+ * has too few or too many parts. Three parts are a dialect's plan when the first is not a mode
+ * (`responses:buffered:10`), else a chat plan with a size (`buffered:10:64k`).
+ */
+function planParts(text: string): [string, string, string, string | undefined] | undefined {
+  const parts = text.trim().split(":");
+  const [first = "", second = "", third = "", fourth = ""] = parts;
+  if (parts.length === 2) return ["chat", first, second, undefined];
+  if (parts.length === 3) return isMode(first) ? ["chat", first, second, third] : [first, second, third, undefined];
+  if (parts.length === 4) return [first, second, third, fourth];
+  return undefined;
+}
+
+/**
+ * One plan from its text (`buffered:10`, `chat:stream:1`, `responses:buffered:10`, `embeddings:buffered:10`,
+ * `stream:10:256k`); throws on anything else, on a streamed plan of a dialect without streams
+ * (`embeddings:stream:10`), and on a size given to a plan of another dialect than chat.
  */
 export function parsePlan(text: string): ChatPlan {
-  const parts = text.trim().split(":");
-  const [dialect, mode, concurrency] = parts.length === 3 ? parts : ["chat", ...parts];
+  const [dialect, mode, concurrency, size] = planParts(text) ?? [];
   const count = Number(concurrency);
-  if (!dialect || !isDialect(dialect) || (mode !== "buffered" && mode !== "stream") || !Number.isInteger(count) || count < 1) {
-    throw new Error(`BENCH_CHAT_PLANS: bad plan ${text} (expected [${dialects.join("|")}:]buffered|stream:<concurrency>)`);
+  const prompt = size !== undefined && isPromptSize(size) ? size : undefined;
+  if (!dialect || !isDialect(dialect) || !isMode(mode) || !Number.isInteger(count) || count < 1 || prompt !== size) {
+    throw new Error(`BENCH_CHAT_PLANS: bad plan ${text} (expected [${dialects.join("|")}:]buffered|stream:<concurrency>[:${sizeNames}])`);
   }
   if (mode === "stream" && !streams(dialect)) {
     throw new Error(`BENCH_CHAT_PLANS: bad plan ${text} (the ${apiNames[dialect]} API answers in one body: only ${dialect}:buffered:<concurrency>)`);
   }
-  return { dialect, stream: mode === "stream", concurrency: count };
+  if (prompt && dialect !== "chat") {
+    throw new Error(`BENCH_CHAT_PLANS: bad plan ${text} (a prompt size is for chat plans only: [chat:]buffered|stream:<concurrency>:${sizeNames})`);
+  }
+  return { dialect, stream: mode === "stream", concurrency: count, ...(prompt && { prompt }) };
 }
 
 /** Plans as a comma-separated list (`buffered:1,responses:stream:10`). */
@@ -55,8 +89,9 @@ export const parsePlans = (text: string): ChatPlan[] => text.split(",").map(pars
 
 export const planMode = (plan: Pick<ChatPlan, "stream">) => (plan.stream ? "stream" : "buffered");
 
-/** The plan as it is written: `buffered:10`, `responses:stream:10` (chat without its prefix). */
-export const planLabel = (plan: ChatPlan) => `${plan.dialect === "chat" ? "" : `${plan.dialect}:`}${planMode(plan)}:${plan.concurrency}`;
+/** The plan as it is written: `buffered:10`, `responses:stream:10`, `buffered:10:64k` (chat without its prefix). */
+export const planLabel = (plan: ChatPlan) =>
+  `${plan.dialect === "chat" ? "" : `${plan.dialect}:`}${planMode(plan)}:${plan.concurrency}${plan.prompt ? `:${plan.prompt}` : ""}`;
 
 const switchyardTargets = ["standalone", "standalone-pg", "topology"];
 
