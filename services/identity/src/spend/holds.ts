@@ -1,5 +1,6 @@
 import type { HoldDecision, HoldRequest, LimitReset } from "@switchyard/contracts";
 import { metrics, picoToDecimal, toPico, type Db, type HoldFigures, type Queryable } from "@switchyard/runtime";
+import { holdIfUnbound, holdParams, insertHold, replaceHold } from "./unbound-holds.js";
 import { windowStart, windowStarts, type WindowStarts } from "./windows.js";
 
 const granted: HoldDecision = { granted: true };
@@ -99,27 +100,6 @@ async function organizationStanding(tx: Queryable, request: HoldRequest): Promis
   return { limitedBy: "organization", guardrailId: null, limit: toPico(org.credit_limit), spent: toPico(sums!.spent), held: toPico(sums!.held) };
 }
 
-/** Writes the hold; asking again for the same generation (its next attempt) replaces its amount and lease. */
-const insertHold = `
-  INSERT INTO identity.holds (generation_id, key_hash, guardrail_ids, amount, is_byok, expires_at, owner, lease_until, organization_id)
-  SELECT $1, $2, $3::text[], $4::numeric, $5, now() + make_interval(secs => $6::double precision / 1000), $7,
-    now() + make_interval(secs => $8::double precision / 1000), (SELECT organization_id FROM identity.api_keys WHERE hash = $2)`;
-const replaceHold = `
-  ON CONFLICT (generation_id) DO UPDATE SET amount = excluded.amount, guardrail_ids = excluded.guardrail_ids, is_byok = excluded.is_byok,
-    expires_at = excluded.expires_at, owner = excluded.owner, lease_until = excluded.lease_until`;
-
-const holdParams = (request: HoldRequest, guardrailIds: string[]) => [
-  request.generation_id,
-  request.key_hash,
-  guardrailIds,
-  request.amount_usd,
-  request.is_byok,
-  request.ttl_ms,
-  request.owner ?? null,
-  // Without an owner nothing renews a lease: the hold lives until it expires (a NULL interval gives a NULL lease).
-  request.owner === undefined ? null : (request.lease_ms ?? null),
-];
-
 /**
  * Reserves the worst case of one attempt, atomically against the key's limit and every guardrail budget
  * that binds the key: concurrent requests of one key (or one guardrail) are serialized here, so their holds
@@ -131,32 +111,6 @@ export async function placeHold(db: Db, request: HoldRequest, now = new Date()):
   const decision = await decideHold(db, request, now);
   metrics.holds.inc({ service: "identity", outcome: decision.granted ? "granted" : "refused" });
   return decision;
-}
-
-/**
- * Most requests: a key without a limit that no budget binds, in an organization without a credit limit. One
- * statement (one round trip) writes the hold unless one applies, under share locks on the key's and the
- * organization's rows, so a limit being set waits for it and then finds it among the holds. Returns false
- * when a limit, a budget or credits apply.
- */
-async function holdIfUnbound(db: Queryable, request: HoldRequest): Promise<boolean> {
-  const rows = await db.query(
-    `WITH key AS (
-       SELECT spend_limit IS NOT NULL AND (NOT $5 OR include_byok_in_limit) AS limited, organization_id FROM identity.api_keys WHERE hash = $2 FOR SHARE
-     ), budget AS (
-       SELECT 1 FROM identity.guardrail_budget_keys k JOIN identity.guardrail_budgets b USING (guardrail_id)
-       WHERE k.key_hash = $2 AND (NOT $5 OR b.include_byok) LIMIT 1
-     ), credits AS (
-       SELECT credit_limit IS NOT NULL AND NOT $5 AS limited FROM identity.organizations
-       WHERE id = (SELECT organization_id FROM key) FOR KEY SHARE
-     )
-     ${insertHold}
-     WHERE NOT EXISTS (SELECT 1 FROM key WHERE limited) AND NOT EXISTS (SELECT 1 FROM budget) AND NOT EXISTS (SELECT 1 FROM credits WHERE limited)
-     ${replaceHold}
-     RETURNING 1`,
-    holdParams(request, []),
-  );
-  return rows.length > 0;
 }
 
 async function decideHold(db: Db, request: HoldRequest, now: Date): Promise<HoldDecision> {
