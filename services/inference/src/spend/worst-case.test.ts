@@ -15,6 +15,25 @@ describe("worst case of an attempt", () => {
     expect(bound).toBeLessThan(Buffer.byteLength(text, "utf8") + 100);
   });
 
+  it("counts a prompt as the bytes of its JSON, less the backslashes of escapes", () => {
+    const bodies = [
+      hello,
+      { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: [{ type: "text", text: "héllo ✓" }], name: "ann" }], tools: [] },
+      { messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }] }], tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: {}, required: [] } } }] },
+      { messages: [{ role: "user", content: "x", skipped: undefined }], tools: [{ n: [1, 2.5, -3, true, false, null] }] },
+    ];
+    for (const body of bodies) expect(promptTokenBound(body)).toBe(Buffer.byteLength(JSON.stringify({ messages: body.messages, tools: body.tools }), "utf8"));
+    // Two line breaks and two quotes: the model reads 7 bytes where the JSON spends 11.
+    const escaped = { messages: [{ role: "user", content: 'a\nb\n"c"' }] };
+    expect(promptTokenBound(escaped)).toBe(Buffer.byteLength(JSON.stringify(escaped), "utf8") - 4);
+  });
+
+  it("counts numbers as JSON writes them, not as the client wrote them", () => {
+    const body = JSON.parse('{"messages":[{"role":"user","content":"hi"}],"tools":[{"limits":[1e20,1e20,1e20]}]}') as Record<string, unknown>;
+    expect(promptTokenBound(body)).toBe(Buffer.byteLength(JSON.stringify({ messages: body.messages, tools: body.tools }), "utf8"));
+    expect(promptTokenBound(body)).toBeGreaterThan(3 * 21);
+  });
+
   it("reserves media at a flat allowance instead of the size of their payload", () => {
     const image = `data:image/png;base64,${"A".repeat(100_000)}`;
     const body = { messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: image } }] }] };
