@@ -3,30 +3,16 @@ import type { HoldRequest } from "@switchyard/contracts";
 import { migrate, openPglite, type Db } from "@switchyard/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations, schema } from "../migrations.js";
+import { organizationWithKeys } from "../../../../tests/support/identity-keys.js";
 import { placeHold } from "./holds.js";
 
-const organization = randomUUID();
-const workspace = randomUUID();
 const [unlimited, limited] = ["e".repeat(64), "f".repeat(64)];
 
 let db: Db;
 beforeAll(async () => {
   db = await openPglite();
   await migrate(db, schema, migrations);
-  await db.query(`INSERT INTO identity.organizations (id, name) VALUES ($1, 'Org')`, [organization]);
-  await db.query(`INSERT INTO identity.workspaces (id, organization_id, name, slug, is_default, default_guardrail_id) VALUES ($1, $2, 'Default', 'default', true, $3)`, [
-    workspace,
-    organization,
-    randomUUID(),
-  ]);
-  for (const [hash, limit] of [[unlimited, null], [limited, "1"]] as const) {
-    await db.query(`INSERT INTO identity.api_keys (hash, organization_id, workspace_id, name, label, spend_limit) VALUES ($1, $2, $3, 'k', 'k', $4)`, [
-      hash,
-      organization,
-      workspace,
-      limit,
-    ]);
-  }
+  await organizationWithKeys(db, [[unlimited, null], [limited, "1"]]);
 }, 60_000);
 afterAll(async () => {
   await db?.close();

@@ -16,7 +16,7 @@ describe("worst case of an attempt", () => {
   });
 
   it("counts a prompt as the bytes of its JSON, less the backslashes of escapes", () => {
-    const bodies = [
+    const bodies: Array<Record<string, unknown>> = [
       hello,
       { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: [{ type: "text", text: "héllo ✓" }], name: "ann" }], tools: [] },
       { messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }] }], tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: {}, required: [] } } }] },
