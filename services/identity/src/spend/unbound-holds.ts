@@ -114,7 +114,7 @@ const detached = new AsyncResource("switchyard.holds");
  * written, the requests that arrive wait and go together in the next. A lone request waits for nothing and
  * takes `holdOne`'s statement. On a busy gateway a statement's fixed cost (a round trip, a commit) is most
  * of a hold's, so batches of a few cost a fraction each. A batch that fails is written again request by
- * request, so each request gets its own outcome.
+ * request, all at once, so each request gets its own outcome.
  */
 function batcher(db: Queryable): (request: HoldRequest) => Promise<boolean> {
   const queue: Waiting[] = [];
@@ -145,7 +145,8 @@ function batcher(db: Queryable): (request: HoldRequest) => Promise<boolean> {
     try {
       written = await holdMany(db, batch.map((waiting) => waiting.request));
     } catch {
-      for (const waiting of batch) await one(waiting);
+      // At once, as separate requests' statements would have been: a database that is down fails each soon.
+      await Promise.all(batch.map(one));
       return;
     }
     for (const waiting of batch) waiting.resolve(written.has(waiting.request.generation_id));
