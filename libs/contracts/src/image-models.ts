@@ -47,7 +47,7 @@ export const imageModelListItem = z.object({
   created: z.number().int().describe("Unix timestamp"),
   architecture: z.object({ input_modalities: z.array(z.string()), output_modalities: z.array(z.string()) }),
   supported_parameters: imageCapabilities.describe("Union over the model's endpoints; each endpoint's own set is behind `endpoints`"),
-  supports_streaming: z.boolean().describe("Any of its endpoints streams natively"),
+  supports_streaming: z.boolean().describe("At least one of its endpoints streams natively"),
   endpoints: z.string().describe("Path of the model's endpoint records"),
 });
 export type ImageModelListItem = z.infer<typeof imageModelListItem>;

@@ -17,7 +17,7 @@ export class ConfigError extends Error {
 
 /**
  * For a process's entry point: a configuration error that stops the start (a bad variable, a bad catalog
- * file) prints its problems, one per line, and exits 1, without a stack trace that says nothing more. Any
+ * file) prints its problems, one per line, and exits 1, without a stack trace that says nothing more. Every
  * other uncaught error is printed with its stack and exits 1, as Node does.
  */
 export function exitOnConfigError(): void {

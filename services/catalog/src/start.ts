@@ -65,7 +65,7 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
   });
   const guardrails = guardrailCache(db);
   const budgets = keepWritingAllBudgets(db, identity, logger);
-  // Every replica drops its cached guardrails when any replica changes one.
+  // Every replica drops its cached guardrails when a replica changes one.
   const guardrailEvents = await bus.listen(["catalog.guardrail.>"], async () => guardrails.clear());
   const full: CatalogDeps = {
     db,

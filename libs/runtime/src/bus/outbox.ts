@@ -51,7 +51,7 @@ export async function enqueueEvent<S extends EventSubject>(tx: Queryable, schema
   return { id, subject, occurred_at: (row?.occurred_at ?? new Date()).toISOString(), data: checked };
 }
 
-/** How long a claimed row is left to its relay before any relay may publish it (the relay's process died, say). */
+/** How long a claimed row is left to its relay before another relay may publish it (the relay's process died, say). */
 const leaseSeconds = 30;
 
 export interface OutboxInsertion {

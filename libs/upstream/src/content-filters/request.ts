@@ -86,7 +86,7 @@ function filterMessage(filters: CompiledFilters, message: Message, found: Findin
 }
 
 /**
- * Scans every message a provider would read (text of any role, tool call arguments; images and audio are
+ * Scans every message a provider would read (text of every role, tool call arguments; images and audio are
  * not text and pass as they are). Messages nothing was redacted in are the same objects as given.
  */
 export function filterMessages(filters: CompiledFilters, messages: readonly Message[]): Filtered<Message[]> {

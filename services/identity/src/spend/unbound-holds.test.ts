@@ -36,7 +36,7 @@ const request = (key: string, amount: string, extra: Partial<HoldRequest> = {}):
 
 const heldAmounts = async (ids: readonly string[]) =>
   Object.fromEntries(
-    (await db.query<{ generation_id: string; amount: string }>(`SELECT generation_id, amount::text FROM identity.holds WHERE generation_id = ANY($1::text[])`, [ids])).map((row) => [
+    (await db.query<{ generation_id: string; amount: string }>(`SELECT generation_id, amount::text FROM identity.holds WHERE generation_id IN (SELECT unnest($1::text[]))`, [ids])).map((row) => [
       row.generation_id,
       row.amount,
     ]),
@@ -51,7 +51,7 @@ describe("holds no limit applies to", () => {
     expect(batches()).toBeGreaterThan(0);
     expect(batches()).toBeLessThan(20);
     const rows = await db.query<{ n: number; leased: number; owner: string }>(
-      `SELECT count(*)::int AS n, count(lease_until)::int AS leased, min(owner) AS owner FROM identity.holds WHERE generation_id = ANY($1::text[])`,
+      `SELECT count(*)::int AS n, count(lease_until)::int AS leased, min(owner) AS owner FROM identity.holds WHERE generation_id IN (SELECT unnest($1::text[]))`,
       [requests.map((r) => r.generation_id)],
     );
     expect(rows).toEqual([{ n: 20, leased: 20, owner: "replica-a" }]);
