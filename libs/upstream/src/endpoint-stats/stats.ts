@@ -45,9 +45,11 @@ export interface EndpointStats {
   stop(): Promise<void>;
 }
 
+/** How an endpoint's figures are keyed, here and in the catalog's listings: `<provider>\n<model>`. */
+export const endpointStatsKey = (provider: string, model: string) => `${provider}\n${model}`;
+
 const minute = 60_000;
 const windows = { d1: 1440 * minute, m30: 30 * minute, m5: 5 * minute };
-const keyOf = (provider: string, model: string) => `${provider}\n${model}`;
 const uptime = (succeeded: number, failed: number) => (succeeded + failed ? Math.round((10_000 * succeeded) / (succeeded + failed)) / 100 : null);
 
 interface Totals {
@@ -83,7 +85,7 @@ export function startEndpointStats(options: EndpointStatsOptions): EndpointStats
 
   function bucket(provider: string, model: string) {
     const at = Math.floor(now() / bucketMs) * bucketMs;
-    const key = `${keyOf(provider, model)}\n${at}`;
+    const key = `${endpointStatsKey(provider, model)}\n${at}`;
     let row = open.get(key);
     if (!row) open.set(key, (row = { provider, model, at, succeeded: 0, failed: 0, first_output: {}, throughput: {}, dirty: true }));
     row.dirty = true;
@@ -118,7 +120,7 @@ export function startEndpointStats(options: EndpointStatsOptions): EndpointStats
     const rows = await readBuckets(db, schema, cut);
     const totals = new Map<string, Totals>();
     const entry = (provider: string, model: string) => {
-      const key = keyOf(provider, model);
+      const key = endpointStatsKey(provider, model);
       let e = totals.get(key);
       if (!e) totals.set(key, (e = { provider, model, firstOutput: {}, throughput: {}, m5: [0, 0], m30: [0, 0], d1: [0, 0], recent: [0, 0] }));
       return e;
@@ -201,7 +203,7 @@ export function startEndpointStats(options: EndpointStatsOptions): EndpointStats
       if (sample.firstOutputMs !== null) add(row.first_output, sample.firstOutputMs);
       if (sample.throughput !== null) add(row.throughput, sample.throughput);
     },
-    figures: (provider, model) => figures.get(keyOf(provider, model))?.figures,
+    figures: (provider, model) => figures.get(endpointStatsKey(provider, model))?.figures,
     all: () => [...figures.values()],
     refresh,
     async stop() {

@@ -2,7 +2,8 @@ import type { EndpointStatsEntry } from "@switchyard/contracts";
 import { silentLogger } from "@switchyard/runtime";
 import { describe, expect, it } from "vitest";
 import { loadCatalogConfig } from "../config.js";
-import { cachedEndpointStats, statsKey } from "./endpoint-stats.js";
+import { endpointStatsKey } from "@switchyard/upstream";
+import { cachedEndpointStats } from "./endpoint-stats.js";
 
 const entry = (provider: string, uptime: number): EndpointStatsEntry => ({
   provider,
@@ -24,21 +25,21 @@ describe("catalog's endpoint statistics", () => {
       silentLogger(),
       { ttlMs: 0, waitMs: 200 },
     );
-    expect((await lookup()).get(statsKey("voice", "v/m"))?.uptime_last_5m).toBe(80);
+    expect((await lookup()).get(endpointStatsKey("voice", "v/m"))?.uptime_last_5m).toBe(80);
     mediaUp = false;
     inference = 95;
     const figures = await lookup();
-    expect(figures.get(statsKey("text", "v/m"))?.uptime_last_5m).toBe(95);
-    expect(figures.get(statsKey("voice", "v/m"))?.uptime_last_5m).toBe(80);
+    expect(figures.get(endpointStatsKey("text", "v/m"))?.uptime_last_5m).toBe(95);
+    expect(figures.get(endpointStatsKey("voice", "v/m"))?.uptime_last_5m).toBe(80);
   });
 
   it("does not keep a listing waiting on a service that does not answer", async () => {
     let hang = false;
     const lookup = cachedEndpointStats([async () => (hang ? pause(5_000).then(() => [entry("text", 50)]) : [entry("text", 99)])], silentLogger(), { ttlMs: 0, waitMs: 100 });
-    expect((await lookup()).get(statsKey("text", "v/m"))?.uptime_last_5m).toBe(99);
+    expect((await lookup()).get(endpointStatsKey("text", "v/m"))?.uptime_last_5m).toBe(99);
     hang = true;
     const started = Date.now();
-    expect((await lookup()).get(statsKey("text", "v/m"))?.uptime_last_5m).toBe(99);
+    expect((await lookup()).get(endpointStatsKey("text", "v/m"))?.uptime_last_5m).toBe(99);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 

@@ -1,12 +1,11 @@
 import { endpointStatsResponse, type EndpointStatsEntry } from "@switchyard/contracts";
 import type { InternalClient, Logger } from "@switchyard/runtime";
+import { endpointStatsKey } from "@switchyard/upstream";
 
 /** One service's live endpoint figures (inference's, media's). */
 export type EndpointStatsSource = () => Promise<EndpointStatsEntry[]>;
 /** The figures by `<provider>\n<model>`, as the endpoint listings read them. */
 export type EndpointStatsLookup = () => Promise<ReadonlyMap<string, EndpointStatsEntry>>;
-
-export const statsKey = (provider: string, model: string) => `${provider}\n${model}`;
 
 /** Over a service's `POST /internal/endpoint-stats`. */
 export const remoteEndpointStats =
@@ -53,6 +52,6 @@ export function cachedEndpointStats(sources: readonly EndpointStatsSource[], log
       await Promise.race([Promise.all(reads), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
       clearTimeout(timer);
     }
-    return new Map(states.flatMap((s) => s.entries).map((e) => [statsKey(e.provider, e.model), e]));
+    return new Map(states.flatMap((s) => s.entries).map((e) => [endpointStatsKey(e.provider, e.model), e]));
   };
 }

@@ -8,9 +8,9 @@ import {
   type OutputModalityFilter,
 } from "@switchyard/contracts";
 import { callerOf, notFound, parseInput } from "@switchyard/runtime";
+import { endpointStatsKey } from "@switchyard/upstream";
 import type { Request, RequestHandler } from "express";
 import type { CatalogDeps } from "../deps.js";
-import { statsKey } from "../models/endpoint-stats.js";
 import { toEndpointRecord, toModelRecord, toProviderRecord } from "../models/records.js";
 import type { ModelEntry } from "../models/snapshot.js";
 import { accessPolicyFor } from "../policy/resolve.js";
@@ -122,7 +122,7 @@ export const modelEndpointsRoute =
         created: model.createdAt,
         description: model.description,
         architecture: record.architecture,
-        endpoints: model.endpointEntries.filter((e) => e.providerEntry.usable).map((e) => toEndpointRecord(e, stats.get(statsKey(e.providerEntry.slug, e.model.id)))),
+        endpoints: model.endpointEntries.filter((e) => e.providerEntry.usable).map((e) => toEndpointRecord(e, stats.get(endpointStatsKey(e.providerEntry.slug, e.model.id)))),
       },
     });
   };
@@ -134,7 +134,7 @@ export const listZdrEndpointsRoute =
     callerOf(res);
     const endpoints = deps.catalog.current().models.flatMap((m) => m.endpointEntries.filter((e) => e.zdr && e.providerEntry.usable));
     const stats = await deps.endpointStats();
-    res.json({ data: endpoints.map((e) => toEndpointRecord(e, stats.get(statsKey(e.providerEntry.slug, e.model.id)))) });
+    res.json({ data: endpoints.map((e) => toEndpointRecord(e, stats.get(endpointStatsKey(e.providerEntry.slug, e.model.id)))) });
   };
 
 export const listProvidersRoute =
