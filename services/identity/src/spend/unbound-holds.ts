@@ -112,7 +112,8 @@ const detached = new AsyncResource("switchyard.holds");
 /**
  * Writes unbound holds as they come, in one statement per batch (a group commit): while one batch is being
  * written, the requests that arrive wait and go together in the next. A lone request waits for nothing and
- * takes `holdOne`'s statement. On a busy gateway a statement's fixed cost (a round trip, a commit) is most
+ * takes `holdOne`'s statement, which costs about a fifth less than the batch's with one row (on PGlite,
+ * where statements run one at a time, every hold is a lone one). On a busy gateway a statement's fixed cost (a round trip, a commit) is most
  * of a hold's, so batches of a few cost a fraction each. A batch that fails is written again request by
  * request, all at once, so each request gets its own outcome.
  */
