@@ -35,11 +35,15 @@ a line width of 140. Each service reads its configuration once, in src/config.ts
 const modules = ["billing", "invoices", "ledger", "webhooks", "sessions", "exports", "search", "quotas", "audit", "reports", "uploads", "alerts", "members"];
 const capital = (word: string) => word[0]!.toUpperCase() + word.slice(1);
 
+/** What turn `i` is about: its module, the module capitalised, and the turn's number from 1. */
+const turnWords = (i: number) => {
+  const m = modules[(i * 5) % modules.length]!;
+  return { m, M: capital(m), n: i + 1 };
+};
+
 /** The user's turn `i`: four kinds in turn, about the module of the turn. */
 function userTurn(i: number): string {
-  const m = modules[(i * 5) % modules.length]!;
-  const M = capital(m);
-  const n = i + 1;
+  const { m, M, n } = turnWords(i);
   switch (i % 4) {
     case 0:
       return `The ${m} tests fail since the last change. Here is the output:
@@ -92,9 +96,7 @@ CREATE INDEX ${m}_workspace_created ON ${m} (workspace_id, created_at DESC);
 
 /** The assistant's answer to the user's turn `i`. */
 function assistantTurn(i: number): string {
-  const m = modules[(i * 5) % modules.length]!;
-  const M = capital(m);
-  const n = i + 1;
+  const { m, M, n } = turnWords(i);
   switch (i % 4) {
     case 0:
       return `The test sums the lines of the period, but \`list${M}Lines\` now takes the period's end as inclusive, so a
