@@ -1,11 +1,10 @@
 import { OpenRouter } from "@openrouter/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
-import { eventually } from "./support/eventually.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
 import { spendCatalog } from "./support/spend-fixture.js";
-import { gatewayDriver, spendHelpers, type SpendDriver } from "./support/spend-scenarios.js";
+import { creditsUnderConcurrency, gatewayDriver, spendHelpers, type SpendDriver } from "./support/spend-scenarios.js";
 
 /** The organization's credits: read as OpenRouter answers them, set by the operator, binding every key's holds. */
 let gw: TestGateway;
@@ -40,26 +39,8 @@ describe("credits", () => {
     expect(sdk.data).toEqual({ totalCredits: 1e9, totalUsage: 0 });
   });
 
-  it("binds every key of the organization: 50 concurrent requests of two unlimited keys get exactly the credits' worth", async () => {
-    const [a, b] = [await h.newKey(), await h.newKey()];
-    const set = await setCredits(0.05);
-    expect(set.status).toBe(200);
-    expect(set.body.data).toEqual({ total_credits: 0.05, total_usage: 0 });
-
-    const before = driver.upstreamCalls("cent");
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => h.chat(i % 2 ? a.key : b.key, "spend/cent")));
-    expect(answers.filter((r) => r.status === 200)).toHaveLength(5);
-    const refused = answers.filter((r) => r.status === 402);
-    expect(refused).toHaveLength(45);
-    expect(refused[0]!.body.error?.message).toContain("The organization's credits limit it; the operator can raise them (PUT /api/v1/credits).");
-    expect(driver.upstreamCalls("cent") - before).toBe(5);
-
-    await eventually(async () => (await credits()).total_usage >= 0.05, driver.usageWithinMs);
-    expect(await credits(a.key)).toEqual({ total_credits: 0.05, total_usage: 0.05 });
-    const spent = await h.chat(a.key, "spend/cent");
-    expect(spent.status).toBe(402);
-    expect(spent.body.error?.message).toMatch(/can only afford 0\. The organization's credits/);
-  });
+  it("binds every key of the organization: 50 concurrent requests of two unlimited keys get exactly the credits' worth", () =>
+    creditsUnderConcurrency(driver));
 
   it("applies a raised or removed limit to the very next request", async () => {
     const { key } = await h.newKey();

@@ -11,7 +11,15 @@ import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js
 import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
 import { testObjectStoreEnv } from "./support/object-store.js";
 import { spendCatalog } from "./support/spend-fixture.js";
-import { gatewayDriver, guardrailBudgetUnderConcurrency, keyLimitUnderConcurrency, spendHelpers, type SpendDriver } from "./support/spend-scenarios.js";
+import {
+  changedLimitBindsNextRequest,
+  gatewayDriver,
+  guardrailBudgetUnderConcurrency,
+  keyLimitUnderConcurrency,
+  limitCountsRequestsInFlight,
+  spendHelpers,
+  type SpendDriver,
+} from "./support/spend-scenarios.js";
 
 /** Holds and the ledger, through the router: limits and budgets hold under concurrency, and spend is exact. */
 let gw: TestGateway;
@@ -48,21 +56,9 @@ describe("key limits", () => {
     expect((await h.chat(key, "spend/per-token", { max_tokens: 100 })).status).toBe(200);
   });
 
-  it("applies a changed limit to the very next request", async () => {
-    const { key, hash } = await h.newKey({ limit: 0.005 });
-    expect((await h.chat(key, "spend/cent")).status).toBe(402);
-    expect((await gw.call("PATCH", `/keys/${hash}`, { body: { limit: 0.02 } })).status).toBe(200);
-    expect((await h.chat(key, "spend/cent")).status).toBe(200);
-    await h.usageReaches(hash, 0.01);
-    expect((await gw.call("PATCH", `/keys/${hash}`, { body: { limit: 0.01 } })).status).toBe(200);
-    expect((await h.chat(key, "spend/cent")).status).toBe(403);
-    // A key that had no limit (and was remembered as such) gets one.
-    const open = await h.newKey();
-    expect((await h.chat(open.key, "spend/cent")).status).toBe(200);
-    expect((await gw.call("PATCH", `/keys/${open.hash}`, { body: { limit: 0.005 } })).status).toBe(200);
-    // 402 while the first request's hold waits for its charge, 403 once it is settled: refused either way.
-    expect([402, 403]).toContain((await h.chat(open.key, "spend/cent")).status);
-  });
+  it("applies a changed limit to the very next request", () => changedLimitBindsNextRequest(driver));
+
+  it("counts a request in flight against a limit set while it waits", () => limitCountsRequestsInFlight(driver, gw.apiUrl));
 
   it("releases the hold of a request whose provider failed before its first byte", async () => {
     const { key, hash } = await h.newKey({ limit: 0.01 });

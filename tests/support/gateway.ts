@@ -30,8 +30,12 @@ export interface TestResponse {
  * The whole gateway in this process, on its own database, through real HTTP on 127.0.0.1; `options` are
  * what no environment variable sets (web fetch's made-up hosts).
  */
-export async function startTestGateway(env: Record<string, string> = {}, options: StandaloneOptions & { logs?: NodeJS.WritableStream } = {}): Promise<TestGateway> {
-  const database = await createTestDatabase();
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  options: StandaloneOptions & { logs?: NodeJS.WritableStream; embeddedDatabase?: boolean } = {},
+): Promise<TestGateway> {
+  // Embedded PGlite in the data directory, as a standalone gateway without DATABASE_URL runs, even where the tests have a server.
+  const database = options.embeddedDatabase ? { url: undefined, drop: async () => {} } : await createTestDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), "switchyard-test-"));
   const config = loadStandaloneConfig({
     PORT: "0",

@@ -67,6 +67,83 @@ export async function keyLimitUnderConcurrency(d: SpendDriver): Promise<void> {
   expect(spendHelpers(d).data(await d.call("GET", "/key", undefined, key))).toMatchObject({ usage: 1, limit: 1, limit_remaining: 0 });
 }
 
+/** A changed limit binds the very next request, also of a key that had none (and was remembered as such). */
+export async function changedLimitBindsNextRequest(d: SpendDriver): Promise<void> {
+  const { newKey, chat, usageReaches } = spendHelpers(d);
+  const { key, hash } = await newKey({ limit: 0.005 });
+  expect((await chat(key, "spend/cent")).status).toBe(402);
+  expect((await d.call("PATCH", `/keys/${hash}`, { limit: 0.02 })).status).toBe(200);
+  expect((await chat(key, "spend/cent")).status).toBe(200);
+  await usageReaches(hash, 0.01);
+  expect((await d.call("PATCH", `/keys/${hash}`, { limit: 0.01 })).status).toBe(200);
+  expect((await chat(key, "spend/cent")).status).toBe(403);
+  const open = await newKey();
+  expect((await chat(open.key, "spend/cent")).status).toBe(200);
+  expect((await d.call("PATCH", `/keys/${open.hash}`, { limit: 0.005 })).status).toBe(200);
+  // 402 while the first request's hold waits for its charge, 403 once it is settled: refused either way.
+  expect([402, 403]).toContain((await chat(open.key, "spend/cent")).status);
+}
+
+/**
+ * A limit set on a key that had none, while one of its requests waits on the provider: that request's
+ * hold counts, so the next request gets only what is left.
+ */
+export async function limitCountsRequestsInFlight(d: SpendDriver, apiUrl: string): Promise<void> {
+  const { newKey, chat } = spendHelpers(d);
+  const { key, hash } = await newKey();
+  expect((await chat(key, "spend/cent")).status).toBe(200);
+  const stalled = d.upstreamCalls("stall");
+  const aborter = new AbortController();
+  const res = await fetch(`${apiUrl}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "spend/stalling", messages, stream: true }),
+    signal: aborter.signal,
+  });
+  expect(res.status).toBe(200);
+  void res.body?.pipeTo(new WritableStream()).catch(() => {});
+  try {
+    // The provider has the request, so its hold is in place.
+    await eventually(async () => d.upstreamCalls("stall") > stalled, 10_000);
+    expect((await d.call("PATCH", `/keys/${hash}`, { limit: 0.025 })).status).toBe(200);
+    // $0.01 spent (or still held) and $0.01 held by the stalled request: $0.005 is left.
+    const refused = await chat(key, "spend/cent");
+    expect(refused.status).toBe(402);
+    expect((refused.body.error as { metadata?: unknown }).metadata).toMatchObject({ limited_by: "key", remaining_usd: 0.005 });
+  } finally {
+    aborter.abort();
+  }
+}
+
+/**
+ * Credits of $0.05 more than the organization spent bind every key of it: of 50 concurrent requests of two
+ * unlimited keys, five reach the provider.
+ */
+export async function creditsUnderConcurrency(d: SpendDriver): Promise<void> {
+  const { data, newKey, chat } = spendHelpers(d);
+  const credits = async (key?: string) => data(await d.call("GET", "/credits", undefined, key)) as { total_credits: number; total_usage: number };
+  const [a, b] = [await newKey(), await newKey()];
+  const spent = (await credits()).total_usage;
+  const limit = Number((spent + 0.05).toFixed(10));
+  const set = await d.call("PUT", "/credits", { total_credits: limit });
+  expect(set.status).toBe(200);
+  expect(set.body.data).toEqual({ total_credits: limit, total_usage: spent });
+
+  const before = d.upstreamCalls("cent");
+  const answers = await d.burst(50, () => Promise.all(Array.from({ length: 50 }, (_, i) => chat(i % 2 ? a.key : b.key, "spend/cent"))));
+  expect(answers.filter((r) => r.status === 200)).toHaveLength(5);
+  const refused = answers.filter((r) => r.status === 402);
+  expect(refused).toHaveLength(45);
+  expect(refused[0]!.body.error?.message).toContain("The organization's credits limit it; the operator can raise them (PUT /api/v1/credits).");
+  expect(d.upstreamCalls("cent") - before).toBe(5);
+
+  await eventually(async () => (await credits()).total_usage >= limit, d.usageWithinMs);
+  expect(await credits(a.key)).toEqual({ total_credits: limit, total_usage: limit });
+  const exhausted = await chat(a.key, "spend/cent");
+  expect(exhausted.status).toBe(402);
+  expect(exhausted.body.error?.message).toMatch(/can only afford 0\. The organization's credits/);
+}
+
 /** A $0.05 daily guardrail budget shared by two keys, under 50 concurrent requests: five reach the provider. */
 export async function guardrailBudgetUnderConcurrency(d: SpendDriver): Promise<void> {
   const { data, newKey, chat, keyRecord } = spendHelpers(d);

@@ -1,6 +1,7 @@
 import type { ApiKey, CreateApiKeyBody, KeyAuthentication, UpdateApiKeyBody } from "@switchyard/contracts";
 import { badRequest, notFound, type Db, type Queryable } from "@switchyard/runtime";
 import type { EventSink } from "@switchyard/runtime";
+import { changingBindings } from "../spend/memory-holds.js";
 import { keyUsage, keyUsages } from "../spend/usage.js";
 import { keyColumns, toApiKey, type KeyRow } from "./records.js";
 import { generateSecret, hashSecret, maskSecret } from "@switchyard/runtime";
@@ -128,26 +129,29 @@ export async function updateKey(deps: KeyDeps, organizationId: string, hash: str
     params.push(body[field]);
     sets.push(`${column} = $${params.length}`);
   }
-  const row = await deps.db.transaction(async (tx) => {
-    if (sets.length === 0) {
-      const [current] = await tx.query<KeyRow>(`SELECT ${keyColumns} FROM identity.api_keys WHERE hash = $1 AND organization_id = $2`, params);
-      return current;
-    }
-    // clock_timestamp(), not now(): two updates in one transaction-less burst must still move updated_at.
-    const [updated] = await tx.query<KeyRow>(
-      `UPDATE identity.api_keys SET ${sets.join(", ")}, updated_at = clock_timestamp()
-       WHERE hash = $1 AND organization_id = $2 RETURNING ${keyColumns}`,
-      params,
-    );
-    if (updated) {
-      await deps.events.enqueue(tx, "identity.api_key.updated.v1", {
-        hash,
-        organization_id: organizationId,
-        workspace_id: updated.workspace_id,
-      });
-    }
-    return updated;
-  });
+  // A limit or its BYOK setting may change: memory holds forget what they knew of keys' limits (see memory-holds.ts).
+  const row = await changingBindings(deps.db, () =>
+    deps.db.transaction(async (tx) => {
+      if (sets.length === 0) {
+        const [current] = await tx.query<KeyRow>(`SELECT ${keyColumns} FROM identity.api_keys WHERE hash = $1 AND organization_id = $2`, params);
+        return current;
+      }
+      // clock_timestamp(), not now(): two updates in one transaction-less burst must still move updated_at.
+      const [updated] = await tx.query<KeyRow>(
+        `UPDATE identity.api_keys SET ${sets.join(", ")}, updated_at = clock_timestamp()
+         WHERE hash = $1 AND organization_id = $2 RETURNING ${keyColumns}`,
+        params,
+      );
+      if (updated) {
+        await deps.events.enqueue(tx, "identity.api_key.updated.v1", {
+          hash,
+          organization_id: organizationId,
+          workspace_id: updated.workspace_id,
+        });
+      }
+      return updated;
+    }),
+  );
   if (!row) throw keyNotFound();
   deps.events.committed();
   deps.keyChanged?.(hash);
@@ -155,16 +159,18 @@ export async function updateKey(deps: KeyDeps, organizationId: string, hash: str
 }
 
 export async function deleteKey(deps: KeyDeps, organizationId: string, hash: string): Promise<void> {
-  const deleted = await deps.db.transaction(async (tx) => {
-    const [row] = await tx.query<{ workspace_id: string }>(
-      `DELETE FROM identity.api_keys WHERE hash = $1 AND organization_id = $2 RETURNING workspace_id::text`,
-      [hash, organizationId],
-    );
-    if (row) {
-      await deps.events.enqueue(tx, "identity.api_key.deleted.v1", { hash, organization_id: organizationId, workspace_id: row.workspace_id });
-    }
-    return row !== undefined;
-  });
+  const deleted = await changingBindings(deps.db, () =>
+    deps.db.transaction(async (tx) => {
+      const [row] = await tx.query<{ workspace_id: string }>(
+        `DELETE FROM identity.api_keys WHERE hash = $1 AND organization_id = $2 RETURNING workspace_id::text`,
+        [hash, organizationId],
+      );
+      if (row) {
+        await deps.events.enqueue(tx, "identity.api_key.deleted.v1", { hash, organization_id: organizationId, workspace_id: row.workspace_id });
+      }
+      return row !== undefined;
+    }),
+  );
   if (!deleted) throw keyNotFound();
   deps.events.committed();
   deps.keyChanged?.(hash);

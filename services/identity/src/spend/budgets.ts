@@ -1,6 +1,7 @@
 import type { GuardrailBudget } from "@switchyard/contracts";
 import type { Db } from "@switchyard/runtime";
 import { guardrailLock } from "./holds.js";
+import { changingBindings } from "./memory-holds.js";
 
 /**
  * Writes what catalog says of each guardrail's budget: its limit and window and every key it binds, or its
@@ -8,7 +9,11 @@ import { guardrailLock } from "./holds.js";
  * holds being decided against the old budget and binds every one after it. Idempotent: catalog sends the
  * whole state, and sends it again when it is unsure identity has it.
  */
-export async function writeBudgets(db: Db, budgets: readonly GuardrailBudget[]): Promise<void> {
+export function writeBudgets(db: Db, budgets: readonly GuardrailBudget[]): Promise<void> {
+  return changingBindings(db, () => write(db, budgets));
+}
+
+async function write(db: Db, budgets: readonly GuardrailBudget[]): Promise<void> {
   const ordered = [...budgets].sort((a, b) => (a.guardrail_id < b.guardrail_id ? -1 : a.guardrail_id > b.guardrail_id ? 1 : 0));
   await db.transaction(async (tx) => {
     for (const budget of ordered) {

@@ -1,4 +1,5 @@
 import { toPico, picoToUsd, type Db, type Queryable } from "@switchyard/runtime";
+import { changingBindings } from "./memory-holds.js";
 
 /** What `total_credits` reads when the operator set no limit: the largest limit Switchyard takes, which never runs out. */
 export const noCreditLimit = 1e9;
@@ -21,8 +22,10 @@ export async function credits(db: Queryable, organizationId: string): Promise<{ 
  * share-lock the organization's row until they are: every hold after it is checked against the new limit.
  */
 export async function setCreditLimit(db: Db, organizationId: string, limit: number | null): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx.query(`SELECT 1 FROM identity.organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
-    await tx.query(`UPDATE identity.organizations SET credit_limit = $2 WHERE id = $1`, [organizationId, limit === null ? null : String(limit)]);
-  });
+  await changingBindings(db, () =>
+    db.transaction(async (tx) => {
+      await tx.query(`SELECT 1 FROM identity.organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
+      await tx.query(`UPDATE identity.organizations SET credit_limit = $2 WHERE id = $1`, [organizationId, limit === null ? null : String(limit)]);
+    }),
+  );
 }

@@ -1,5 +1,6 @@
 import type { HoldDecision, HoldRequest, LimitReset } from "@switchyard/contracts";
 import { metrics, picoToDecimal, toPico, type Db, type HoldFigures, type Queryable } from "@switchyard/runtime";
+import { expiredGraceMs, memoryHolds, type MemoryHolds } from "./memory-holds.js";
 import { holdIfUnbound, holdParams, insertHold, replaceHold } from "./unbound-holds.js";
 import { windowStart, windowStarts, type WindowStarts } from "./windows.js";
 
@@ -13,8 +14,11 @@ interface Standing {
   held: bigint;
 }
 
-/** The key's limit, its settled spend in the limit's window and what other requests hold; the key row is locked. */
-async function keyStanding(tx: Queryable, request: HoldRequest, starts: WindowStarts): Promise<Standing | undefined> {
+/**
+ * The key's limit, its settled spend in the limit's window and what other requests hold (in rows, and in
+ * `memory` on an embedded database); the key row is locked.
+ */
+async function keyStanding(tx: Queryable, request: HoldRequest, starts: WindowStarts, memory?: MemoryHolds): Promise<Standing | undefined> {
   const [row] = await tx.query<{ spend_limit: string | null; limit_reset: "daily" | "weekly" | "monthly" | null; include_byok_in_limit: boolean }>(
     `SELECT spend_limit::text, limit_reset, include_byok_in_limit FROM identity.api_keys WHERE hash = $1 FOR UPDATE`,
     [request.key_hash],
@@ -30,7 +34,8 @@ async function keyStanding(tx: Queryable, request: HoldRequest, starts: WindowSt
          WHERE key_hash = $1 AND expires_at > now() AND generation_id <> $4 AND (NOT is_byok OR $3))::text AS held`,
     [request.key_hash, windowStart(row.limit_reset, starts), row.include_byok_in_limit, request.generation_id],
   );
-  return { limitedBy: "key", guardrailId: null, limit: toPico(row.spend_limit), spent: toPico(sums!.spent), held: toPico(sums!.held) };
+  const inMemory = memory?.heldByKey(request.key_hash, request.generation_id, row.include_byok_in_limit) ?? 0n;
+  return { limitedBy: "key", guardrailId: null, limit: toPico(row.spend_limit), spent: toPico(sums!.spent), held: toPico(sums!.held) + inMemory };
 }
 
 interface Budget {
@@ -81,7 +86,7 @@ const organizationLock = (organizationId: string) => `switchyard.organization.${
  * holds are serialized by an advisory lock on its id, taken after the key's row and the guardrails' locks
  * by every request, so no two wait on each other in a cycle.
  */
-async function organizationStanding(tx: Queryable, request: HoldRequest): Promise<Standing | undefined> {
+async function organizationStanding(tx: Queryable, request: HoldRequest, memory?: MemoryHolds): Promise<Standing | undefined> {
   if (request.is_byok) return undefined;
   // Share-locked until the hold is written, as the one-statement path does: a limit being set waits for it.
   const [org] = await tx.query<{ id: string; credit_limit: string | null }>(
@@ -97,15 +102,17 @@ async function organizationStanding(tx: Queryable, request: HoldRequest): Promis
          WHERE organization_id = $1 AND expires_at > now() AND generation_id <> $2 AND NOT is_byok)::text AS held`,
     [org.id, request.generation_id],
   );
-  return { limitedBy: "organization", guardrailId: null, limit: toPico(org.credit_limit), spent: toPico(sums!.spent), held: toPico(sums!.held) };
+  const held = toPico(sums!.held) + (memory?.heldByOrganization(org.id, request.generation_id) ?? 0n);
+  return { limitedBy: "organization", guardrailId: null, limit: toPico(org.credit_limit), spent: toPico(sums!.spent), held };
 }
 
 /**
  * Reserves the worst case of one attempt, atomically against the key's limit and every guardrail budget
  * that binds the key: concurrent requests of one key (or one guardrail) are serialized here, so their holds
  * can never add up to more than what is left. Every request gets a hold, limited or not, so none reaches a
- * provider without a durable record here, and limits and budgets are read in the transaction that writes
- * it: one set a moment ago binds the next request, on every replica, with or without the bus.
+ * provider without a record here (a durable row, or memory on an embedded database: see `memory-holds.ts`),
+ * and limits and budgets are read in the transaction that writes it: one set a moment ago binds the next
+ * request, on every replica, with or without the bus.
  */
 export async function placeHold(db: Db, request: HoldRequest, now = new Date()): Promise<HoldDecision> {
   const decision = await decideHold(db, request, now);
@@ -114,16 +121,18 @@ export async function placeHold(db: Db, request: HoldRequest, now = new Date()):
 }
 
 async function decideHold(db: Db, request: HoldRequest, now: Date): Promise<HoldDecision> {
-  if (await holdIfUnbound(db, request)) return granted;
+  const memory = memoryHolds(db);
+  const unbound = (await memory?.hold(db, request)) ?? (await holdIfUnbound(db, request));
+  if (unbound) return granted;
   const amount = toPico(request.amount_usd);
   const starts = windowStarts(now);
-  return db.transaction(async (tx) => {
+  const decision = await db.transaction(async (tx) => {
     const standings: Standing[] = [];
-    const key = await keyStanding(tx, request, starts);
+    const key = await keyStanding(tx, request, starts, memory);
     if (key) standings.push(key);
     const budgets = await budgetsOf(tx, request);
     for (const budget of budgets) standings.push(await budgetStanding(tx, request, budget, starts));
-    const organization = await organizationStanding(tx, request);
+    const organization = await organizationStanding(tx, request, memory);
     if (organization) standings.push(organization);
     for (const s of standings) {
       const remaining = s.limit - s.spent - s.held;
@@ -134,20 +143,28 @@ async function decideHold(db: Db, request: HoldRequest, now: Date): Promise<Hold
     await tx.query(`${insertHold} ${replaceHold}`, holdParams(request, budgets.map((b) => b.guardrail_id)));
     return granted;
   });
+  // The row replaces what an earlier attempt of the generation held in memory.
+  if (decision.granted) memory?.drop([request.generation_id]);
+  return decision;
 }
 
 /** Frees a generation's hold at once: it ended before anything could be charged. */
 export async function releaseHold(db: Queryable, generationId: string): Promise<boolean> {
+  const inMemory = memoryHolds(db)?.drop([generationId]) ?? 0;
   const rows = await db.query(`DELETE FROM identity.holds WHERE generation_id = $1 RETURNING 1`, [generationId]);
-  if (rows.length > 0) metrics.holds.inc({ service: "identity", outcome: "released" });
-  return rows.length > 0;
+  const released = rows.length > 0 || inMemory > 0;
+  if (released) metrics.holds.inc({ service: "identity", outcome: "released" });
+  return released;
 }
 
 /** Expired holds count for nothing already; this only keeps the table small. */
 export async function deleteExpiredHolds(db: Queryable): Promise<number> {
-  const rows = await db.query(`DELETE FROM identity.holds WHERE expires_at < now() - interval '1 minute' RETURNING 1`);
-  if (rows.length > 0) metrics.holds.inc({ service: "identity", outcome: "expired" }, rows.length);
-  return rows.length;
+  const rows = await db.query(`DELETE FROM identity.holds WHERE expires_at < now() - make_interval(secs => $1::double precision / 1000) RETURNING 1`, [
+    expiredGraceMs,
+  ]);
+  const deleted = rows.length + (memoryHolds(db)?.dropExpired() ?? 0);
+  if (deleted > 0) metrics.holds.inc({ service: "identity", outcome: "expired" }, deleted);
+  return deleted;
 }
 
 /** Holds still in the table: within their deadline, or past it and never settled (what a leak looks like). */
@@ -155,5 +172,6 @@ export async function openHolds(db: Queryable): Promise<HoldFigures> {
   const [row] = await db.query<{ active: number; expired: number }>(
     `SELECT count(*) FILTER (WHERE expires_at > now())::int AS active, count(*) FILTER (WHERE expires_at <= now())::int AS expired FROM identity.holds`,
   );
-  return { active: row?.active ?? 0, expired: row?.expired ?? 0 };
+  const inMemory = memoryHolds(db)?.counts() ?? { active: 0, expired: 0 };
+  return { active: (row?.active ?? 0) + inMemory.active, expired: (row?.expired ?? 0) + inMemory.expired };
 }

@@ -3,6 +3,7 @@ import { metrics, watchHolds, type Bus, type Db, type Logger, type Queryable, ty
 import { schema } from "../migrations.js";
 import { timingBucket } from "../activity/timings.js";
 import { openHolds } from "./holds.js";
+import { memoryHolds } from "./memory-holds.js";
 
 export const ledgerConsumer = "identity_ledger";
 export const chargedSubjects = [
@@ -109,7 +110,8 @@ export async function recordCharges(db: Queryable, events: readonly Charged[]): 
      SELECT (SELECT count(*) FROM entry)::int AS charged, (SELECT count(*) FROM settled)::int AS settled`,
     [JSON.stringify(rows)],
   );
-  if (result?.settled) metrics.holds.inc({ service: "identity", outcome: "settled" }, result.settled);
+  const settled = (result?.settled ?? 0) + (memoryHolds(db)?.drop(rows.map((row) => row.generation_id)) ?? 0);
+  if (settled > 0) metrics.holds.inc({ service: "identity", outcome: "settled" }, settled);
   return result?.charged ?? 0;
 }
 

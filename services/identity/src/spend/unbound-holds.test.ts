@@ -18,10 +18,19 @@ afterAll(async () => {
   await db?.close();
 });
 
-/** The database with every statement's text noted: a Db of its own, so it gets a batcher of its own. */
+/**
+ * The database with every statement's text noted: a Db of its own, so it gets a batcher of its own. It
+ * calls itself Postgres: on an embedded database unbound holds live in memory (see memory-holds.ts), and
+ * these tests are of the rows replicas share, written by the same statements on both.
+ */
 function counted() {
   const statements: string[] = [];
-  const wrapped: Db = { ...db, query: (text, params) => (statements.push(text), db.query(text, params)), transaction: (fn) => db.transaction(fn) };
+  const wrapped: Db = {
+    ...db,
+    kind: "postgres",
+    query: (text, params) => (statements.push(text), db.query(text, params)),
+    transaction: (fn) => db.transaction(fn),
+  };
   return { wrapped, batches: () => statements.filter((text) => text.includes("jsonb_to_recordset")).length };
 }
 
