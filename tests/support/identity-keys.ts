@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { EventEnvelope, HoldRequest } from "@switchyard/contracts";
 import type { Queryable } from "@switchyard/runtime";
 
 /**
@@ -24,3 +25,36 @@ export async function organizationWithKeys(db: Queryable, keys: ReadonlyArray<re
   }
   return { organization, workspace };
 }
+
+/** A hold request of a key for `amount` USD, a new generation's, for a minute. */
+export const holdRequest = (key: string, amount: string, extra: Partial<HoldRequest> = {}): HoldRequest => ({
+  generation_id: `gen-${randomUUID()}`,
+  key_hash: key,
+  amount_usd: amount,
+  is_byok: false,
+  ttl_ms: 60_000,
+  ...extra,
+});
+
+/** A completed chat generation's charge, as inference reports it: one prompt and one completion token for `cost` USD. */
+export const chargeEvent = (
+  charged: { generation_id: string; key_hash: string; organization_id: string; workspace_id: string },
+  cost: string,
+): EventEnvelope<"inference.generation.completed.v1"> => ({
+  id: randomUUID(),
+  subject: "inference.generation.completed.v1",
+  occurred_at: new Date().toISOString(),
+  data: {
+    ...charged,
+    guardrail_ids: [],
+    model: "spend/cent",
+    provider: "alpha",
+    status: "completed",
+    streamed: false,
+    prompt_tokens: 1,
+    completion_tokens: 1,
+    usage_estimated: false,
+    cost_usd: cost,
+    is_byok: false,
+  },
+});

@@ -4,6 +4,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { expect } from "vitest";
 import { eventually } from "./eventually.js";
+import { chargeEvent } from "./identity-keys.js";
 import type { FakeProvider } from "./fake-provider.js";
 import type { TestGateway } from "./gateway.js";
 
@@ -175,27 +176,8 @@ export async function chargesOnceHoweverDelivered(d: SpendDriver, nats: { url: s
   const { data, newKey, keyRecord } = spendHelpers(d);
   const { key, hash } = await newKey();
   const me = data(await d.call("GET", "/key", undefined, key));
-  const charge = (generationId: string, cost: string): EventEnvelope<"inference.generation.completed.v1"> => ({
-    id: randomUUID(),
-    subject: "inference.generation.completed.v1",
-    occurred_at: new Date().toISOString(),
-    data: {
-      generation_id: generationId,
-      key_hash: hash,
-      organization_id: String(me.organization_id),
-      workspace_id: String(me.workspace_id),
-      guardrail_ids: [],
-      model: "spend/cent",
-      provider: "alpha",
-      status: "completed",
-      streamed: false,
-      prompt_tokens: 1,
-      completion_tokens: 1,
-      usage_estimated: false,
-      cost_usd: cost,
-      is_byok: false,
-    },
-  });
+  const charge = (generationId: string, cost: string) =>
+    chargeEvent({ generation_id: generationId, key_hash: hash, organization_id: String(me.organization_id), workspace_id: String(me.workspace_id) }, cost);
   const nc = await connect({ servers: nats.url });
   try {
     const js = jetstream(nc);

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { EventEnvelope, HoldRequest } from "@switchyard/contracts";
+import type { HoldRequest } from "@switchyard/contracts";
 import { migrate, openPglite, outboxSink, type Db } from "@switchyard/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { organizationWithKeys } from "../../../../tests/support/identity-keys.js";
+import { chargeEvent, holdRequest as request, organizationWithKeys } from "../../../../tests/support/identity-keys.js";
 import { updateKey } from "../keys/service.js";
 import { migrations, schema } from "../migrations.js";
 import { writeBudgets } from "./budgets.js";
@@ -27,41 +27,12 @@ function counted() {
   return { wrapped, statements };
 }
 
-const request = (key: string, amount: string, extra: Partial<HoldRequest> = {}): HoldRequest => ({
-  generation_id: `gen-${randomUUID()}`,
-  key_hash: key,
-  amount_usd: amount,
-  is_byok: false,
-  ttl_ms: 60_000,
-  ...extra,
-});
-
 const newKey = () => randomUUID().replaceAll("-", "").repeat(2);
 const rowsOf = async (key: string) => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM identity.holds WHERE key_hash = $1`, [key]))[0]!.n;
 const keyDeps = (wrapped: Db) => ({ db: wrapped, events: outboxSink(schema, { wake() {} }) });
 
-const charge = (hold: HoldRequest, organization: string, cost: string): EventEnvelope<"inference.generation.completed.v1"> => ({
-  id: randomUUID(),
-  subject: "inference.generation.completed.v1",
-  occurred_at: new Date().toISOString(),
-  data: {
-    generation_id: hold.generation_id,
-    key_hash: hold.key_hash,
-    organization_id: organization,
-    workspace_id: randomUUID(),
-    guardrail_ids: [],
-    model: "vendor/model",
-    provider: "vendor",
-    status: "completed",
-    streamed: false,
-    prompt_tokens: 1,
-    completion_tokens: 1,
-    usage_estimated: false,
-    cost_usd: cost,
-    is_byok: false,
-    finish_reason: "stop",
-  },
-});
+const charge = (hold: HoldRequest, organization: string, cost: string) =>
+  chargeEvent({ generation_id: hold.generation_id, key_hash: hold.key_hash, organization_id: organization, workspace_id: randomUUID() }, cost);
 
 describe("unbound holds on an embedded database", () => {
   it("holds an unlimited key's requests in memory: one read of its binding, then no statement at all", async () => {

@@ -1,9 +1,7 @@
-import { randomUUID } from "node:crypto";
-import type { HoldRequest } from "@switchyard/contracts";
 import { migrate, openPglite, type Db } from "@switchyard/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations, schema } from "../migrations.js";
-import { organizationWithKeys } from "../../../../tests/support/identity-keys.js";
+import { holdRequest as request, organizationWithKeys } from "../../../../tests/support/identity-keys.js";
 import { placeHold } from "./holds.js";
 
 const [unlimited, limited] = ["e".repeat(64), "f".repeat(64)];
@@ -33,15 +31,6 @@ function counted() {
   };
   return { wrapped, batches: () => statements.filter((text) => text.includes("jsonb_to_recordset")).length };
 }
-
-const request = (key: string, amount: string, extra: Partial<HoldRequest> = {}): HoldRequest => ({
-  generation_id: `gen-${randomUUID()}`,
-  key_hash: key,
-  amount_usd: amount,
-  is_byok: false,
-  ttl_ms: 60_000,
-  ...extra,
-});
 
 const heldAmounts = async (ids: readonly string[]) =>
   Object.fromEntries(
