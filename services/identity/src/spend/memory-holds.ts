@@ -14,9 +14,10 @@ import { toPico, type Queryable } from "@switchyard/runtime";
  * Whether a key is unbound is read once and remembered until a write that could change it (a key's limit,
  * a credit limit, a budget). Such a write forgets everything remembered when it starts and when it ends,
  * and while it runs nothing is remembered or trusted: those requests take the database's path. A read
- * that began before a change and ends after its start is not trusted either (the version moved), so a
- * request is held in memory only on a decision no change has overtaken. On PGlite a statement waits for
- * an open transaction, so a read that ends after a change began reads what the change committed.
+ * that began before a change and ends after the change began is not trusted either (the version moved).
+ * A read that begins after a change ended reads what it committed, also when the change joined a
+ * transaction still open (catalog's, writing a budget): on PGlite a statement waits for an open transaction.
+ * So a request is held in memory only on a decision no change has overtaken.
  */
 
 interface Hold {
@@ -142,6 +143,7 @@ export class MemoryHolds {
     return dropped;
   }
 
+  /** Holds within their deadline, and past it but not yet forgotten (never settled), as `openHolds` reports them. */
   counts(): { active: number; expired: number } {
     const now = this.now();
     let active = 0;
