@@ -1,5 +1,6 @@
 import type { HoldRequest } from "@switchyard/contracts";
 import { toPico, type Queryable } from "@switchyard/runtime";
+import { boundSql } from "./unbound-holds.js";
 
 /**
  * Unbound holds of an embedded database (PGlite), kept in this process's memory instead of in rows.
@@ -41,16 +42,11 @@ const maxBindings = 10_000;
 /** Expired holds count for nothing; they are forgotten this long after expiring, as their rows are deleted. */
 export const expiredGraceMs = 60_000;
 
+const bound = (byok: string) => boundSql({ key: "k", hash: "k.hash", organization: "o", byok });
+
 const readBinding = async (db: Queryable, keyHash: string): Promise<Binding | undefined> => {
   const [row] = await db.query<{ organization_id: string; bound: boolean; bound_byok: boolean }>(
-    `SELECT k.organization_id::text,
-       k.spend_limit IS NOT NULL OR o.credit_limit IS NOT NULL OR EXISTS (
-         SELECT 1 FROM identity.guardrail_budget_keys bk JOIN identity.guardrail_budgets b USING (guardrail_id) WHERE bk.key_hash = k.hash
-       ) AS bound,
-       (k.spend_limit IS NOT NULL AND k.include_byok_in_limit) OR EXISTS (
-         SELECT 1 FROM identity.guardrail_budget_keys bk JOIN identity.guardrail_budgets b USING (guardrail_id)
-         WHERE bk.key_hash = k.hash AND b.include_byok
-       ) AS bound_byok
+    `SELECT k.organization_id::text, ${bound("false")} AS bound, ${bound("true")} AS bound_byok
      FROM identity.api_keys k LEFT JOIN identity.organizations o ON o.id = k.organization_id WHERE k.hash = $1`,
     [keyHash],
   );

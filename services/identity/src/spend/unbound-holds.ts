@@ -27,6 +27,19 @@ export const holdParams = (request: HoldRequest, guardrailIds: string[]) => [
 ];
 
 /**
+ * Whether a limit applies to a request, as SQL: the key's limit (`key`, a row of `identity.api_keys`; BYOK
+ * spend only when the key says so), a guardrail budget binding the key's `hash` (likewise), or the credit
+ * limit of its `organization` (a row of `identity.organizations`; never BYOK spend), for a request whose BYOK
+ * flag is `byok`. Rows not found are NULL and bind nothing. Every path that decides whether a request is
+ * unbound asks this: `holdOne`, `holdMany` and the memory holds' `readBinding`.
+ */
+export const boundSql = (row: { key: string; hash: string; organization: string; byok: string }) => `(
+  (${row.key}.spend_limit IS NOT NULL AND (NOT ${row.byok} OR ${row.key}.include_byok_in_limit))
+  OR EXISTS (SELECT 1 FROM identity.guardrail_budget_keys bk JOIN identity.guardrail_budgets b USING (guardrail_id)
+             WHERE bk.key_hash = ${row.hash} AND (NOT ${row.byok} OR b.include_byok))
+  OR (${row.organization}.credit_limit IS NOT NULL AND NOT ${row.byok}))`;
+
+/**
  * One request's hold when no limit applies: a key without a limit that no budget binds, in an organization
  * without a credit limit. One statement writes it unless one applies, under share locks on the key's and the
  * organization's rows, so a limit being set waits for it and then finds it among the holds.
@@ -35,16 +48,14 @@ const holdOne = async (db: Queryable, request: HoldRequest): Promise<boolean> =>
   (
     await db.query(
       `WITH key AS (
-         SELECT spend_limit IS NOT NULL AND (NOT $5 OR include_byok_in_limit) AS limited, organization_id FROM identity.api_keys WHERE hash = $2 FOR SHARE
-       ), budget AS (
-         SELECT 1 FROM identity.guardrail_budget_keys k JOIN identity.guardrail_budgets b USING (guardrail_id)
-         WHERE k.key_hash = $2 AND (NOT $5 OR b.include_byok) LIMIT 1
+         SELECT spend_limit, include_byok_in_limit, organization_id FROM identity.api_keys WHERE hash = $2 FOR SHARE
        ), credits AS (
-         SELECT credit_limit IS NOT NULL AND NOT $5 AS limited FROM identity.organizations
-         WHERE id = (SELECT organization_id FROM key) FOR KEY SHARE
+         SELECT credit_limit FROM identity.organizations WHERE id = (SELECT organization_id FROM key) FOR KEY SHARE
        )
        ${insertHold}
-       WHERE NOT EXISTS (SELECT 1 FROM key WHERE limited) AND NOT EXISTS (SELECT 1 FROM budget) AND NOT EXISTS (SELECT 1 FROM credits WHERE limited)
+       WHERE NOT EXISTS (
+         SELECT 1 FROM (SELECT 1) AS one LEFT JOIN key k ON true LEFT JOIN credits c ON true
+         WHERE ${boundSql({ key: "k", hash: "$2", organization: "c", byok: "$5" })})
        ${replaceHold}
        RETURNING 1`,
       holdParams(request, []),
@@ -71,21 +82,16 @@ async function holdMany(db: Queryable, requests: readonly HoldRequest[]): Promis
        SELECT * FROM jsonb_to_recordset($1::jsonb)
          AS r(generation_id text, key_hash text, amount numeric, is_byok boolean, ttl_ms double precision, owner text, lease_ms double precision)
      ), key AS (
-       SELECT hash, spend_limit IS NOT NULL AS has_limit, include_byok_in_limit, organization_id FROM identity.api_keys
+       SELECT hash, spend_limit, include_byok_in_limit, organization_id FROM identity.api_keys
        WHERE hash IN (SELECT key_hash FROM request) FOR SHARE
      ), credits AS (
-       SELECT id, credit_limit IS NOT NULL AS has_limit FROM identity.organizations
-       WHERE id IN (SELECT organization_id FROM key) FOR KEY SHARE
+       SELECT id, credit_limit FROM identity.organizations WHERE id IN (SELECT organization_id FROM key) FOR KEY SHARE
      )
      INSERT INTO identity.holds (generation_id, key_hash, guardrail_ids, amount, is_byok, expires_at, owner, lease_until, organization_id)
      SELECT r.generation_id, r.key_hash, '{}'::text[], r.amount, r.is_byok, now() + make_interval(secs => r.ttl_ms / 1000), r.owner,
        now() + make_interval(secs => r.lease_ms / 1000), k.organization_id
      FROM request r JOIN key k ON k.hash = r.key_hash LEFT JOIN credits c ON c.id = k.organization_id
-     WHERE NOT (k.has_limit AND (NOT r.is_byok OR k.include_byok_in_limit))
-       AND NOT EXISTS (
-         SELECT 1 FROM identity.guardrail_budget_keys bk JOIN identity.guardrail_budgets b USING (guardrail_id)
-         WHERE bk.key_hash = r.key_hash AND (NOT r.is_byok OR b.include_byok))
-       AND NOT (coalesce(c.has_limit, false) AND NOT r.is_byok)
+     WHERE NOT ${boundSql({ key: "k", hash: "r.key_hash", organization: "c", byok: "r.is_byok" })}
      ${replaceHold}
      RETURNING generation_id`,
     [JSON.stringify(rows)],
