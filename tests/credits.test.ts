@@ -31,7 +31,7 @@ const credits = async (key?: string) => {
 const setCredits = (total_credits: unknown, key?: string) => gw.call("PUT", "/credits", { body: { total_credits }, ...(key ? { key } : {}) });
 
 describe("credits", () => {
-  it("reads no limit as the largest one, for any key, and answers @openrouter/sdk's credits method, which validates it", async () => {
+  it("reads no limit as the largest one, for every key, and answers @openrouter/sdk's credits method, which validates it", async () => {
     const { key } = await h.newKey();
     expect(await credits()).toEqual({ total_credits: 1e9, total_usage: 0 });
     expect(await credits(key)).toEqual({ total_credits: 1e9, total_usage: 0 });

@@ -148,7 +148,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   // keeps the outbox as small as its backlog. (The bus keeps the events themselves: NATS streams for a week.)
   const markPublished = async (ids: string[]) => {
     if (ids.length === 0) return;
-    await db.query(`DELETE FROM ${schema}.outbox WHERE id = ANY($1::uuid[])`, [ids]);
+    await db.query(`DELETE FROM ${schema}.outbox WHERE id IN (SELECT unnest($1::uuid[]))`, [ids]);
   };
 
   /** Releases rows that could not be published so the poll takes them again, in order; the first one counts an attempt. */
@@ -156,7 +156,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     await db.query(
       `UPDATE ${schema}.outbox SET attempts = attempts + CASE WHEN id = $1 THEN 1 ELSE 0 END,
          last_error = CASE WHEN id = $1 THEN $2 ELSE last_error END, claimed_until = NULL
-       WHERE id = ANY($3::uuid[])`,
+       WHERE id IN (SELECT unnest($3::uuid[]))`,
       [ids[0], error instanceof Error ? error.message : String(error), ids],
     );
   };

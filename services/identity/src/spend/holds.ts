@@ -62,7 +62,7 @@ async function budgetsOf(tx: Queryable, request: HoldRequest): Promise<Budget[]>
   // BYOK spend counts only against the budgets that say so.
   return tx.query<Budget>(
     `SELECT guardrail_id, limit_usd::text, reset_interval, include_byok FROM identity.guardrail_budgets
-     WHERE guardrail_id = ANY($1::text[]) AND (NOT $2 OR include_byok) ORDER BY guardrail_id`,
+     WHERE guardrail_id IN (SELECT unnest($1::text[])) AND (NOT $2 OR include_byok) ORDER BY guardrail_id`,
     [ids.map((r) => r.guardrail_id), request.is_byok],
   );
 }
