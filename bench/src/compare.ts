@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { Pool } from "undici";
 import { chatLoad, emptyTally, type ChatTally } from "./chat-load.js";
 import { cleanup, cleanupOnSignals, onCleanup } from "./cleanup.js";
-import { benchConfig, type CompareTargetName } from "./config.js";
+import { baselineChild, benchConfig, type CompareTargetName } from "./config.js";
 import { measureRoutingCost, routingGoal } from "./routing-cost.js";
-import { checkGoals, cpuVsChat, signedPercent, verdict } from "./goals.js";
+import { checkGoals, cpuVsBaseline, cpuVsChat, signedPercent, verdict } from "./goals.js";
 import { markdown, percentile } from "./measure.js";
 import { apiNames, dialects, modesOf, planLabel, planMode as mode, servesDialect, skippedTargets, type ChatPlan } from "./plans.js";
 import { startPortkeyTarget } from "./portkey-target.js";
@@ -65,8 +65,9 @@ async function startTargets(dir: string, upstream: { url: string; pid: number },
         console.log(`NOTE: standalone-pg skipped: Postgres is unreachable (${String(error)})`);
       });
       if (!database) continue;
-      target = await startStandaloneTarget(catalogPath, join(dir, "standalone-pg"), database);
+      target = await startStandaloneTarget(catalogPath, join(dir, "standalone-pg"), { database });
     }
+    if (name === "baseline") target = await startStandaloneTarget(catalogPath, join(dir, "baseline"), { baseline: baselineChild(config.baselineDir) });
     if (name === "portkey") target = await startPortkeyTarget(upstream.url);
     if (name === "topology") {
       const topology = await startTopologyTarget(catalogPath, join(dir, "topology"));
@@ -189,6 +190,8 @@ function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measu
     cpu_ms_per_request: perRequest(m.cpuMs),
     /** Rows of other dialects than chat: CPU per request against the same target's chat row of this mode and concurrency (0.04 is 4% more); filled in once every plan has run. */
     cpu_vs_chat: undefined as number | undefined,
+    /** Standalone rows, when the `baseline` target ran: CPU per request against its row of the same plan (-0.08 is 8% less). */
+    cpu_vs_baseline: undefined as number | undefined,
     backend_cpu_ms_per_request: perRequest(m.backendCpuMs),
     upstream_cpu_ms_per_request: perRequest(m.upstreamCpuMs),
     client_cpu_ms_per_request: perRequest(m.clientCpuMs),
@@ -202,28 +205,36 @@ function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measu
 type Row = ReturnType<typeof row>;
 
 const dash = (value: number | undefined) => value ?? "-";
+/** A row as the printed table shows it. */
+const columns = (r: Row) => ({
+  target: r.target,
+  dialect: r.dialect,
+  prompt: r.prompt ?? "-",
+  mode: r.mode,
+  c: r.concurrency,
+  requests: r.requests,
+  errors: r.errors,
+  "req/s": r.rps,
+  "p50 ms": r.p50_ms,
+  "p99 ms": r.p99_ms,
+  "added p50 ms": dash(r.added_p50_ms),
+  "added p99 ms": dash(r.added_p99_ms),
+  "TTFB p50 ms": dash(r.ttfb_p50_ms),
+  "added TTFB p50 ms": dash(r.added_ttfb_p50_ms),
+  "CPU ms/req": r.cpu_ms_per_request,
+  "CPU vs chat": r.cpu_vs_chat === undefined ? "-" : signedPercent(r.cpu_vs_chat),
+  "backend CPU ms/req": r.backend_cpu_ms_per_request,
+  "peak RSS MB": r.peak_rss_mb,
+});
+
+/** The rows as a markdown table; a run with a `baseline` gets its column. */
 const table = (rows: Row[]) =>
   markdown(
-    rows.map((r) => ({
-      target: r.target,
-      dialect: r.dialect,
-      prompt: r.prompt ?? "-",
-      mode: r.mode,
-      c: r.concurrency,
-      requests: r.requests,
-      errors: r.errors,
-      "req/s": r.rps,
-      "p50 ms": r.p50_ms,
-      "p99 ms": r.p99_ms,
-      "added p50 ms": dash(r.added_p50_ms),
-      "added p99 ms": dash(r.added_p99_ms),
-      "TTFB p50 ms": dash(r.ttfb_p50_ms),
-      "added TTFB p50 ms": dash(r.added_ttfb_p50_ms),
-      "CPU ms/req": r.cpu_ms_per_request,
-      "CPU vs chat": r.cpu_vs_chat === undefined ? "-" : signedPercent(r.cpu_vs_chat),
-      "backend CPU ms/req": r.backend_cpu_ms_per_request,
-      "peak RSS MB": r.peak_rss_mb,
-    })),
+    rows.map((r) =>
+      rows.some((other) => other.target === "baseline")
+        ? { ...columns(r), "CPU vs baseline": r.cpu_vs_baseline === undefined ? "-" : signedPercent(r.cpu_vs_baseline) }
+        : columns(r),
+    ),
   );
 
 async function main() {
@@ -262,12 +273,19 @@ async function main() {
     rows.push(...planRows);
     const summary = planRows.map((r) => {
       const vsChat = cpuVsChat(r, rows);
-      const cpu = plan.dialect === "chat" ? "" : ` cpu ${r.cpu_ms_per_request.toFixed(3)} ms/req${vsChat === undefined ? "" : ` cpu vs chat ${signedPercent(vsChat)}`}`;
+      const vsBaseline = cpuVsBaseline(r, rows);
+      const cpu =
+        plan.dialect === "chat" && vsBaseline === undefined
+          ? ""
+          : ` cpu ${r.cpu_ms_per_request.toFixed(3)} ms/req${vsChat === undefined ? "" : ` cpu vs chat ${signedPercent(vsChat)}`}${vsBaseline === undefined ? "" : ` cpu vs baseline ${signedPercent(vsBaseline)}`}`;
       return `${r.target} p50 ${r.p50_ms.toFixed(2)} ms ${r.rps.toFixed(0)} req/s${cpu}${r.errors ? ` ${r.errors} errors` : ""}`;
     });
     console.log(`${planLabel(plan)} (${((performance.now() - planStarted) / 1000).toFixed(0)} s): ${summary.join("; ")}`);
   }
-  for (const r of rows) r.cpu_vs_chat = cpuVsChat(r, rows);
+  for (const r of rows) {
+    r.cpu_vs_chat = cpuVsChat(r, rows);
+    r.cpu_vs_baseline = cpuVsBaseline(r, rows);
+  }
 
   console.log(`\n${table(rows)}\n`);
   const goals = [...checkGoals(rows, startRssMb), routingGoal(routing)];

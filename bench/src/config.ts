@@ -1,4 +1,6 @@
 /** Benchmark knobs, read once. Nothing else in the benchmarks reads the environment. */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { defaultPlans, parsePlans } from "./plans.js";
 
 const env = process.env;
@@ -8,12 +10,25 @@ const number = (name: string, fallback: number) => {
   return value;
 };
 
+/**
+ * The gateway child of the checkout in `dir`, built (`bench/dist/gateway-child.js`), which the `baseline`
+ * target runs: another build of Switchyard standalone, measured in the same run, slot for slot, as this one.
+ */
+export function baselineChild(dir: string | undefined): string {
+  if (!dir) throw new Error("BENCH_TARGETS has baseline: set BENCH_BASELINE_DIR to another checkout of Switchyard, built");
+  const child = resolve(dir, "bench/dist/gateway-child.js");
+  if (!existsSync(child)) throw new Error(`BENCH_BASELINE_DIR: ${child} is missing; build that checkout first (npm ci && npx turbo run build)`);
+  return child;
+}
+
 const replicas = (text: string): 1 | 2 => {
   if (text !== "1" && text !== "2") throw new Error(`BENCH_TOPOLOGY_INFERENCE_REPLICAS must be 1 or 2, not ${text}`);
   return text === "1" ? 1 : 2;
 };
 
-export const compareTargetNames = ["direct", "standalone", "standalone-pg", "topology", "portkey"] as const;
+/** What `npm run bench` can measure; `baseline` runs only when asked (it needs `BENCH_BASELINE_DIR`). */
+export const compareTargetNames = ["direct", "standalone", "standalone-pg", "topology", "portkey", "baseline"] as const;
+const defaultTargets = compareTargetNames.filter((name) => name !== "baseline");
 export type CompareTargetName = (typeof compareTargetNames)[number];
 
 export const benchConfig = {
@@ -45,7 +60,7 @@ export const benchConfig = {
     startupWarmupRequests: number("BENCH_STARTUP_WARMUP_REQUESTS", 6000),
     /** `[dialect:]mode:concurrency` (see plans.ts, which also says which targets each dialect's plans run against). */
     plans: parsePlans(env.BENCH_CHAT_PLANS ?? defaultPlans),
-    targets: (env.BENCH_TARGETS ?? compareTargetNames.join(",")).split(",").map((name) => {
+    targets: (env.BENCH_TARGETS ?? defaultTargets.join(",")).split(",").map((name) => {
       const target = compareTargetNames.find((known) => known === name.trim());
       if (!target) throw new Error(`BENCH_TARGETS: unknown target ${name} (known: ${compareTargetNames.join(", ")})`);
       return target;
@@ -56,6 +71,8 @@ export const benchConfig = {
      * process to every slot's scheduling (see bench/README.md for the figures of both).
      */
     topologyInferenceReplicas: replicas(env.BENCH_TOPOLOGY_INFERENCE_REPLICAS ?? "1"),
+    /** The checkout whose standalone the `baseline` target runs (see `baselineChild`). */
+    baselineDir: env.BENCH_BASELINE_DIR,
     /** The Postgres server the topology and standalone-pg targets make their databases on (fresh ones per run, dropped at the end). */
     databaseUrl: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     natsUrl: env.NATS_URL ?? "nats://127.0.0.1:4222",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkGoals, cpuVsChat, geometricMean, signedPercent, verdict, type GoalRow } from "./goals.js";
+import { checkGoals, cpuVsBaseline, cpuVsChat, geometricMean, signedPercent, verdict, type GoalRow } from "./goals.js";
 
 /** Chat rows of the one-message body: each target's CPU per request at (mode, concurrency). */
 const chatCpu: Record<string, Record<string, number>> = {
@@ -326,5 +326,21 @@ describe("CPU against chat", () => {
 
   it("prints a sign and one decimal of a percent", () => {
     expect([0.04, -0.123, 0, -0.0004, 0.1, 0.1034].map(signedPercent)).toEqual(["+4.0%", "-12.3%", "+0.0%", "+0.0%", "+10.0%", "+10.3%"]);
+  });
+});
+
+describe("standalone against another build of it (baseline)", () => {
+  const row = (target: string, cpu: number, extra: Partial<GoalRow> = {}): GoalRow => ({ target, mode: "buffered", concurrency: 10, cpu_ms_per_request: cpu, ...extra });
+
+  it("compares a standalone row with the baseline row of the same plan, dialect and prompt size", () => {
+    const all = [row("standalone", 0.46), row("baseline", 0.5), row("standalone", 3, { prompt: "256k" }), row("baseline", 2.4, { prompt: "256k" }), row("baseline", 9, { dialect: "embeddings" })];
+    expect(signedPercent(cpuVsBaseline(all[0]!, all)!)).toBe("-8.0%");
+    expect(signedPercent(cpuVsBaseline(all[2]!, all)!)).toBe("+25.0%");
+  });
+
+  it("has no figure for other targets, or when no baseline row of that plan ran", () => {
+    const all = [row("standalone", 0.46), row("topology", 1), row("baseline", 0.5, { concurrency: 1 })];
+    expect(cpuVsBaseline(all[0]!, all)).toBeUndefined();
+    expect(cpuVsBaseline(all[1]!, [...all, row("baseline", 0.5)])).toBeUndefined();
   });
 });

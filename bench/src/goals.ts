@@ -59,6 +59,17 @@ export function cpuVsChat(row: GoalRow, rows: readonly GoalRow[]): number | unde
   return row.cpu_ms_per_request / chat.cpu_ms_per_request - 1;
 }
 
+/**
+ * A standalone row's CPU per request against the `baseline` row of the same plan (another build, measured in
+ * the same run), as a fraction (-0.08 is 8% less); undefined for other rows and when no baseline ran.
+ */
+export function cpuVsBaseline(row: GoalRow, rows: readonly GoalRow[]): number | undefined {
+  if (row.target !== "standalone") return undefined;
+  const baseline = find(rows, "baseline", row.mode, row.concurrency, dialectOf(row), row.prompt);
+  if (!baseline || baseline.cpu_ms_per_request <= 0) return undefined;
+  return row.cpu_ms_per_request / baseline.cpu_ms_per_request - 1;
+}
+
 /** `+4.0%`, `-12.3%`: a fraction from `cpuVsChat` as printed (one decimal, so `+10.3%` does not read as within 10%). */
 export const signedPercent = (fraction: number) => {
   const percent = Math.round(fraction * 1000) / 10;

@@ -114,6 +114,10 @@ describe("targets of a dialect", () => {
     expect(targets.filter((t) => servesDialect(t, "messages"))).toEqual(["direct", "standalone", "standalone-pg", "topology"]);
   });
 
+  it("runs every dialect on another build of standalone (baseline), as on standalone", () => {
+    for (const dialect of ["chat", "responses", "messages", "embeddings"] as const) expect(servesDialect("baseline", dialect)).toBe(servesDialect("standalone", dialect));
+  });
+
   it("runs embeddings on Switchyard's targets and on direct calls, whose upstream answers /embeddings", () => {
     expect(targets.filter((t) => servesDialect(t, "embeddings"))).toEqual(["direct", "standalone", "standalone-pg", "topology"]);
     expect(skippedTargets(parsePlans("buffered:10,embeddings:buffered:10"), targets)).toEqual([

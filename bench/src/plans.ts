@@ -93,7 +93,7 @@ export const planMode = (plan: Pick<ChatPlan, "stream">) => (plan.stream ? "stre
 export const planLabel = (plan: ChatPlan) =>
   `${plan.dialect === "chat" ? "" : `${plan.dialect}:`}${planMode(plan)}:${plan.concurrency}${plan.prompt ? `:${plan.prompt}` : ""}`;
 
-const switchyardTargets = ["standalone", "standalone-pg", "topology"];
+const switchyardTargets = ["standalone", "standalone-pg", "topology", "baseline"];
 
 /**
  * The targets each dialect other than chat runs against (chat runs against all). Responses: Switchyard's only,

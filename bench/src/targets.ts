@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { CompareTargetName } from "./config.js";
 import { benchConfig } from "./config.js";
 import type { ChatEndpoint } from "./chat-load.js";
@@ -22,10 +23,11 @@ export interface Target extends ChatEndpoint {
 
 /**
  * The environment for a process the benchmark starts: the benchmark's own, less what would point the
- * process elsewhere than the benchmark decides (databases, buses, object storage, ports, preloads).
+ * process elsewhere than the benchmark decides (databases, buses, object storage, ports, preloads), and
+ * the run's own settings (a baseline checkout's older code may not know every target or plan).
  */
 export function childEnv(extra: Record<string, string>): Record<string, string | undefined> {
-  const dropped = /^(DATABASE_URL|NATS_|S3_|SWITCHYARD_|TOPOLOGY_|HOST$|PORT$|NODE_OPTIONS$|RATE_LIMIT_|BENCH_SIGNAL_PROFILE_DIR$)/;
+  const dropped = /^(DATABASE_URL|NATS_|S3_|SWITCHYARD_|TOPOLOGY_|HOST$|PORT$|NODE_OPTIONS$|RATE_LIMIT_|BENCH_SIGNAL_PROFILE_DIR$|BENCH_TARGETS$|BENCH_CHAT_PLANS$|BENCH_BASELINE_DIR$)/;
   const env = Object.fromEntries(Object.entries(benchConfig.baseEnv).filter(([key]) => !dropped.test(key)));
   return { ...env, LOG_LEVEL: benchConfig.logLevel, ...extra };
 }
@@ -123,13 +125,20 @@ export function directTarget(upstream: { url: string; pid: number }): Target {
 /**
  * Switchyard standalone in a child process: on its embedded defaults (PGlite, in-process bus, disk), or with
  * `database` on that Postgres database (`standalone-pg`; the database's own work then shows as backend CPU).
+ * `baseline` runs another checkout's build the same way, from its own gateway child (`baselineChild`).
  */
-export async function startStandaloneTarget(catalogPath: string, dataDir: string, database?: { url: string; drop(): Promise<void> }): Promise<Target> {
-  const name = database ? "standalone-pg" : "standalone";
+export async function startStandaloneTarget(
+  catalogPath: string,
+  dataDir: string,
+  options: { database?: { url: string; drop(): Promise<void> }; baseline?: string } = {},
+): Promise<Target> {
+  const { database, baseline } = options;
+  const name = baseline ? "baseline" : database ? "standalone-pg" : "standalone";
   const profileDir = benchConfig.cpuProfileDir;
   if (profileDir) await mkdir(profileDir, { recursive: true });
   const gateway = forkChild<{ routerPort: number; bootstrapKey: string }>(
     childEnv({ SWITCHYARD_CONFIG: catalogPath, SWITCHYARD_DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) }),
+    baseline ? pathToFileURL(baseline).href : undefined,
   );
   const stop = async () => {
     await gateway.stop();
