@@ -1,5 +1,5 @@
 import { Agent, FormData, request, type Dispatcher } from "undici";
-import { currentTraceparent } from "@switchyard/runtime";
+import { currentTraceparent, textOf } from "@switchyard/runtime";
 import { UpstreamError } from "./errors.js";
 
 /**
@@ -85,7 +85,7 @@ export const postJson = (provider: string, url: string, headers: Record<string, 
  * per call.
  */
 export const postJsonAnswer = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<unknown> =>
-  dispatchJson(provider, url, headers, body, signal, parsedJson);
+  dispatchJson(provider, url, headers, body, signal, (chunks) => parsedText(textOf(chunks)));
 
 /**
  * As `postJsonAnswer`, with the answer left as bytes: for a caller that reads a large answer its own way
@@ -93,19 +93,22 @@ export const postJsonAnswer = (provider: string, url: string, headers: Record<st
  * when the connection dropped mid-answer.
  */
 export const postJsonBytes = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<Buffer | undefined> =>
-  dispatchJson(provider, url, headers, body, signal, (bytes) => bytes);
+  dispatchJson(provider, url, headers, body, signal, (chunks) => Buffer.concat(chunks));
 
 /** UTF-8 JSON bytes parsed; undefined when they are not JSON. */
-export function parsedJson(bytes: Buffer): unknown {
+export const parsedJson = (bytes: Buffer): unknown => parsedText(bytes.toString("utf8"));
+
+/** JSON text parsed; undefined when it is not JSON. */
+function parsedText(text: string): unknown {
   try {
-    return JSON.parse(bytes.toString("utf8"));
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
 }
 
-/** One JSON POST whose whole answer `read` turns into the result; undefined when the connection dropped mid-answer. */
-function dispatchJson<T>(provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal, read: (bytes: Buffer) => T): Promise<T | undefined> {
+/** One JSON POST whose whole answer, as the chunks it came in, `read` turns into the result; undefined when the connection dropped mid-answer. */
+function dispatchJson<T>(provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal, read: (chunks: Buffer[]) => T): Promise<T | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let status = 0;
@@ -138,9 +141,8 @@ function dispatchJson<T>(provider: string, url: string, headers: Record<string, 
         },
         onResponseEnd() {
           settled();
-          const bytes = Buffer.concat(chunks);
-          if (status >= 400) return reject(statusError(provider, status, bytes.toString("utf8"), answerHeaders));
-          resolve(read(bytes));
+          if (status >= 400) return reject(statusError(provider, status, textOf(chunks), answerHeaders));
+          resolve(read(chunks));
         },
         onResponseError(_, error) {
           if (status === 0) return unreachable(error);

@@ -4,6 +4,7 @@ import type { Logger } from "../log.js";
 import { metrics } from "../metrics.js";
 import { carriesRetryAfter, defaultRetryAfterSeconds, HttpError } from "./errors.js";
 import { ServiceUnavailableError } from "./internal-client.js";
+import { textOf } from "./chunk-text.js";
 import { currentNote, requestIdHeader, withRequestId } from "./request-context.js";
 import { noteRoute } from "../tracing/spans.js";
 
@@ -225,7 +226,7 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   });
   if (size === 0) return {};
   try {
-    return JSON.parse((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString("utf8")) as unknown;
+    return JSON.parse(textOf(chunks)) as unknown;
   } catch {
     throw new HttpError("bad_request", "Invalid JSON body");
   }
