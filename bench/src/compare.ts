@@ -88,7 +88,7 @@ async function startTargets(dir: string, upstream: { url: string; pid: number },
 }
 
 /**
- * Brings every target to its running state (JIT, caches, pools) before anything is measured: `count` chat
+ * Brings every target to its running state (JIT, caches, pools) before a figure is taken: `count` chat
  * requests each, and for each other dialect whose plans will run, half as many more of it to the targets that
  * serve it (half buffered, half streamed; all buffered for embeddings, which are not streamed).
  */
@@ -228,14 +228,11 @@ const columns = (r: Row) => ({
 });
 
 /** The rows as a markdown table; a run with a `baseline` gets its column. */
-const table = (rows: Row[]) =>
-  markdown(
-    rows.map((r) =>
-      rows.some((other) => other.target === "baseline")
-        ? { ...columns(r), "CPU vs baseline": r.cpu_vs_baseline === undefined ? "-" : signedPercent(r.cpu_vs_baseline) }
-        : columns(r),
-    ),
-  );
+function table(rows: Row[]) {
+  const withBaseline = rows.some((r) => r.target === "baseline");
+  const vsBaseline = (r: Row) => ({ "CPU vs baseline": r.cpu_vs_baseline === undefined ? "-" : signedPercent(r.cpu_vs_baseline) });
+  return markdown(rows.map((r) => (withBaseline ? { ...columns(r), ...vsBaseline(r) } : columns(r))));
+}
 
 async function main() {
   const started = { date: new Date().toISOString(), loadavg: loadavg() };

@@ -65,7 +65,7 @@ function planParts(text: string): [string, string, string, string | undefined] |
 
 /**
  * One plan from its text (`buffered:10`, `chat:stream:1`, `responses:buffered:10`, `embeddings:buffered:10`,
- * `stream:10:256k`); throws on anything else, on a streamed plan of a dialect without streams
+ * `stream:10:256k`); throws on other text, on a streamed plan of a dialect without streams
  * (`embeddings:stream:10`), and on a size given to a plan of another dialect than chat.
  */
 export function parsePlan(text: string): ChatPlan {

@@ -5,7 +5,7 @@ import { UpstreamError } from "./errors.js";
 /**
  * One keep-alive pool per process for every upstream: connections are reused across requests, which
  * the global `fetch` does far less cheaply. Bodies stay streams, except the answer `postJsonAnswer` reads
- * whole for a caller that would parse it whole anyway.
+ * whole for a caller that parses it whole in the end.
  */
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
 

@@ -7,7 +7,7 @@ const joinedLimit = 1024 * 1024;
  * than joining them into memory the process already touched: for a 256 KB chat request, read and parsed in
  * a loop, 734 µs of CPU (garbage collection and page faults included) against 598 µs. The joined bytes never
  * leave this function (the text is a copy), so one buffer serves every body. It stays as large as the
- * largest body it joined, so bodies above 1 MB, rare and dear anyway, get their own.
+ * largest body it joined, so bodies above 1 MB, which are rare and cost more in parsing than in joining, get their own.
  */
 export function textOf(chunks: readonly Buffer[], encoding: BufferEncoding = "utf8"): string {
   if (chunks.length === 0) return "";

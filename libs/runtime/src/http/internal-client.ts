@@ -1,5 +1,6 @@
 import http from "node:http";
 import type { z } from "zod";
+import { textOf } from "./chunk-text.js";
 import { HttpError } from "./errors.js";
 import { serviceHeader } from "./internal-auth.js";
 import { currentRequestId, requestIdHeader } from "./request-context.js";
@@ -22,7 +23,7 @@ export class ServiceUnavailableError extends Error {
 
 export interface InternalClient {
   /**
-   * POSTs JSON to an `/internal/...` route; a 404 is `undefined`, anything else but 200 throws. An abort
+   * POSTs JSON to an `/internal/...` route; a 404 is `undefined`, another status than 200 throws. An abort
    * closes the request, which tells the service its caller is gone (and is not sent again).
    */
   post<T extends z.ZodType>(path: string, body: unknown, schema: T, signal?: AbortSignal): Promise<z.infer<T> | undefined>;
@@ -30,7 +31,7 @@ export interface InternalClient {
 
 /** The request never reached the service: nothing happened there, so it may be sent again. */
 class NotDelivered extends ServiceUnavailableError {}
-/** The connection dropped before any answer: the service may or may not have acted on the request. */
+/** The connection dropped before an answer came: the service may or may not have acted on the request. */
 class Unanswered extends ServiceUnavailableError {}
 
 export interface InternalClientOptions {
@@ -78,7 +79,7 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
         (res) => {
           const chunks: Buffer[] = [];
           res.on("data", (chunk: Buffer) => chunks.push(chunk));
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text: textOf(chunks) }));
           res.on("error", (error) => reject(new ServiceUnavailableError(error.message)));
         },
       );

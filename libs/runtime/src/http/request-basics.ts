@@ -100,7 +100,7 @@ export interface PlainRouteOptions {
 
 /**
  * Serves a request outside express the way an express route is served: its id (and request context), its
- * log line and metrics, and any failure answered with the error envelope.
+ * log line and metrics, and every failure answered with the error envelope.
  */
 export function servePlain(req: IncomingMessage, res: ServerResponse, options: PlainRouteOptions, handle: () => Promise<void>): void {
   const id = assignRequestId(req, res);
@@ -184,7 +184,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 
 /**
  * Whether a route that skips express can read this request's body itself: JSON in UTF-8 without a content
- * encoding, as nearly every client sends it. Anything else (gzip, another charset) is left to express.
+ * encoding, as nearly every client sends it. Other bodies (gzip, another charset) are left to express.
  */
 export function readsAsPlainJson(req: IncomingMessage): boolean {
   const encoding = req.headers["content-encoding"];

@@ -148,7 +148,7 @@ async function decideHold(db: Db, request: HoldRequest, now: Date): Promise<Hold
   return decision;
 }
 
-/** Frees a generation's hold at once: it ended before anything could be charged. */
+/** Frees a generation's hold at once: it ended before there was a charge to make. */
 export async function releaseHold(db: Queryable, generationId: string): Promise<boolean> {
   const inMemory = memoryHolds(db)?.drop([generationId]) ?? 0;
   const rows = await db.query(`DELETE FROM identity.holds WHERE generation_id = $1 RETURNING 1`, [generationId]);

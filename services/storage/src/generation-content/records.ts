@@ -1,5 +1,5 @@
 import type { GenerationContent, SaveGenerationContent } from "@switchyard/contracts";
-import type { Db, Logger, ObjectStore, Queryable } from "@switchyard/runtime";
+import { textOf, type Db, type Logger, type ObjectStore, type Queryable } from "@switchyard/runtime";
 
 const objectKey = (organizationId: string, generationId: string) => `generation-content/${organizationId}/${generationId}.json`;
 
@@ -29,7 +29,7 @@ export async function readContent(deps: { db: Queryable; objects: ObjectStore },
   if (!stored) return undefined;
   const chunks: Buffer[] = [];
   for await (const chunk of stored.body) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString("utf8")) as GenerationContent;
+  return JSON.parse(textOf(chunks)) as GenerationContent;
 }
 
 /** Removes content past its retention: the object, then the row. Returns how many went. */
