@@ -9,4 +9,5 @@ export * from "./money.js";
 export * from "./objects/index.js";
 export * from "./metrics.js";
 export * from "./within.js";
+export * from "./extended.js";
 export * from "./tracing/index.js";

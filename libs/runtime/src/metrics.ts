@@ -8,7 +8,7 @@ import type { Logger } from "./log.js";
 export const registry = new Registry();
 // The event-loop delay histogram samples with a timer; at prom-client's default of every 10 ms it woke each
 // idle process 100 times a second (about 0.4% of a core per process, and a wake-up of a shared core for
-// every service of a deployment). Every 100 ms still catches any stall that matters to a scrape.
+// every service of a deployment). Every 100 ms still catches each stall that matters to a scrape.
 const eventLoopSampleMs = 100;
 collectDefaultMetrics({ register: registry, prefix: "switchyard_", eventLoopMonitoringPrecision: eventLoopSampleMs });
 
@@ -239,15 +239,15 @@ export interface GenerationFigures {
   byok: boolean;
 }
 
-type GenerationLabels = Record<(typeof generationLabels)[number], string>;
-
 /** Counters refuse negative and infinite steps; a figure that is neither is skipped, never thrown for. */
-function add(counter: Counter<string>, labels: Record<string, string>, value: number): void {
-  if (value > 0 && Number.isFinite(value)) counter.inc(labels, value);
-}
+const counts = (value: number): boolean => value > 0 && Number.isFinite(value);
 
-function addTokens(labels: GenerationLabels, kind: "prompt" | "completion" | "cached" | "reasoning", value: number): void {
-  add(metrics.generationTokens, { ...labels, kind }, value);
+/**
+ * A generation's series with the label each counter adds, written out: spreading the four labels into a new
+ * object for each counter cost more than the counting itself.
+ */
+function addTokens(g: GenerationFigures, kind: "prompt" | "completion" | "cached" | "reasoning", value: number): void {
+  if (counts(value)) metrics.generationTokens.inc({ service: g.service, operation: g.operation, provider: g.provider, model: g.model, kind }, value);
 }
 
 /**
@@ -256,17 +256,18 @@ function addTokens(labels: GenerationLabels, kind: "prompt" | "completion" | "ca
  * its endpoint answers. Tokens and cost are counted whatever the status, as they are charged.
  */
 export function observeGeneration(g: GenerationFigures): void {
-  const labels: GenerationLabels = { service: g.service, operation: g.operation, provider: g.provider, model: g.model };
-  metrics.generations.inc({ ...labels, status: g.status });
+  const { service, operation, provider, model } = g;
+  metrics.generations.inc({ service, operation, provider, model, status: g.status });
   if (g.status === "completed") {
+    const labels = { service, operation, provider, model };
     metrics.generationDuration.observe(labels, g.seconds);
     if (g.firstOutputSeconds !== null) metrics.generationFirstToken.observe(labels, g.firstOutputSeconds);
   }
-  addTokens(labels, "prompt", g.promptTokens);
-  addTokens(labels, "completion", g.completionTokens);
-  addTokens(labels, "cached", g.cachedTokens);
-  addTokens(labels, "reasoning", g.reasoningTokens);
-  add(metrics.generationCost, { ...labels, byok: String(g.byok) }, g.costUsd);
+  addTokens(g, "prompt", g.promptTokens);
+  addTokens(g, "completion", g.completionTokens);
+  addTokens(g, "cached", g.cachedTokens);
+  addTokens(g, "reasoning", g.reasoningTokens);
+  if (counts(g.costUsd)) metrics.generationCost.inc({ service, operation, provider, model, byok: String(g.byok) }, g.costUsd);
 }
 
 const services = new WeakMap<Logger, string>();

@@ -54,10 +54,17 @@ export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string 
   return { provider: endpoint.provider, baseUrl: endpoint.base_url, apiKey, upstreamModel: endpoint.upstream_model, maxCompletionTokens: endpoint.max_completion_tokens };
 }
 
-/** Which endpoint an attempt went to. */
-const attempted = (candidate: Candidate) => ({ provider: candidate.endpoint.provider, model: candidate.model, upstreamModel: candidate.endpoint.upstream_model });
-
-const byokOf = (candidate: Candidate) => (candidate.byokKey ? { byok: true } : {});
+/**
+ * An attempt's record: the endpoint it went to, whether on the workspace's own key (`keyed`), and how it went.
+ * One literal, its optional fields spread after the others (see `extended` for why not before).
+ */
+const attemptOf = (candidate: Candidate, outcome: Pick<Attempt, "status" | "latencyMs" | "error">, keyed = Boolean(candidate.byokKey)): Attempt => ({
+  provider: candidate.endpoint.provider,
+  model: candidate.model,
+  upstreamModel: candidate.endpoint.upstream_model,
+  ...(keyed ? { byok: true } : {}),
+  ...outcome,
+});
 
 /** A workspace key the provider refused is named as such (never shown), so its owner knows which key to fix. */
 function workspaceKeyFailure(error: UpstreamError, provider: string): UpstreamError {
@@ -67,7 +74,7 @@ function workspaceKeyFailure(error: UpstreamError, provider: string): UpstreamEr
 
 /**
  * Tries candidates in order until one accepts the request. Failures before the first byte that another
- * endpoint might not have (timeouts, 429, 5xx, connection errors) move on to the next endpoint; any other
+ * endpoint might not have (timeouts, 429, 5xx, connection errors) move on to the next endpoint; every other
  * failure moves on to the next model of the request's `models` list. `providers` maps the catalog's
  * adapter names to this service's implementations; an endpoint without one is skipped.
  *
@@ -93,7 +100,7 @@ export async function firstAccepting<P, T>(
     if (candidate.model === refusedModel) continue;
     const provider = providers[candidate.endpoint.adapter];
     if (!provider) {
-      attempts.push({ ...attempted(candidate), status: null, latencyMs: 0, error: `no ${candidate.endpoint.adapter} adapter` });
+      attempts.push(attemptOf(candidate, { status: null, latencyMs: 0, error: `no ${candidate.endpoint.adapter} adapter` }, false));
       continue;
     }
     const started = performance.now();
@@ -113,7 +120,7 @@ export async function firstAccepting<P, T>(
       } finally {
         clearTimeout(firstByte);
       }
-      attempts.push({ ...attempted(candidate), ...byokOf(candidate), status: 200, latencyMs: Math.round(performance.now() - started) });
+      attempts.push(attemptOf(candidate, { status: 200, latencyMs: Math.round(performance.now() - started) }));
       metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, model: candidate.model, outcome: "accepted" });
       context.cooldowns.succeeded(candidate.endpoint);
       if (!candidate.byokKey) context.stats?.attempted(candidate.endpoint.provider, candidate.model, true);
@@ -122,13 +129,7 @@ export async function firstAccepting<P, T>(
       if (!(thrown instanceof UpstreamError)) throw thrown;
       withoutKey(thrown, target.apiKey);
       const error = candidate.byokKey ? workspaceKeyFailure(thrown, candidate.endpoint.provider) : thrown;
-      attempts.push({
-        ...attempted(candidate),
-        ...byokOf(candidate),
-        status: error.status,
-        latencyMs: Math.round(performance.now() - started),
-        error: error.message,
-      });
+      attempts.push(attemptOf(candidate, { status: error.status, latencyMs: Math.round(performance.now() - started), error: error.message }));
       metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, model: candidate.model, outcome: error instanceof FirstByteTimeout ? "timeout" : error.status === null ? "unreachable" : String(error.status) });
       // A workspace's own key failing says nothing of the endpoint for everyone else, nor of the operator's key.
       if (error.retryable && !candidate.byokKey) context.cooldowns.failed(candidate.endpoint, error.retryAfterMs ?? context.timeouts.failureCooldownMs);

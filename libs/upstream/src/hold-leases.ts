@@ -1,4 +1,4 @@
-import { within, type Logger } from "@switchyard/runtime";
+import { extended, within, type Logger } from "@switchyard/runtime";
 import { hostname } from "node:os";
 import type { IdentityHolds, SpendHolds } from "./holds.js";
 
@@ -83,7 +83,7 @@ export async function leasedHolds(identity: IdentityHolds, options: LeaseOptions
 
   return {
     holds: {
-      hold: (request) => identity.hold({ ...request, owner, lease_ms: leaseMs }),
+      hold: (request) => identity.hold(extended(request, { owner, lease_ms: leaseMs })),
       release: (generationId) => release(generationId, 0),
     },
     async stop() {

@@ -81,9 +81,11 @@ export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerRes
 export function countWhenDone(service: string, req: IncomingMessage, res: ServerResponse, route: () => string): void {
   const started = performance.now();
   res.once("close", () => {
-    const labels = { service, method: req.method ?? "GET", route: route() };
-    metrics.httpRequests.inc({ ...labels, status: String(res.writableFinished ? res.statusCode : 499) });
-    metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
+    const method = req.method ?? "GET";
+    const path = route();
+    // Literals, not one spread into the other: a spread was the dearest part of counting a request.
+    metrics.httpRequests.inc({ service, method, route: path, status: String(res.writableFinished ? res.statusCode : 499) });
+    metrics.httpDuration.observe({ service, method, route: path }, (performance.now() - started) / 1000);
   });
 }
 

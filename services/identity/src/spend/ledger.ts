@@ -1,5 +1,5 @@
 import type { EventEnvelope } from "@switchyard/contracts";
-import { metrics, watchHolds, type Bus, type Db, type Logger, type Queryable, type Subscription } from "@switchyard/runtime";
+import { extended, metrics, watchHolds, type Bus, type Db, type Logger, type Queryable, type Subscription } from "@switchyard/runtime";
 import { schema } from "../migrations.js";
 import { timingBucket } from "../activity/timings.js";
 import { openHolds } from "./holds.js";
@@ -37,14 +37,13 @@ export async function recordCharges(db: Queryable, events: readonly Charged[]): 
   const rows = events.map((event) => {
     const g = event.data;
     const time = g.generation_time_ms;
-    return {
-      ...g,
+    return extended(g, {
       event_id: event.id,
       occurred_at: event.occurred_at,
       started_at: g.started_at ?? event.occurred_at,
       operation: operationOf(event),
       timing_bucket: time === undefined ? null : timingBucket(time),
-    };
+    });
   });
   const [result] = await db.query<{ charged: number; settled: number }>(
     `WITH charge AS (

@@ -1,5 +1,5 @@
 import type { GenerationContent } from "@switchyard/contracts";
-import { HttpError } from "@switchyard/runtime";
+import { extended, HttpError } from "@switchyard/runtime";
 import { capCharge, findingsRecord, firstEventThenIdle, noteGeneration, upstreamFailure, type AttemptSignal, type Candidate, type Finding, type UpstreamTarget } from "@switchyard/upstream";
 import type { Attempt } from "../generations/store.js";
 import { dropUnsupported } from "../parameters.js";
@@ -231,7 +231,7 @@ export class Generation {
       usage: priced.usage,
     });
     const isByok = candidate.byokKey !== undefined;
-    return { ...priced, charge, isByok, billed: isByok ? 0n : charge.charged };
+    return extended(priced, { charge, isByok, billed: isByok ? 0n : charge.charged });
   }
 
   /** A miss that opted in keeps its completed answer; before the answer ends, so the next request finds it. */

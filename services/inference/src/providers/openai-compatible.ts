@@ -1,3 +1,4 @@
+import { extended } from "@switchyard/runtime";
 import { z } from "zod";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { PartBatch, StreamPart } from "../generation/parts.js";
@@ -46,14 +47,14 @@ function call(body: Record<string, unknown>, target: UpstreamTarget): JsonPost {
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}/chat/completions`,
     target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
-    { ...rest, model: target.upstreamModel },
+    extended(rest, { model: target.upstreamModel }),
   ];
 }
 
 /** OpenAI's Chat Completions wire format, spoken by OpenAI and most other servers. */
 export const openAiCompatible: ChatProvider = {
   async complete(body, target, signal) {
-    const parsed = completion.safeParse(await postJsonAnswer(...call({ ...body, stream: false }, target), signal));
+    const parsed = completion.safeParse(await postJsonAnswer(...call(extended(body, { stream: false }), target), signal));
     if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a chat completion`, 502, true);
     const c = parsed.data;
     return {
@@ -65,7 +66,7 @@ export const openAiCompatible: ChatProvider = {
     };
   },
   async stream(body, target, signal) {
-    const res = await postJson(...call({ ...body, stream: true, stream_options: { include_usage: true } }, target), signal);
+    const res = await postJson(...call(extended(body, { stream: true, stream_options: { include_usage: true } }), target), signal);
     const stream = res.body;
     return (async function* (): AsyncGenerator<PartBatch> {
       const started = new Set<string>();

@@ -1,4 +1,5 @@
 import type { ChatUsage } from "@switchyard/contracts";
+import { extended } from "@switchyard/runtime";
 import type { Finding } from "@switchyard/upstream";
 import type { AgentResult } from "../../generation/agent.js";
 import type { Generation } from "../../generation/generation.js";
@@ -9,14 +10,13 @@ import { normalizeFinishReason, usageBody } from "../../accounting.js";
 
 /** One choice's message as Chat Completions answers it: the provider's own fields, then what the gateway read. */
 function message(choice: CompletionChoice): Record<string, unknown> {
-  return {
-    ...choice.fields,
+  return extended(choice.fields, {
     role: "assistant",
     content: choice.text,
     ...(choice.reasoning !== null ? { reasoning: choice.reasoning } : {}),
     ...(choice.reasoningDetails.length ? { reasoning_details: choice.reasoningDetails } : {}),
     ...(choice.toolCalls.length ? { tool_calls: choice.toolCalls } : {}),
-  };
+  });
 }
 
 /** The `chat.completion` of a buffered turn: our id, the serving model, priced usage, metadata when asked. */
@@ -29,13 +29,14 @@ export function chatAnswer(generation: Generation, turn: BufferedTurn, usage: Ch
     model: candidate.model,
     system_fingerprint: completion.systemFingerprint,
     service_tier: completion.serviceTier,
-    choices: completion.choices.map((choice) => ({
-      ...choice.choiceFields,
-      index: choice.index,
-      finish_reason: normalizeFinishReason(choice.finishReason) ?? "stop",
-      native_finish_reason: choice.finishReason,
-      message: message(choice),
-    })),
+    choices: completion.choices.map((choice) =>
+      extended(choice.choiceFields, {
+        index: choice.index,
+        finish_reason: normalizeFinishReason(choice.finishReason) ?? "stop",
+        native_finish_reason: choice.finishReason,
+        message: message(choice),
+      }),
+    ),
     usage,
     ...generation.metadata(candidate, findings, started),
   };

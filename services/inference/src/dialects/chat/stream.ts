@@ -1,4 +1,5 @@
 import { streamErrorChunk, type ChatUsage, type ServerToolCallDetail } from "@switchyard/contracts";
+import { extended } from "@switchyard/runtime";
 import type { Candidate } from "@switchyard/upstream";
 import type { ServerResponse } from "node:http";
 import type { AgentSink } from "../../generation/agent.js";
@@ -56,15 +57,28 @@ export class ChatStream extends SseStream implements AgentSink {
     super(res, plan.generationId);
   }
 
-  private frame(model: string) {
+  /**
+   * A chunk's fields up to `model`, to which the caller adds the rest: fields added to one literal keep one
+   * shape for every chunk, where a spread of this followed by new fields would not (see `extended`).
+   */
+  private frame(model: string): Record<string, unknown> {
     return { id: this.plan.generationId, object: "chat.completion.chunk", created: this.created, model };
   }
 
-  /** Debugging aid: the exact body the serving endpoint received, before any of its output. */
+  /** A chunk of `choices`: the frame, the provider's fingerprint and service tier once known, the choices. */
+  private chunk(model: string, choices: unknown[]): Record<string, unknown> {
+    const chunk = this.frame(model);
+    if (this.fingerprint) chunk.system_fingerprint = this.fingerprint;
+    if (this.serviceTier) chunk.service_tier = this.serviceTier;
+    chunk.choices = choices;
+    return chunk;
+  }
+
+  /** Debugging aid: the exact body the serving endpoint received, sent before its output. */
   accepted(generation: Generation, candidate: Candidate): void {
     this.fingerprint = null;
     this.serviceTier = null;
-    if (this.plan.request.debug?.echo_upstream_body) this.sse.data({ ...this.frame(candidate.model), choices: [], debug: { echo_upstream_body: generation.sentBody(candidate) } });
+    if (this.plan.request.debug?.echo_upstream_body) this.sse.data(Object.assign(this.frame(candidate.model), { choices: [], debug: { echo_upstream_body: generation.sentBody(candidate) } }));
   }
 
   parts(batch: PartBatch, candidate: Candidate): void {
@@ -78,14 +92,10 @@ export class ChatStream extends SseStream implements AgentSink {
     const out = [];
     for (const [index, { delta, choiceFields, finish }] of choices) {
       if (this.loop && !says(delta)) continue;
-      out.push({ ...choiceFields, index, delta, finish_reason: this.loop ? null : normalizeFinishReason(finish), native_finish_reason: this.loop ? null : finish });
+      out.push(extended(choiceFields, { index, delta, finish_reason: this.loop ? null : normalizeFinishReason(finish), native_finish_reason: this.loop ? null : finish }));
     }
     if (out.length === 0) return;
-    this.sse.data({ ...this.frame(candidate.model), ...this.tail(), choices: visibleChoices(this.plan.request, out) });
-  }
-
-  private tail() {
-    return { ...(this.fingerprint ? { system_fingerprint: this.fingerprint } : {}), ...(this.serviceTier ? { service_tier: this.serviceTier } : {}) };
+    this.sse.data(this.chunk(candidate.model, visibleChoices(this.plan.request, out)));
   }
 
   /** The in-band error frame: after the first byte the status is 200, so the failure travels as data. */
@@ -96,17 +106,19 @@ export class ChatStream extends SseStream implements AgentSink {
   /** The server tool calls of a round, as reasoning entries, unless the request hides reasoning. */
   serverCalls(entries: ServerToolCallDetail[], candidate: Candidate): void {
     if (hidesReasoning(this.plan.request)) return;
-    this.sse.data({ ...this.frame(candidate.model), choices: [{ index: 0, delta: { reasoning_details: entries }, finish_reason: null }] });
+    this.sse.data(Object.assign(this.frame(candidate.model), { choices: [{ index: 0, delta: { reasoning_details: entries }, finish_reason: null }] }));
   }
 
   /** The loop's finish, sent once its last turn has ended. */
   finish(candidate: Candidate, finishReason: string | null, native: string | null): void {
-    this.sse.data({ ...this.frame(candidate.model), choices: [{ index: 0, delta: {}, finish_reason: finishReason ?? "stop", native_finish_reason: native }] });
+    this.sse.data(Object.assign(this.frame(candidate.model), { choices: [{ index: 0, delta: {}, finish_reason: finishReason ?? "stop", native_finish_reason: native }] }));
   }
 
   /** The last chunk: empty delta, the whole usage (and metadata when asked), then `[DONE]`. */
   close(candidate: Candidate, usage: ChatUsage, metadata: object): void {
-    this.sse.data({ ...this.frame(candidate.model), ...(this.fingerprint ? { system_fingerprint: this.fingerprint } : {}), choices: [{ index: 0, delta: {}, finish_reason: null }], usage, ...metadata });
+    const last = this.frame(candidate.model);
+    if (this.fingerprint) last.system_fingerprint = this.fingerprint;
+    this.sse.data(Object.assign(last, { choices: [{ index: 0, delta: {}, finish_reason: null }], usage }, metadata));
     this.sse.done();
   }
 

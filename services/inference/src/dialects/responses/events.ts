@@ -1,4 +1,5 @@
 import { type ResponseObject, type ResponseOutputItem, type ServerToolCallDetail } from "@switchyard/contracts";
+import { extended } from "@switchyard/runtime";
 import type { PartBatch, StreamPart } from "../../generation/parts.js";
 import type { Accounted } from "../../accounting.js";
 import type { Detail } from "../../tools/reasoning.js";
@@ -166,7 +167,7 @@ export class ResponsesEvents {
   /** Sends an event with the next sequence number. */
   private emit(event: ResponseEvent): void {
     if (!this.started) this.start();
-    this.send({ ...event, sequence_number: this.sequence++ });
+    this.send(extended(event, { sequence_number: this.sequence++ }));
   }
 
   /** The response object as it stands. */

@@ -1,3 +1,4 @@
+import { extended } from "@switchyard/runtime";
 import { z } from "zod";
 import { UpstreamError, type UpstreamTarget } from "@switchyard/upstream";
 import type { RerankAnswer, RerankCall, Vector } from "../types.js";
@@ -64,13 +65,13 @@ export function inInputOrder(target: UpstreamTarget, items: ReadonlyArray<{ inde
  * A rerank request's body in the fields every wire shares (`top` names the count: `top_n`, Voyage's
  * `top_k`), after the caller's provider options, which never replace them.
  */
-export const rerankBody = (call: RerankCall, target: UpstreamTarget, top: "top_n" | "top_k"): Record<string, unknown> => ({
-  ...call.options,
-  model: target.upstreamModel,
-  query: call.query,
-  documents: call.documents,
-  ...(call.topN !== undefined ? { [top]: call.topN } : {}),
-});
+export const rerankBody = (call: RerankCall, target: UpstreamTarget, top: "top_n" | "top_k"): Record<string, unknown> =>
+  extended(call.options, {
+    model: target.upstreamModel,
+    query: call.query,
+    documents: call.documents,
+    ...(call.topN !== undefined ? { [top]: call.topN } : {}),
+  });
 
 /** One rerank result as Cohere, Voyage, Jina and vLLM send it. */
 export const rankedDocument = z.looseObject({ index: z.number().int(), relevance_score: z.number() });

@@ -1,3 +1,4 @@
+import { extended } from "@switchyard/runtime";
 import { z } from "zod";
 import type { UpstreamTarget } from "@switchyard/upstream";
 import type { EmbeddingAnswer, EmbeddingCall, EmbeddingProvider } from "../types.js";
@@ -20,14 +21,13 @@ type Batch = string[] | number[][];
  * floats or base64 whichever was asked (servers that ignore `encoding_format` send floats): both are vectors.
  */
 async function request(call: EmbeddingCall, input: Batch, target: UpstreamTarget, signal: AbortSignal): Promise<EmbeddingAnswer> {
-  const body = {
-    ...call.options,
+  const body = extended(call.options, {
     model: target.upstreamModel,
     input,
     encoding_format: call.encoding,
     ...(call.dimensions !== undefined ? { dimensions: call.dimensions } : {}),
     ...(call.user ? { user: call.user } : {}),
-  };
+  });
   const reply = await postEmbeddings(target, body, signal);
   const parsed = answer.safeParse(reply.json);
   if (!parsed.success) throw malformed(target, "embeddings", issueOf(parsed.error));
