@@ -46,7 +46,7 @@ export async function firstAcceptingHeld<P, T>(
       current = candidate;
       return call(provider, target, candidate, attempt);
     });
-    return { ...accepted, held: held.get(accepted.candidate)! };
+    return { result: accepted.result, candidate: accepted.candidate, held: held.get(accepted.candidate)! };
   } catch (error) {
     if (current && options.abandoned && context.signal.aborted && !options.timedOut()) options.abandoned(current, held.get(current)!);
     else if (current) await releaseHold(options.hold, context.logger);

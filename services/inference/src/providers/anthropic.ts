@@ -1,3 +1,4 @@
+import { extended } from "@switchyard/runtime";
 import { z } from "zod";
 import { messagesRequest } from "./anthropic-messages.js";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
@@ -181,7 +182,7 @@ async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch
 function messagesApi(toMessages: (body: Record<string, unknown>, target: UpstreamTarget) => Record<string, unknown>): ChatProvider {
   return {
     async complete(body, target, signal) {
-      const parsed = message.safeParse(await postJsonAnswer(...call("/messages", { ...toMessages(body, target), stream: false }, target), signal));
+      const parsed = message.safeParse(await postJsonAnswer(...call("/messages", extended(toMessages(body, target), { stream: false }), target), signal));
       if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a message`, 502, true);
       return {
         id: parsed.data.id ?? null,
@@ -192,7 +193,7 @@ function messagesApi(toMessages: (body: Record<string, unknown>, target: Upstrea
       };
     },
     async stream(body, target, signal) {
-      const res = await postJson(...call("/messages", { ...toMessages(body, target), stream: true }, target), signal);
+      const res = await postJson(...call("/messages", extended(toMessages(body, target), { stream: true }), target), signal);
       return batches(sseData(res.body, endsStream));
     },
   };

@@ -1,3 +1,4 @@
+import { extended } from "@switchyard/runtime";
 import { z } from "zod";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { Completion, CompletionChoice, Json, PartBatch, Passthrough, StreamPart } from "../generation/parts.js";
@@ -129,12 +130,12 @@ export interface TextProvider {
 /** OpenAI's legacy text completions route (`/completions`), spoken by OpenAI, vLLM and other servers. */
 export const openAiText: TextProvider = {
   async complete(body, target, signal) {
-    const parsed = textCompletion.safeParse(await postJsonAnswer(...call({ ...body, stream: false }, target), signal));
+    const parsed = textCompletion.safeParse(await postJsonAnswer(...call(extended(body, { stream: false }), target), signal));
     if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a text completion`, 502, true);
     return toCompletion(parsed.data);
   },
   async stream(body, target, signal) {
-    const res = await postJson(...call({ ...body, stream: true, stream_options: { include_usage: true } }, target), signal);
+    const res = await postJson(...call(extended(body, { stream: true, stream_options: { include_usage: true } }), target), signal);
     const events = res.body;
     return (async function* (): AsyncGenerator<PartBatch> {
       const seen: Seen = { id: null, fingerprint: null, tier: null };
