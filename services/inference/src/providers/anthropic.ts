@@ -66,13 +66,16 @@ const toUsage = (u: Usage): UpstreamUsage => {
   };
 };
 
-/** A call of Anthropic's API at `path`: provider, URL, headers (the client's `anthropic-version` and `anthropic-beta` win) and JSON body. */
-function call(path: string, request: Record<string, unknown>, target: UpstreamTarget): JsonPost {
+/**
+ * A call of Anthropic's API at `path`: provider, URL, headers (the client's `anthropic-version` and
+ * `anthropic-beta` win) and JSON body, with the endpoint's model and, for `/messages`, whether to stream.
+ */
+function call(path: string, request: Record<string, unknown>, target: UpstreamTarget, stream?: boolean): JsonPost {
   return [
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}${path}`,
     { "anthropic-version": apiVersion, ...target.headers, ...(target.apiKey ? { "x-api-key": target.apiKey } : {}) },
-    { ...request, model: target.upstreamModel },
+    extended(request, { model: target.upstreamModel, ...(stream === undefined ? {} : { stream }) }),
   ];
 }
 
@@ -182,7 +185,7 @@ async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch
 function messagesApi(toMessages: (body: Record<string, unknown>, target: UpstreamTarget) => Record<string, unknown>): ChatProvider {
   return {
     async complete(body, target, signal) {
-      const parsed = message.safeParse(await postJsonAnswer(...call("/messages", extended(toMessages(body, target), { stream: false }), target), signal));
+      const parsed = message.safeParse(await postJsonAnswer(...call("/messages", toMessages(body, target), target, false), signal));
       if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a message`, 502, true);
       return {
         id: parsed.data.id ?? null,
@@ -193,7 +196,7 @@ function messagesApi(toMessages: (body: Record<string, unknown>, target: Upstrea
       };
     },
     async stream(body, target, signal) {
-      const res = await postJson(...call("/messages", extended(toMessages(body, target), { stream: true }), target), signal);
+      const res = await postJson(...call("/messages", toMessages(body, target), target, true), signal);
       return batches(sseData(res.body, endsStream));
     },
   };

@@ -37,24 +37,27 @@ export const toUsage = (u: z.infer<typeof openAiUsage>): UpstreamUsage | undefin
       }
     : undefined;
 
+/** How OpenAI's wire formats ask for an answer whole, or for a stream that ends with its usage. */
+export const answerMode = (stream: boolean) => (stream ? { stream: true, stream_options: { include_usage: true } } : { stream: false });
+
 /**
- * The call for `body`: provider, URL, headers and JSON body. Prompt-cache markers at the top level are
- * Anthropic's idea; this wire format caches on its own.
+ * The call for `body`: provider, URL, headers and JSON body, one copy of it with the endpoint's model and the
+ * answer mode. Prompt-cache markers at the top level are Anthropic's idea; this wire format caches on its own.
  */
-function call(body: Record<string, unknown>, target: UpstreamTarget): JsonPost {
+function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boolean): JsonPost {
   const { cache_control: _marker, prompt_cache_options: _options, ...rest } = body;
   return [
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}/chat/completions`,
     target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
-    extended(rest, { model: target.upstreamModel }),
+    extended(rest, { model: target.upstreamModel, ...answerMode(stream) }),
   ];
 }
 
 /** OpenAI's Chat Completions wire format, spoken by OpenAI and most other servers. */
 export const openAiCompatible: ChatProvider = {
   async complete(body, target, signal) {
-    const parsed = completion.safeParse(await postJsonAnswer(...call(extended(body, { stream: false }), target), signal));
+    const parsed = completion.safeParse(await postJsonAnswer(...call(body, target, false), signal));
     if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a chat completion`, 502, true);
     const c = parsed.data;
     return {
@@ -66,7 +69,7 @@ export const openAiCompatible: ChatProvider = {
     };
   },
   async stream(body, target, signal) {
-    const res = await postJson(...call(extended(body, { stream: true, stream_options: { include_usage: true } }), target), signal);
+    const res = await postJson(...call(body, target, true), signal);
     const stream = res.body;
     return (async function* (): AsyncGenerator<PartBatch> {
       const started = new Set<string>();

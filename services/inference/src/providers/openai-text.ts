@@ -2,7 +2,7 @@ import { extended } from "@switchyard/runtime";
 import { z } from "zod";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { Completion, CompletionChoice, Json, PartBatch, Passthrough, StreamPart } from "../generation/parts.js";
-import { openAiUsage, toUsage } from "./openai-compatible.js";
+import { answerMode, openAiUsage, toUsage } from "./openai-compatible.js";
 import { UpstreamError, type UpstreamTarget } from "./types.js";
 
 const choice = z.looseObject({
@@ -33,13 +33,13 @@ function choiceFieldsOf(c: UpstreamChoice): Passthrough {
   return fields;
 }
 
-/** The call for `body`: provider, the legacy completions URL, headers and JSON body. */
-function call(body: Record<string, unknown>, target: UpstreamTarget): JsonPost {
+/** The call for `body`: provider, the legacy completions URL, headers and JSON body with the endpoint's model and the answer mode. */
+function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boolean): JsonPost {
   return [
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}/completions`,
     target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
-    { ...body, model: target.upstreamModel },
+    extended(body, { model: target.upstreamModel, ...answerMode(stream) }),
   ];
 }
 
@@ -130,12 +130,12 @@ export interface TextProvider {
 /** OpenAI's legacy text completions route (`/completions`), spoken by OpenAI, vLLM and other servers. */
 export const openAiText: TextProvider = {
   async complete(body, target, signal) {
-    const parsed = textCompletion.safeParse(await postJsonAnswer(...call(extended(body, { stream: false }), target), signal));
+    const parsed = textCompletion.safeParse(await postJsonAnswer(...call(body, target, false), signal));
     if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a text completion`, 502, true);
     return toCompletion(parsed.data);
   },
   async stream(body, target, signal) {
-    const res = await postJson(...call(extended(body, { stream: true, stream_options: { include_usage: true } }), target), signal);
+    const res = await postJson(...call(body, target, true), signal);
     const events = res.body;
     return (async function* (): AsyncGenerator<PartBatch> {
       const seen: Seen = { id: null, fingerprint: null, tier: null };
