@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { Agent, request } from "node:http";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -60,11 +61,53 @@ describe.skipIf(!node24 && !testEnv.ci)("the gateway on Node.js 24", () => {
     for await (const chunk of await openai.chat.completions.create({ model: "chat/ok", stream: true, messages: [{ role: "user", content: "hi" }] })) {
       text += chunk.choices[0]?.delta.content ?? "";
     }
-    expect(text).toBeTruthy();
+    expect(text).toBe("Hello from alpha");
     // Two generations of 12 prompt and 5 completion tokens: 2 × $0.00027.
     await eventually(async () => {
       const res = await fetch(`${apiUrl}/keys/${data.hash}`, { headers: { authorization: `Bearer ${management}` } });
       return Math.abs(((await res.json()) as { data: { usage: number } }).data.usage - 0.00054) < 1e-9;
     }, 10_000);
+  });
+
+  it("streams every event of chat, Responses and Messages to the end, on one kept-alive connection", async () => {
+    const created = await fetch(`${apiUrl}/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${management}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "streams on node 24" }),
+    });
+    const { key } = (await created.json()) as { key: string };
+    // One socket for every request: bytes a stream wrote after its end would be read as the next answer.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      new Promise<string>((resolve, reject) => {
+        const req = request(`${apiUrl}${path}`, { method: "POST", agent, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers } }, (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => (text += chunk));
+          res.on("end", () => resolve(`${res.statusCode} ${text}`));
+          res.on("error", reject);
+        });
+        req.on("error", reject);
+        req.end(JSON.stringify(body));
+      });
+    const messages = [{ role: "user", content: "hi" }];
+    try {
+      for (let round = 0; round < 2; round++) {
+        const chat = await post("/chat/completions", { model: "chat/ok", stream: true, messages });
+        expect(chat).toMatch(/^200 /);
+        expect(chat).toContain('"content":"from alpha"');
+        expect(chat.endsWith("data: [DONE]\n\n")).toBe(true);
+        const responses = await post("/responses", { model: "chat/ok", stream: true, input: "hi" });
+        expect(responses).toMatch(/^200 /);
+        expect(responses).toContain('"delta":"from alpha"');
+        expect(responses.trimEnd().split("\n\n").at(-1)).toMatch(/^event: response\.completed\n/);
+        const anthropic = await post("/messages", { model: "chat/ok", max_tokens: 64, stream: true, messages }, { "anthropic-version": "2023-06-01" });
+        expect(anthropic).toMatch(/^200 /);
+        expect(anthropic).toContain('"text":"from alpha"');
+        expect(anthropic.trimEnd().split("\n\n").at(-1)).toMatch(/^event: message_stop\n/);
+      }
+    } finally {
+      agent.destroy();
+    }
   });
 });

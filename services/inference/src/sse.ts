@@ -8,14 +8,17 @@ import type { ServerResponse } from "node:http";
  * rest of one upstream read) leave in one socket write: each `write` of its own would cost a system call
  * and, on a busy gateway, most of a stream's CPU. The headers and the first event are uncorked at once: a
  * provider sends its first chunks in a burst, and the client's first token should not wait while the rest
- * of the burst is relayed.
+ * of the burst is relayed. That uncork is the socket's, balancing the cork Node's first write put on it: the
+ * response's own `uncork` would, on Node 22 and later, count the response as corked once less than never,
+ * hold every later event in its chunk buffer and write them after the stream's last chunk, so clients would
+ * get the first event and a connection they can no longer read.
  */
 export function sseWriter(res: ServerResponse, headers: Record<string, string>) {
   const write = (text: string) => {
     if (res.headersSent) return void res.write(text);
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", ...headers });
     res.write(text);
-    res.uncork();
+    res.socket?.uncork();
   };
   return {
     /** A comment line clients ignore; keeps proxies from timing out while the provider thinks. */
