@@ -344,3 +344,28 @@ describe("standalone against another build of it (baseline)", () => {
     expect(cpuVsBaseline(all[1]!, [...all, row("baseline", 0.5)])).toBeUndefined();
   });
 });
+
+describe("rows with failed requests", () => {
+  it("fail the goals of the target whose requests failed, whatever its figures", () => {
+    // A stream that ends early is cheap and quick: its figures must not meet a goal.
+    const failing = rows({ "standalone stream 1": { errors: 1500, cpu_ms_per_request: 0.01, added_ttfb_p50_ms: -0.2 }, "standalone responses stream 10": { errors: 3 } });
+    const checks = checkGoals(failing, startRss);
+    expect(checks[at.standaloneCpu]).toMatchObject({ met: false, measured: "standalone stream:1: 1500 failed requests" });
+    expect(checks[at.standaloneTtfb]).toMatchObject({ met: false, measured: "standalone stream:1: 1500 failed requests" });
+    expect(checks[at.responses + 1]).toMatchObject({ met: false, measured: "standalone responses:stream:10: 3 failed requests" });
+    expect(verdict(checks[at.topologyCpu]!)).toBe("met");
+  });
+
+  it("fail a dialect's goal when the chat row it is compared with failed, as that is the same target's", () => {
+    const checks = checkGoals(rows({ "topology buffered 10": { errors: 2 } }), startRss);
+    expect(checks[at.embeddings + 1]).toMatchObject({ met: false, measured: "topology buffered:10: 2 failed requests" });
+    expect(verdict(checks[at.topologyCpu]!)).toBe("not met");
+  });
+
+  it("leave a goal not measured when a row it is compared with failed", () => {
+    const checks = checkGoals(rows({ "portkey buffered 10 256k": { errors: 1 } }).concat([{ target: "direct", mode: "stream", concurrency: 1, cpu_ms_per_request: 0.1, errors: 4 }]), startRss);
+    expect(checks[at.large + 1]).toMatchObject({ met: undefined, measured: "not measured (portkey buffered:10:256k: 1 failed requests)" });
+    expect(checks[at.standaloneTtfb]).toMatchObject({ met: undefined, measured: "not measured (direct stream:1: 4 failed requests)" });
+    expect(verdict(checks[at.large]!)).toBe("met");
+  });
+});

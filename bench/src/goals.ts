@@ -14,6 +14,8 @@ export interface GoalRow {
   added_ttfb_p50_ms?: number | undefined;
   /** The largest summed RSS of the target's processes during the row's slots, in MB. */
   peak_rss_mb?: number | undefined;
+  /** Requests of the row's slots that failed; its other figures cover only those that were answered. */
+  errors?: number | undefined;
 }
 
 /** One performance goal of the comparison, as measured in this run; `met` is undefined when a row it needs did not run. */
@@ -28,6 +30,23 @@ const dialectOf = (row: GoalRow) => row.dialect ?? "chat";
 /** The row of a target, mode, concurrency, dialect and prompt size (undefined: the one-message body). */
 const find = (rows: readonly GoalRow[], target: string, mode: string, concurrency: number, dialect = "chat", prompt?: string) =>
   rows.find((r) => r.target === target && r.mode === mode && r.concurrency === concurrency && dialectOf(r) === dialect && r.prompt === prompt);
+
+/** A row's plan as the goals print it: `stream:10`, `responses:buffered:10`, `buffered:10:64k`. */
+const planOf = (row: GoalRow) => [...(dialectOf(row) === "chat" ? [] : [dialectOf(row)]), row.mode, row.concurrency, ...(row.prompt ? [row.prompt] : [])].join(":");
+
+/**
+ * A goal judged only on rows without failed requests: a failure of the judged target's own rows fails the
+ * goal (a gateway that drops requests is not cheap), one of a reference row (Portkey's, direct's) leaves it
+ * not measured; otherwise `check` judges the figures.
+ */
+function unlessFailed(goal: string, own: readonly (GoalRow | undefined)[], reference: readonly (GoalRow | undefined)[], check: () => GoalCheck): GoalCheck {
+  const failed = (rows: readonly (GoalRow | undefined)[]) =>
+    rows.flatMap((row) => (row?.errors ? [`${row.target} ${planOf(row)}: ${row.errors} failed requests`] : [])).join("; ");
+  const ownFailed = failed(own);
+  if (ownFailed) return { goal, measured: ownFailed, met: false };
+  const referenceFailed = failed(reference);
+  return referenceFailed ? { goal, measured: `not measured (${referenceFailed})`, met: undefined } : check();
+}
 
 /**
  * The most a request of another dialect (Responses, Messages) may cost in CPU against a chat completion of the
@@ -125,7 +144,8 @@ const share = (fraction: number) => (fraction >= 1 ? `${fraction}×` : `1/${Math
  *   only mode) at most chat's.
  * - Standalone's CPU per request at most 1/2 of Portkey's on each large conversation (64k and 256k, buffered,
  *   c=10).
- * A goal a row of which did not run is not measured.
+ * A goal a row of which did not run is not measured. A goal is not met when a row of its target had failed
+ * requests, and not measured when a row it is compared with (Portkey's, direct's) had.
  */
 export function checkGoals(rows: readonly GoalRow[], startRssMb: Readonly<Partial<Record<string, number>>> = {}): GoalCheck[] {
   const chat = (target: string, mode: "buffered" | "stream", concurrency: number, prompt?: string) => find(rows, target, mode, concurrency, "chat", prompt);
@@ -135,20 +155,21 @@ export function checkGoals(rows: readonly GoalRow[], startRssMb: Readonly<Partia
     const goal =
       `${target} CPU per request at most ${share(most)} of Portkey's${each === undefined ? "" : `, none above ${each}`}` +
       " (geomean of chat buffered and stream, c=1, 10, 50)";
-    const ratios = geomeanPlans.map(({ mode, concurrency }) => {
-      const own = chat(target, mode, concurrency);
-      const portkey = chat("portkey", mode, concurrency);
-      return own && portkey && portkey.cpu_ms_per_request > 0 ? { plan: `${mode}:${concurrency}`, ratio: own.cpu_ms_per_request / portkey.cpu_ms_per_request } : undefined;
+    const plans = geomeanPlans.map(({ mode, concurrency }) => ({ plan: `${mode}:${concurrency}`, own: chat(target, mode, concurrency), portkey: chat("portkey", mode, concurrency) }));
+    return unlessFailed(goal, plans.map((p) => p.own), plans.map((p) => p.portkey), () => {
+      const ratios = plans.map(({ plan, own, portkey }) =>
+        own && portkey && portkey.cpu_ms_per_request > 0 ? { plan, ratio: own.cpu_ms_per_request / portkey.cpu_ms_per_request } : undefined,
+      );
+      const measured = ratios.filter((r) => r !== undefined);
+      if (measured.length < ratios.length) return unmeasured(goal);
+      const mean = geometricMean(measured.map((r) => r.ratio));
+      const largest = measured.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+      return {
+        goal,
+        measured: `${mean.toFixed(2)} (geomean of ${measured.length} plans; largest ${largest.ratio.toFixed(2)} at ${largest.plan})`,
+        met: mean <= most && (each === undefined || largest.ratio <= each),
+      };
     });
-    const measured = ratios.filter((r) => r !== undefined);
-    if (measured.length < ratios.length) return unmeasured(goal);
-    const mean = geometricMean(measured.map((r) => r.ratio));
-    const largest = measured.reduce((a, b) => (b.ratio > a.ratio ? b : a));
-    return {
-      goal,
-      measured: `${mean.toFixed(2)} (geomean of ${measured.length} plans; largest ${largest.ratio.toFixed(2)} at ${largest.plan})`,
-      met: mean <= most && (each === undefined || largest.ratio <= each),
-    };
   };
 
   const peakRss = (target: string) => {
@@ -161,16 +182,24 @@ export function checkGoals(rows: readonly GoalRow[], startRssMb: Readonly<Partia
     return { goal, measured: `${own.toFixed(1)} vs ${base.toFixed(1)} MB = ${ratio.toFixed(2)}`, met: ratio <= most };
   };
 
-  const under = (goal: string, value: number | undefined, limit: number): GoalCheck =>
-    value === undefined ? unmeasured(goal) : { goal, measured: `${fixed(value)} ms`, met: value < limit };
+  /** An added time of a target's chat row at c=1, against direct's row of the same mode. */
+  const under = (goal: string, target: string, mode: "buffered" | "stream", figure: "added_p50_ms" | "added_ttfb_p50_ms", limit: number): GoalCheck => {
+    const own = chat(target, mode, 1);
+    return unlessFailed(goal, [own], [chat("direct", mode, 1)], () => {
+      const value = own?.[figure];
+      return value === undefined ? unmeasured(goal) : { goal, measured: `${fixed(value)} ms`, met: value < limit };
+    });
+  };
 
   const dialectCpu = (dialect: Exclude<Dialect, "chat">, limit: number, target: string, mode: "buffered" | "stream"): GoalCheck => {
     const goal = `${target} ${apiNames[dialect]} CPU per request ${limitText(limit)} (${mode}, c=10)`;
     const own = find(rows, target, mode, 10, dialect);
     const base = chat(target, mode, 10);
-    if (!own || !base || base.cpu_ms_per_request <= 0) return unmeasured(goal);
-    const ratio = own.cpu_ms_per_request / base.cpu_ms_per_request;
-    return { goal, measured: `${fixed(own.cpu_ms_per_request)} vs ${fixed(base.cpu_ms_per_request)} ms = ${signedPercent(ratio - 1)}`, met: ratio <= limit };
+    return unlessFailed(goal, [own, base], [], () => {
+      if (!own || !base || base.cpu_ms_per_request <= 0) return unmeasured(goal);
+      const ratio = own.cpu_ms_per_request / base.cpu_ms_per_request;
+      return { goal, measured: `${fixed(own.cpu_ms_per_request)} vs ${fixed(base.cpu_ms_per_request)} ms = ${signedPercent(ratio - 1)}`, met: ratio <= limit };
+    });
   };
 
   const largePromptCpu = (prompt: PromptSize): GoalCheck => {
@@ -178,9 +207,11 @@ export function checkGoals(rows: readonly GoalRow[], startRssMb: Readonly<Partia
     const goal = `standalone CPU per request at most ${share(most)} of Portkey's (${prompt} prompt, buffered, c=10)`;
     const own = chat("standalone", "buffered", 10, prompt);
     const portkey = chat("portkey", "buffered", 10, prompt);
-    if (!own || !portkey || portkey.cpu_ms_per_request <= 0) return unmeasured(goal);
-    const ratio = own.cpu_ms_per_request / portkey.cpu_ms_per_request;
-    return { goal, measured: `${fixed(own.cpu_ms_per_request)} vs ${fixed(portkey.cpu_ms_per_request)} ms = ${ratio.toFixed(2)}`, met: ratio <= most };
+    return unlessFailed(goal, [own], [portkey], () => {
+      if (!own || !portkey || portkey.cpu_ms_per_request <= 0) return unmeasured(goal);
+      const ratio = own.cpu_ms_per_request / portkey.cpu_ms_per_request;
+      return { goal, measured: `${fixed(own.cpu_ms_per_request)} vs ${fixed(portkey.cpu_ms_per_request)} ms = ${ratio.toFixed(2)}`, met: ratio <= most };
+    });
   };
 
   return [
@@ -189,9 +220,9 @@ export function checkGoals(rows: readonly GoalRow[], startRssMb: Readonly<Partia
     rssShare("standalone peak RSS at most Portkey's (the largest of each one's rows)", peakRss("standalone"), peakRss("portkey"), 1),
     rssShare("standalone RSS after its first start (empty data directory) at most Portkey's after start", startRssMb.standalone, startRssMb.portkey, 1),
     rssShare(`topology processes' peak RSS together at most ${share(limits.topologyRss)} Portkey's`, peakRss("topology"), peakRss("portkey"), limits.topologyRss),
-    under(`standalone adds under ${limits.standaloneAddedP50Ms} ms at p50 (buffered, c=1)`, chat("standalone", "buffered", 1)?.added_p50_ms, limits.standaloneAddedP50Ms),
-    under(`standalone adds under ${limits.standaloneAddedTtfbMs} ms to the first streamed byte (c=1)`, chat("standalone", "stream", 1)?.added_ttfb_p50_ms, limits.standaloneAddedTtfbMs),
-    under(`topology adds under ${limits.topologyAddedTtfbMs} ms to the first streamed byte (c=1)`, chat("topology", "stream", 1)?.added_ttfb_p50_ms, limits.topologyAddedTtfbMs),
+    under(`standalone adds under ${limits.standaloneAddedP50Ms} ms at p50 (buffered, c=1)`, "standalone", "buffered", "added_p50_ms", limits.standaloneAddedP50Ms),
+    under(`standalone adds under ${limits.standaloneAddedTtfbMs} ms to the first streamed byte (c=1)`, "standalone", "stream", "added_ttfb_p50_ms", limits.standaloneAddedTtfbMs),
+    under(`topology adds under ${limits.topologyAddedTtfbMs} ms to the first streamed byte (c=1)`, "topology", "stream", "added_ttfb_p50_ms", limits.topologyAddedTtfbMs),
     ...cpuComparedDialects.flatMap(({ dialect, limit, modes }) =>
       ["standalone", "topology"].flatMap((target) => modes.map((mode) => dialectCpu(dialect, limit, target, mode))),
     ),
