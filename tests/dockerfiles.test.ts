@@ -19,7 +19,7 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
 
   it("builds in one stage and runs from a slim second stage, as a non-root user with a health check", () => {
     expect(stages).toHaveLength(2);
-    expect(runtime).toMatch(/^node:20-bookworm-slim\n/);
+    expect(runtime).toMatch(/^node:24-bookworm-slim\n/);
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", .*\/healthz/m);
     expect(runtime).toContain(`CMD ["node", "services/${service}/dist/main.js"]`);
@@ -53,7 +53,7 @@ describe("services/standalone/Dockerfile", () => {
 
   it("runs the whole gateway from a slim stage, as a non-root user with a health check", () => {
     expect(readFileSync(`${repoRoot}services/standalone/Dockerfile`, "utf8").split(/^FROM /m)).toHaveLength(3);
-    expect(runtime).toMatch(/^node:20-bookworm-slim\n/);
+    expect(runtime).toMatch(/^node:24-bookworm-slim\n/);
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", .*\/healthz/m);
     expect(runtime).toContain(`CMD ["node", "services/standalone/dist/main.js"]`);
