@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UpstreamError } from "./errors.js";
-import { postJsonAnswer, postJsonBytes } from "./http.js";
+import { postJsonAnswer, postJsonChunks } from "./http.js";
 
 /** A provider on loopback whose answer each test chooses by path. */
 const answers: Record<string, (req: IncomingMessage, res: ServerResponse, body: string) => void> = {
@@ -49,14 +49,15 @@ afterAll(async () => {
 const live = () => new AbortController().signal;
 const failure = (promise: Promise<unknown>) => promise.then(() => expect.unreachable("it should fail"), (error: unknown) => error);
 
-describe("postJsonBytes", () => {
+describe("postJsonChunks", () => {
   it("returns the answer's bytes as they came, and undefined for one cut off mid-body", async () => {
-    expect((await postJsonBytes("p", `${base}/accented`, {}, {}, live()))?.toString("utf8")).toBe('{"model":"modèle","embedding":"AACAPw=="}');
-    expect(await postJsonBytes("p", `${base}/dropped`, {}, {}, live())).toBeUndefined();
+    const chunks = await postJsonChunks("p", `${base}/accented`, {}, {}, live());
+    expect(Buffer.concat(chunks!).toString("utf8")).toBe('{"model":"modèle","embedding":"AACAPw=="}');
+    expect(await postJsonChunks("p", `${base}/dropped`, {}, {}, live())).toBeUndefined();
   });
 
   it("fails an error status as postJsonAnswer does", async () => {
-    const error = await failure(postJsonBytes("p", `${base}/limited`, {}, {}, live()));
+    const error = await failure(postJsonChunks("p", `${base}/limited`, {}, {}, live()));
     expect(error).toMatchObject({ status: 429, retryable: true, retryAfterMs: 2000 });
   });
 });

@@ -88,18 +88,17 @@ export const postJsonAnswer = (provider: string, url: string, headers: Record<st
   dispatchJson(provider, url, headers, body, signal, (chunks) => parsedText(textOf(chunks)));
 
 /**
- * As `postJsonAnswer`, with the answer left as bytes: for a caller that reads a large answer its own way
- * (base64 embeddings, whose vectors need not pass through a UTF-8 decoder and `JSON.parse`). Undefined
- * when the connection dropped mid-answer.
+ * As `postJsonAnswer`, with the answer left as the chunks it came in: for a caller that reads a large answer
+ * its own way (base64 embeddings, whose vectors need not pass through a UTF-8 decoder and `JSON.parse`).
+ * They are not joined into one buffer: on Node 22 and later every large buffer counts towards the external
+ * memory that starts V8's full collections, and a 130 KB answer joined, then written again as the client's,
+ * brought one every 200 ms under load. Undefined when the connection dropped mid-answer.
  */
-export const postJsonBytes = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<Buffer | undefined> =>
-  dispatchJson(provider, url, headers, body, signal, (chunks) => Buffer.concat(chunks));
-
-/** UTF-8 JSON bytes parsed; undefined when they are not JSON. */
-export const parsedJson = (bytes: Buffer): unknown => parsedText(bytes.toString("utf8"));
+export const postJsonChunks = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<Buffer[] | undefined> =>
+  dispatchJson(provider, url, headers, body, signal, (chunks) => chunks);
 
 /** JSON text parsed; undefined when it is not JSON. */
-function parsedText(text: string): unknown {
+export function parsedText(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

@@ -10,5 +10,5 @@ export * from "./request-basics.js";
 export * from "./oauth-errors.js";
 export * from "./anthropic-errors.js";
 export * from "./input-guard.js";
-export { textOf } from "./chunk-text.js";
+export { joinedBytes, textOf } from "./chunk-text.js";
 export { noteRequest, type RequestNote } from "./request-context.js";

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { readEmbeddingsReply } from "./reply.js";
 
-const read = (text: string) => readEmbeddingsReply(Buffer.from(text, "utf8"));
+/** The answer's bytes in chunks of seven, as a socket may cut them: through markers, vectors and characters. */
+function chunked(text: string): Buffer[] {
+  const bytes = Buffer.from(text, "utf8");
+  const chunks: Buffer[] = [];
+  for (let at = 0; at < bytes.length; at += 7) chunks.push(bytes.subarray(at, at + 7));
+  return chunks;
+}
+const read = (text: string) => readEmbeddingsReply(chunked(text));
 
 describe("readEmbeddingsReply", () => {
   it("reads a plain answer's vectors back into their places, whatever the order of keys and items", () => {
@@ -43,5 +50,10 @@ describe("readEmbeddingsReply", () => {
     expect(read('{"a":"x"embedding":"AACAPw=="}').json).toBeUndefined();
     expect(read("not json").json).toBeUndefined();
     expect(readEmbeddingsReply(undefined)).toEqual({ json: undefined, plain: false });
+  });
+
+  it("reads an answer in one chunk as it reads one in many", () => {
+    const text = '{"data":[{"embedding":"AACAPw=="},{"embedding":"AAAAQA=="}],"model":"m"}';
+    expect(readEmbeddingsReply([Buffer.from(text)])).toEqual({ json: JSON.parse(text), plain: true });
   });
 });

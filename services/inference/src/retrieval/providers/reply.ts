@@ -1,5 +1,6 @@
 import { isAscii } from "node:buffer";
-import { parsedJson, postJsonBytes } from "@switchyard/upstream";
+import { joinedBytes } from "@switchyard/runtime";
+import { parsedText, postJsonChunks } from "@switchyard/upstream";
 import type { UpstreamTarget } from "../types.js";
 import { bearer, endpointUrl } from "./wire.js";
 
@@ -30,18 +31,20 @@ function putBack(value: unknown, vectors: readonly string[]): void {
 }
 
 /**
- * Reads an OpenAI-style embeddings answer. A plain answer's `"embedding":"…"` strings are cut out as they
- * are, each read as Latin-1 (a copy, where UTF-8 decoding is a scan), and only the rest is parsed: in
- * text without a backslash every quote delimits a string, so that marker can only open an `embedding` key
- * with a string value, which ends at the next quote. Each cut leaves a stand-in, and the vectors go back in
- * their places after the parse. The vectors are not checked here: the adapter's `vector` schema refuses
- * anything but base64, which also stands for the valid JSON the cut parts must have been. A 16 × 1,536-
- * dimension answer is ~130 KB; decoding and parsing it whole cost more than the rest of the request.
- * Undefined bytes (a dropped connection) and text that is not JSON read as no JSON.
+ * Reads an OpenAI-style embeddings answer, as the chunks it came in. A plain answer's (ASCII without a
+ * backslash) `"embedding":"…"` strings are cut out as they are, each read as Latin-1 (a copy, where UTF-8
+ * decoding is a scan), and only the rest is parsed: in text without a backslash every quote delimits a
+ * string, so that marker can only open an `embedding` key with a string value, which ends at the next quote.
+ * Each cut leaves a stand-in, and the vectors go back in their places after the parse. The bytes are read
+ * where `joinedBytes` joined them, never in a buffer of their own. The vectors are not checked here: the
+ * adapter's `vector` schema refuses anything but base64, which also stands for the valid JSON the cut parts
+ * must have been. A 16 × 1,536-dimension answer is ~130 KB; decoding and parsing it whole cost more than the
+ * rest of the request. Undefined chunks (a dropped connection) and text that is not JSON read as no JSON.
  */
-export function readEmbeddingsReply(bytes: Buffer | undefined): EmbeddingsReply {
-  if (bytes === undefined) return { json: undefined, plain: false };
-  if (!isAscii(bytes) || bytes.includes(backslash)) return { json: parsedJson(bytes), plain: false };
+export function readEmbeddingsReply(chunks: readonly Buffer[] | undefined): EmbeddingsReply {
+  if (chunks === undefined) return { json: undefined, plain: false };
+  const bytes = joinedBytes(chunks);
+  if (!isAscii(bytes) || bytes.includes(backslash)) return { json: parsedText(bytes.toString("utf8")), plain: false };
   const vectors: string[] = [];
   let rest = "";
   let from = 0;
@@ -53,16 +56,11 @@ export function readEmbeddingsReply(bytes: Buffer | undefined): EmbeddingsReply 
     vectors.push(bytes.toString("latin1", start, end));
     from = end;
   }
-  if (vectors.length === 0) return { json: parsedJson(bytes), plain: true };
-  try {
-    const json: unknown = JSON.parse(rest + bytes.toString("latin1", from));
-    putBack(json, vectors);
-    return { json, plain: true };
-  } catch {
-    return { json: undefined, plain: true };
-  }
+  const json = parsedText(rest + bytes.toString("latin1", from));
+  if (json !== undefined) putBack(json, vectors);
+  return { json, plain: true };
 }
 
 /** `POST {base}/embeddings` with a JSON body, its answer read by `readEmbeddingsReply`. */
 export const postEmbeddings = async (target: UpstreamTarget, body: Record<string, unknown>, signal: AbortSignal): Promise<EmbeddingsReply> =>
-  readEmbeddingsReply(await postJsonBytes(target.provider, endpointUrl(target, "/embeddings"), bearer(target), body, signal));
+  readEmbeddingsReply(await postJsonChunks(target.provider, endpointUrl(target, "/embeddings"), bearer(target), body, signal));
