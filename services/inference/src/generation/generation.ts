@@ -130,7 +130,7 @@ export class Generation {
         const { own } = this;
         if (!own || !speaksOwnBody(provider)) return call(provider, target, body, attempt);
         const ownBody = own.body(body);
-        this.sent.set(candidate, { ...ownBody, model: candidate.endpoint.upstream_model });
+        this.sent.set(candidate, extended(ownBody, { model: candidate.endpoint.upstream_model }));
         return call(provider, own.headers ? { ...target, headers: own.headers } : target, ownBody, attempt);
       });
     } catch (error) {
@@ -153,7 +153,7 @@ export class Generation {
       const reserve = Number(body.max_completion_tokens ?? body.max_tokens ?? candidate.endpoint.max_completion_tokens ?? 0);
       sent = { ...body, messages: compressMessages(body.messages as Array<Record<string, unknown>>, candidate.endpoint.context_length - reserve) };
     }
-    this.sent.set(candidate, { ...sent, model: candidate.endpoint.upstream_model });
+    this.sent.set(candidate, extended(sent, { model: candidate.endpoint.upstream_model }));
     return sent;
   }
 

@@ -55,7 +55,7 @@ export function plainAnswer(generation: Generation, turn: BufferedTurn) {
  */
 export function agentAnswer(result: AgentResult & { buffered: BufferedTurn }, isServerTool: (name: string) => boolean) {
   const { generation, said } = result;
-  const usage = { ...usageBody(result.total), server_tool_use_details: result.toolUse };
+  const usage = extended(usageBody(result.total), { server_tool_use_details: result.toolUse });
   // The answer speaks for the whole request (its id and time) and for the endpoint that gave the last turn.
   const answer = chatAnswer(generation, result.buffered, usage, result.findings, generation.plan.started);
   for (const [i, choice] of answer.choices.entries()) {

@@ -1,4 +1,4 @@
-import { sendJson, type Caller } from "@switchyard/runtime";
+import { extended, sendJson, type Caller } from "@switchyard/runtime";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { InferenceDeps } from "../../deps.js";
 import { runAgent } from "../../generation/agent.js";
@@ -37,7 +37,7 @@ async function withServerTools(plan: Plan, tools: DeclaredTools, res: ServerResp
   if (result) {
     const { candidate } = result.streamed;
     sink.finish(candidate, result.finishReason, result.nativeFinishReason);
-    sink.close(candidate, { ...usageBody(result.total), server_tool_use_details: result.toolUse }, result.generation.metadata(candidate, result.findings, plan.started));
+    sink.close(candidate, extended(usageBody(result.total), { server_tool_use_details: result.toolUse }), result.generation.metadata(candidate, result.findings, plan.started));
   }
   sink.end();
 }
