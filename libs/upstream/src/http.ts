@@ -90,9 +90,9 @@ export const postJsonAnswer = (provider: string, url: string, headers: Record<st
 /**
  * As `postJsonAnswer`, with the answer left as the chunks it came in: for a caller that reads a large answer
  * its own way (base64 embeddings, whose vectors need not pass through a UTF-8 decoder and `JSON.parse`).
- * They are not joined into one buffer: on Node 22 and later every large buffer counts towards the external
- * memory that starts V8's full collections, and a 130 KB answer joined, then written again as the client's,
- * brought one every 200 ms under load. Undefined when the connection dropped mid-answer.
+ * They are not joined into one buffer: on Node 24 (not on 20 or 22) every large buffer counts towards the
+ * external memory that starts V8's full collections, and a 130 KB answer joined, then written again as the
+ * client's, brought one every 200 ms under load. Undefined when the connection dropped mid-answer.
  */
 export const postJsonChunks = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<Buffer[] | undefined> =>
   dispatchJson(provider, url, headers, body, signal, (chunks) => chunks);

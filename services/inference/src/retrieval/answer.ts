@@ -16,9 +16,9 @@ const encoded = (vector: Vector, format: "float" | "base64"): Vector =>
   format === "base64" ? (typeof vector === "string" ? vector : toBase64(vector)) : typeof vector === "string" ? toFloats(vector) : vector;
 
 /**
- * Buffers of answers already written, for the next answers to be written into: on Node 22 and later every
- * fresh large buffer counts towards the external memory that starts V8's full collections, and one per
- * 130 KB answer brought one every 200 ms under load. A buffer comes back once its answer has been handed
+ * Buffers of answers already written, for the next answers to be written into: on Node 24 (not on 20 or
+ * 22) every fresh large buffer counts towards the external memory that starts V8's full collections, and
+ * one per 130 KB answer brought one every 200 ms under load. A buffer comes back once its answer has been handed
  * to the socket (`finish`); one of a response that failed is left to the collector. At most `pooled`
  * buffers of at most `pooledBytes` each wait here.
  */
