@@ -42,15 +42,15 @@ export const answerMode = (stream: boolean) => (stream ? { stream: true, stream_
 
 /**
  * The call for `body`: provider, URL, headers and JSON body, one copy of it with the endpoint's model and the
- * answer mode. Prompt-cache markers at the top level are Anthropic's idea; this wire format caches on its own.
+ * answer mode. Prompt-cache markers at the top level are Anthropic's idea; this wire format caches on its own,
+ * so they are set undefined in that copy, which JSON leaves out.
  */
 function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boolean): JsonPost {
-  const { cache_control: _marker, prompt_cache_options: _options, ...rest } = body;
   return [
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}/chat/completions`,
     target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
-    extended(rest, { model: target.upstreamModel, ...answerMode(stream) }),
+    extended(body, { cache_control: undefined, prompt_cache_options: undefined, model: target.upstreamModel, ...answerMode(stream) }),
   ];
 }
 

@@ -63,14 +63,16 @@ export function inInputOrder(target: UpstreamTarget, items: ReadonlyArray<{ inde
 
 /**
  * A rerank request's body in the fields every wire shares (`top` names the count: `top_n`, Voyage's
- * `top_k`), after the caller's provider options, which never replace them.
+ * `top_k`), after the caller's provider options, which never replace them, and then a wire's own `fixed`
+ * fields.
  */
-export const rerankBody = (call: RerankCall, target: UpstreamTarget, top: "top_n" | "top_k"): Record<string, unknown> =>
+export const rerankBody = (call: RerankCall, target: UpstreamTarget, top: "top_n" | "top_k", fixed: Record<string, unknown> = {}): Record<string, unknown> =>
   extended(call.options, {
     model: target.upstreamModel,
     query: call.query,
     documents: call.documents,
     ...(call.topN !== undefined ? { [top]: call.topN } : {}),
+    ...fixed,
   });
 
 /** One rerank result as Cohere, Voyage, Jina and vLLM send it. */

@@ -18,7 +18,7 @@ const answer = z.looseObject({
  */
 export const jinaRerank: RerankProvider = {
   async rerank(call, target, signal) {
-    const body = { ...rerankBody(call, target, "top_n"), return_documents: false };
+    const body = rerankBody(call, target, "top_n", { return_documents: false });
     const parsed = answer.safeParse(await postJsonAnswer(target.provider, endpointUrl(target, "/rerank"), bearer(target), body, signal));
     if (!parsed.success) throw malformed(target, "rerank results", issueOf(parsed.error));
     const { results, usage, id } = parsed.data;

@@ -51,7 +51,7 @@ export const voyageEmbeddings: EmbeddingProvider = {
 /** Voyage's `POST {base}/rerank`; it counts tokens (`usage.total_tokens`) and sends no id. */
 export const voyageRerank: RerankProvider = {
   async rerank(call, target, signal) {
-    const body = { ...rerankBody(call, target, "top_k"), return_documents: false };
+    const body = rerankBody(call, target, "top_k", { return_documents: false });
     const parsed = rerankAnswer.safeParse(await postJsonAnswer(target.provider, endpointUrl(target, "/rerank"), bearer(target), body, signal));
     if (!parsed.success) throw malformed(target, "rerank results", issueOf(parsed.error));
     const { data, usage } = parsed.data;
