@@ -59,7 +59,7 @@ export function keepAlive(sse: ReturnType<typeof sseWriter>) {
 
 /**
  * What every dialect's stream shares: its writer (headers carry the generation id), the keep-alive
- * comments, and whether anything reached the client yet.
+ * comments, and whether a byte reached the client yet.
  */
 export abstract class SseStream {
   protected readonly sse;

@@ -40,7 +40,7 @@ function giveBack(buffer: Buffer): void {
 /**
  * Base64 vectors that are known to need no escaping (the provider's answer was plain, or the gateway
  * encoded them) are written as bytes around a serialised envelope: JSON.stringify and the UTF-8 length of a
- * 16 × 1,536-dimension answer cost more than the rest of the request. Anything else is serialised whole.
+ * 16 × 1,536-dimension answer cost more than the rest of the request. Other answers are serialised whole.
  */
 export function sendEmbeddings(res: ServerResponse, envelope: EmbeddingsEnvelope, answer: EmbeddingAnswer, format: "float" | "base64"): void {
   const vectors = answer.vectors.map((vector) => encoded(vector, format));

@@ -37,7 +37,7 @@ function putBack(value: unknown, vectors: readonly string[]): void {
  * string, so that marker can only open an `embedding` key with a string value, which ends at the next quote.
  * Each cut leaves a stand-in, and the vectors go back in their places after the parse. The bytes are read
  * where `joinedBytes` joined them, never in a buffer of their own. The vectors are not checked here: the
- * adapter's `vector` schema refuses anything but base64, which also stands for the valid JSON the cut parts
+ * adapter's `vector` schema refuses all but base64, which also stands for the valid JSON the cut parts
  * must have been. A 16 × 1,536-dimension answer is ~130 KB; decoding and parsing it whole cost more than the
  * rest of the request. Undefined chunks (a dropped connection) and text that is not JSON read as no JSON.
  */
