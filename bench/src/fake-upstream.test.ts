@@ -4,6 +4,9 @@ import { embeddingInputs } from "./embedding-inputs.js";
 import { embeddingTokensPerInput } from "./fake-embeddings.js";
 import { startFakeUpstream } from "./fake-upstream.js";
 
+/** An answer as one chunk of bytes. */
+const bytes = (text: string) => [Buffer.from(text)];
+
 interface EmbeddingsAnswer {
   object: string;
   model: string;
@@ -49,7 +52,7 @@ describe("the fake upstream's embeddings", () => {
     expect(new Set(answer.data.map((d) => d.embedding)).size).toBe(16);
     expect(answer.usage).toEqual({ prompt_tokens: 1632, total_tokens: 1632 });
     expect(embeddingTokensPerInput * 16).toBe(1632);
-    expect(incompleteAnswer("embeddings", false, text)).toBeUndefined();
+    expect(incompleteAnswer("embeddings", false, bytes(text))).toBeUndefined();
   });
 
   it("answers floats when base64 is not asked for, the same vectors", async () => {
@@ -78,7 +81,7 @@ describe("the fake upstream's embeddings", () => {
 
   it("still answers chat completions on the other paths", async () => {
     const res = await fetch(`${upstream.url}/chat/completions`, { method: "POST", body: JSON.stringify({ model: "bench", messages: [] }) });
-    expect(incompleteAnswer("chat", false, await res.text())).toBeUndefined();
+    expect(incompleteAnswer("chat", false, bytes(await res.text()))).toBeUndefined();
   });
 });
 
@@ -91,7 +94,7 @@ describe("the fake upstream's chat completions", () => {
       expect(Buffer.byteLength(body)).toBeGreaterThan(60 * 1024);
       const res = await fetch(`${upstream.url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body });
       expect(res.status).toBe(200);
-      expect(incompleteAnswer("chat", stream, await res.text())).toBeUndefined();
+      expect(incompleteAnswer("chat", stream, bytes(await res.text()))).toBeUndefined();
     }
   });
 });

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { incompleteAnswer, loadRequest, type ChatEndpoint } from "./chat-load.js";
+import { holds, incompleteAnswer, loadRequest, type ChatEndpoint } from "./chat-load.js";
 import { embeddingInputs } from "./embedding-inputs.js";
 import { defaultPlans, modesOf, parsePlan, parsePlans, planLabel, servesDialect, skippedTargets } from "./plans.js";
+
+/** An answer as one chunk of bytes. */
+const bytes = (text: string) => [Buffer.from(text)];
 
 describe("plan parsing", () => {
   it("reads a plan without a dialect as chat, so lists written before Responses plans keep their meaning", () => {
@@ -210,35 +213,51 @@ describe("requests and their answers", () => {
     expect(() => loadRequest(endpoint, "embeddings", true)).toThrow("the Embeddings API has no streamed answers");
   });
 
+  it("finds a marker in an answer's chunks wherever they were cut, and only from the chunk asked", () => {
+    const text = '{"id":"gen-1","object":"list","data":[{"object":"embedding","embedding":"AACAPw==","index":0}]}';
+    for (let first = 1; first < text.length; first++) {
+      for (const second of [first + 1, first + 3, first + 17]) {
+        const chunks = [text.slice(0, first), text.slice(first, second), text.slice(second)].map((part) => Buffer.from(part));
+        expect(holds(chunks, '"object":"list"')).toBe(true);
+        expect(holds(chunks, '"embedding":')).toBe(true);
+        expect(holds(chunks, '"object":"response"')).toBe(false);
+      }
+    }
+    const chunks = ["data: {}", "\n\ndat", "a: [DONE]"].map((part) => Buffer.from(part));
+    expect(holds(chunks, "data: [DONE]", 1)).toBe(true);
+    expect(holds(chunks, "data: {}", 1)).toBe(false);
+    expect(holds([], "data:")).toBe(false);
+  });
+
   it("takes an embeddings answer as complete when it is a list with an embedding", () => {
     const answer = '{"id":"gen-1","object":"list","data":[{"object":"embedding","embedding":"AACAPw==","index":0}],"model":"bench/embedding"}';
-    expect(incompleteAnswer("embeddings", false, answer)).toBeUndefined();
-    expect(incompleteAnswer("embeddings", false, '{"error":{"code":502,"message":"no embedding"}}')).toMatch(/without "object":"list"/);
-    expect(incompleteAnswer("embeddings", false, '{"object":"list","data":[],"model":"bench/embedding"}')).toMatch(/without "embedding":/);
-    expect(incompleteAnswer("embeddings", true, answer)).toMatch(/a streamed answer of the Embeddings API, which has none/);
+    expect(incompleteAnswer("embeddings", false, bytes(answer))).toBeUndefined();
+    expect(incompleteAnswer("embeddings", false, bytes('{"error":{"code":502,"message":"no embedding"}}'))).toMatch(/without "object":"list"/);
+    expect(incompleteAnswer("embeddings", false, bytes('{"object":"list","data":[],"model":"bench/embedding"}'))).toMatch(/without "embedding":/);
+    expect(incompleteAnswer("embeddings", true, bytes(answer))).toMatch(/a streamed answer of the Embeddings API, which has none/);
   });
 
   it("takes a Responses answer as complete on its response object or its response.completed event", () => {
-    expect(incompleteAnswer("responses", false, '{"id":"gen-1","object":"response","status":"completed","output":[]}')).toBeUndefined();
-    expect(incompleteAnswer("responses", false, '{"error":{"code":502}}')).toMatch(/without "object":"response"/);
+    expect(incompleteAnswer("responses", false, bytes('{"id":"gen-1","object":"response","status":"completed","output":[]}'))).toBeUndefined();
+    expect(incompleteAnswer("responses", false, bytes('{"error":{"code":502}}'))).toMatch(/without "object":"response"/);
     const events = 'event: response.created\ndata: {"type":"response.created"}\n\nevent: response.completed\ndata: {"type":"response.completed"}\n\n';
-    expect(incompleteAnswer("responses", true, events)).toBeUndefined();
-    expect(incompleteAnswer("responses", true, events.replaceAll("completed", "failed"))).toMatch(/without response.completed/);
+    expect(incompleteAnswer("responses", true, bytes(events))).toBeUndefined();
+    expect(incompleteAnswer("responses", true, bytes(events.replaceAll("completed", "failed")))).toMatch(/without response.completed/);
   });
 
   it("takes a Messages answer as complete on its message object or its message_stop event", () => {
-    expect(incompleteAnswer("messages", false, '{"id":"gen-1","type":"message","role":"assistant","content":[]}')).toBeUndefined();
-    expect(incompleteAnswer("messages", false, '{"type":"error","error":{"type":"api_error","message":"x"}}')).toMatch(/without "type":"message"/);
+    expect(incompleteAnswer("messages", false, bytes('{"id":"gen-1","type":"message","role":"assistant","content":[]}'))).toBeUndefined();
+    expect(incompleteAnswer("messages", false, bytes('{"type":"error","error":{"type":"api_error","message":"x"}}'))).toMatch(/without "type":"message"/);
     const events = 'event: message_start\ndata: {"type":"message_start"}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n';
-    expect(incompleteAnswer("messages", true, events)).toBeUndefined();
+    expect(incompleteAnswer("messages", true, bytes(events))).toBeUndefined();
     const failed = 'event: message_start\ndata: {"type":"message_start"}\n\nevent: error\ndata: {"type":"error"}\n\n';
-    expect(incompleteAnswer("messages", true, failed)).toMatch(/without event: message_stop/);
+    expect(incompleteAnswer("messages", true, bytes(failed))).toMatch(/without event: message_stop/);
   });
 
   it("keeps chat's checks: [DONE] for streams, choices for buffered answers", () => {
-    expect(incompleteAnswer("chat", true, 'data: {"choices":[]}\n\ndata: [DONE]\n\n')).toBeUndefined();
-    expect(incompleteAnswer("chat", true, 'data: {"choices":[]}\n\n')).toMatch(/without data: \[DONE\]/);
-    expect(incompleteAnswer("chat", false, '{"choices":[]}')).toBeUndefined();
-    expect(incompleteAnswer("chat", false, '{"object":"response"}')).toMatch(/without "choices"/);
+    expect(incompleteAnswer("chat", true, bytes('data: {"choices":[]}\n\ndata: [DONE]\n\n'))).toBeUndefined();
+    expect(incompleteAnswer("chat", true, bytes('data: {"choices":[]}\n\n'))).toMatch(/without data: \[DONE\]/);
+    expect(incompleteAnswer("chat", false, bytes('{"choices":[]}'))).toBeUndefined();
+    expect(incompleteAnswer("chat", false, bytes('{"object":"response"}'))).toMatch(/without "choices"/);
   });
 });
