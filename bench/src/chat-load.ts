@@ -18,13 +18,17 @@ export interface ChatEndpoint {
   routes: { chat: DialectRoute } & Partial<Record<Dialect, DialectRoute>>;
 }
 
-/** One kind of request to one endpoint: its path, headers and body, made once so the load generator's own work stays out of the figures. */
+/**
+ * One kind of request to one endpoint: its path, headers and body, made once so the load generator's own work
+ * stays out of the figures. The body is bytes: undici encodes a string body into a fresh buffer on every
+ * request (256 KB for the largest conversation).
+ */
 export interface LoadRequest {
   dialect: Dialect;
   stream: boolean;
   path: string;
   headers: Record<string, string>;
-  body: string;
+  body: Buffer;
 }
 
 /** What requests to one target measured: successes' latencies in ms, streams' time to first `data:` frame, errors. */
@@ -68,7 +72,7 @@ export function loadRequest(endpoint: ChatEndpoint, dialect: Dialect, stream: bo
   if (!route) throw new Error(`${endpoint.origin} does not serve the ${apiNames[dialect]} API`);
   if (stream && !streams(dialect)) throw new Error(`the ${apiNames[dialect]} API has no streamed answers`);
   const headers = { "content-type": "application/json", ...endpoint.headers, ...(dialect === "messages" ? messagesHeaders : {}) };
-  return { dialect, stream, path: route.path, headers, body: JSON.stringify(requestBody(dialect, route.model, stream, size)) };
+  return { dialect, stream, path: route.path, headers, body: Buffer.from(JSON.stringify(requestBody(dialect, route.model, stream, size))) };
 }
 
 /**

@@ -159,10 +159,10 @@ describe("requests and their answers", () => {
     const chat = loadRequest(endpoint, "chat", true);
     expect(chat.path).toBe("/api/v1/chat/completions");
     expect(chat.headers).toEqual({ "content-type": "application/json", authorization: "Bearer sk-test" });
-    expect(JSON.parse(chat.body)).toEqual({ model: "bench/model", messages: [{ role: "user", content: "Say hello" }], stream: true });
+    expect(JSON.parse(chat.body.toString())).toEqual({ model: "bench/model", messages: [{ role: "user", content: "Say hello" }], stream: true });
     const responses = loadRequest(endpoint, "responses", false);
     expect(responses.path).toBe("/api/v1/responses");
-    expect(JSON.parse(responses.body)).toEqual({ model: "bench/model", input: "Say hello", stream: false });
+    expect(JSON.parse(responses.body.toString())).toEqual({ model: "bench/model", input: "Say hello", stream: false });
   });
 
   it("sends a chat plan's large conversation to the chat path, with the same headers as the one-message body", () => {
@@ -170,27 +170,27 @@ describe("requests and their answers", () => {
     const small = loadRequest(endpoint, "chat", false);
     expect(large.path).toBe(small.path);
     expect(large.headers).toEqual(small.headers);
-    const body = JSON.parse(large.body) as { model: string; messages: Array<{ role: string }>; stream: boolean };
+    const body = JSON.parse(large.body.toString()) as { model: string; messages: Array<{ role: string }>; stream: boolean };
     expect(Object.keys(body)).toEqual(["model", "messages", "stream"]);
     expect(body).toMatchObject({ model: "bench/model", stream: false });
     expect(body.messages[0]!.role).toBe("system");
     expect(body.messages.length).toBeGreaterThan(30);
-    expect(JSON.parse(loadRequest(endpoint, "chat", true, "256k").body)).toMatchObject({ stream: true });
+    expect(JSON.parse(loadRequest(endpoint, "chat", true, "256k").body.toString())).toMatchObject({ stream: true });
   });
 
   it("sends a Messages request with max_tokens and Anthropic's version header to the Messages path, on its own model", () => {
     const messages = loadRequest(endpoint, "messages", true);
     expect(messages.path).toBe("/api/v1/messages");
     expect(messages.headers).toEqual({ "content-type": "application/json", authorization: "Bearer sk-test", "anthropic-version": "2023-06-01" });
-    expect(JSON.parse(messages.body)).toEqual({ model: "bench/anthropic", max_tokens: 1024, messages: [{ role: "user", content: "Say hello" }], stream: true });
-    expect(JSON.parse(loadRequest(endpoint, "messages", false).body)).toMatchObject({ stream: false });
+    expect(JSON.parse(messages.body.toString())).toEqual({ model: "bench/anthropic", max_tokens: 1024, messages: [{ role: "user", content: "Say hello" }], stream: true });
+    expect(JSON.parse(loadRequest(endpoint, "messages", false).body.toString())).toMatchObject({ stream: false });
   });
 
   it("sends 16 different passages of 60–100 words for base64 vectors to the embeddings path, on its own model", () => {
     const embeddings = loadRequest(endpoint, "embeddings", false);
     expect(embeddings.path).toBe("/api/v1/embeddings");
     expect(embeddings.headers).toEqual({ "content-type": "application/json", authorization: "Bearer sk-test" });
-    const body = JSON.parse(embeddings.body) as { model: string; input: string[]; encoding_format: string };
+    const body = JSON.parse(embeddings.body.toString()) as { model: string; input: string[]; encoding_format: string };
     expect(Object.keys(body).sort()).toEqual(["encoding_format", "input", "model"]);
     expect(body.model).toBe("bench/embedding");
     expect(body.encoding_format).toBe("base64");
@@ -202,7 +202,7 @@ describe("requests and their answers", () => {
       expect(words).toBeGreaterThanOrEqual(60);
       expect(words).toBeLessThanOrEqual(100);
     }
-    expect(loadRequest(endpoint, "embeddings", false).body).toBe(embeddings.body);
+    expect(loadRequest(endpoint, "embeddings", false).body).toEqual(embeddings.body);
   });
 
   it("refuses a request of a dialect the target does not serve, and a streamed embeddings request", () => {
