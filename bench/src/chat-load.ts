@@ -114,6 +114,7 @@ export function holds(chunks: readonly Buffer[], marker: string, from = 0): bool
   for (let i = from; i < chunks.length; i++) {
     const chunk = chunks[i]!;
     if (chunk.includes(marker, 0, "latin1")) return true;
+    if (i === 0) continue;
     const seam = Buffer.concat([...lastBytes(chunks, i, reach), chunk.subarray(0, reach)]);
     if (seam.includes(marker, 0, "latin1")) return true;
   }
