@@ -48,6 +48,9 @@ export function plainAnswer(generation: Generation, turn: BufferedTurn) {
   return { ...answer, choices: visibleChoices(generation.plan.request, answer.choices) };
 }
 
+/** The usage of the server-tool loop: every turn's together, and the server tools it ran. */
+export const agentUsage = (result: Pick<AgentResult, "total" | "toolUse">) => extended(usageBody(result.total), { server_tool_use_details: result.toolUse });
+
 /**
  * The answer of the server-tool loop says what every turn said: the words of all turns, their reasoning, and
  * each server tool call with its result as a `reasoning.server_tool_call` entry of `reasoning_details` (the
@@ -55,7 +58,7 @@ export function plainAnswer(generation: Generation, turn: BufferedTurn) {
  */
 export function agentAnswer(result: AgentResult & { buffered: BufferedTurn }, isServerTool: (name: string) => boolean) {
   const { generation, said } = result;
-  const usage = extended(usageBody(result.total), { server_tool_use_details: result.toolUse });
+  const usage = agentUsage(result);
   // The answer speaks for the whole request (its id and time) and for the endpoint that gave the last turn.
   const answer = chatAnswer(generation, result.buffered, usage, result.findings, generation.plan.started);
   for (const [i, choice] of answer.choices.entries()) {

@@ -1,4 +1,4 @@
-import { extended, sendJson, type Caller } from "@switchyard/runtime";
+import { sendJson, type Caller } from "@switchyard/runtime";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { InferenceDeps } from "../../deps.js";
 import { runAgent } from "../../generation/agent.js";
@@ -7,7 +7,7 @@ import { buildPlan, type Plan } from "../../generation/plan.js";
 import { bufferedTurn, relayTurn } from "../../generation/turns.js";
 import { usageBody } from "../../accounting.js";
 import type { DeclaredTools } from "../../tools/declared.js";
-import { agentAnswer, plainAnswer } from "./answer.js";
+import { agentAnswer, agentUsage, plainAnswer } from "./answer.js";
 import { ChatStream } from "./stream.js";
 
 /** What a route reads of a request: its headers and its JSON body. */
@@ -37,7 +37,7 @@ async function withServerTools(plan: Plan, tools: DeclaredTools, res: ServerResp
   if (result) {
     const { candidate } = result.streamed;
     sink.finish(candidate, result.finishReason, result.nativeFinishReason);
-    sink.close(candidate, extended(usageBody(result.total), { server_tool_use_details: result.toolUse }), result.generation.metadata(candidate, result.findings, plan.started));
+    sink.close(candidate, agentUsage(result), result.generation.metadata(candidate, result.findings, plan.started));
   }
   sink.end();
 }
