@@ -1,5 +1,5 @@
 import { Agent, FormData, request, type Dispatcher } from "undici";
-import { currentTraceparent, textOf } from "@switchyard/runtime";
+import { currentTraceparent, jsonBody, textOf } from "@switchyard/runtime";
 import { UpstreamError } from "./errors.js";
 
 /**
@@ -75,7 +75,7 @@ export type JsonPost = readonly [provider: string, url: string, headers: Record<
 
 /** POSTs JSON upstream; see `post`. */
 export const postJson = (provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<UpstreamResponse> =>
-  post(provider, url, { "content-type": "application/json", ...headers }, JSON.stringify(body), signal);
+  post(provider, url, { "content-type": "application/json", ...headers }, jsonBody(body), signal);
 
 /**
  * POSTs JSON upstream and reads the whole answer as JSON: `undefined` when it is not JSON, or when the
@@ -123,7 +123,7 @@ function dispatchJson<T>(provider: string, url: string, headers: Record<string, 
     if (signal.aborted) return reject(signal.reason);
     signal.addEventListener("abort", abort, { once: true });
     const target = new URL(url);
-    const options = { origin: target.origin, path: `${target.pathname}${target.search}`, method: "POST" as const, headers: traceHeaders({ "content-type": "application/json", ...headers }), body: JSON.stringify(body) };
+    const options = { origin: target.origin, path: `${target.pathname}${target.search}`, method: "POST" as const, headers: traceHeaders({ "content-type": "application/json", ...headers }), body: jsonBody(body) };
     try {
       agent.dispatch(options, {
         onRequestStart(started) {

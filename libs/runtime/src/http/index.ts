@@ -11,4 +11,5 @@ export * from "./oauth-errors.js";
 export * from "./anthropic-errors.js";
 export * from "./input-guard.js";
 export { joinedBytes, textOf } from "./chunk-text.js";
+export { jsonBody, parseJsonBytes } from "./large-json.js";
 export { noteRequest, type RequestNote } from "./request-context.js";

@@ -4,7 +4,8 @@ import type { Logger } from "../log.js";
 import { metrics } from "../metrics.js";
 import { carriesRetryAfter, defaultRetryAfterSeconds, HttpError } from "./errors.js";
 import { ServiceUnavailableError } from "./internal-client.js";
-import { textOf } from "./chunk-text.js";
+import { joinedBytes } from "./chunk-text.js";
+import { parseJsonBytes } from "./large-json.js";
 import { currentNote, requestIdHeader, withRequestId } from "./request-context.js";
 import { noteRoute } from "../tracing/spans.js";
 
@@ -228,7 +229,7 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   });
   if (size === 0) return {};
   try {
-    return JSON.parse(textOf(chunks)) as unknown;
+    return parseJsonBytes(joinedBytes(chunks));
   } catch {
     throw new HttpError("bad_request", "Invalid JSON body");
   }
