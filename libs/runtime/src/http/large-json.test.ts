@@ -68,10 +68,24 @@ describe("parseJsonBytes", () => {
     }
   });
 
-  it("parses the Responses API's input and Messages' messages wherever the member is", () => {
+  it("parses the Responses API's input and Messages' messages wherever the member is, and Codex's items", () => {
     const input = conversation(7, 200, 1200);
-    for (const body of [{ input, model: "m" }, { model: "m", max_tokens: 100, system: "be brief", messages: input, metadata: { user_id: "u" } }]) {
+    const next = random(5);
+    const codex = Array.from({ length: 240 }, (_, i) => {
+      const call_id = `call_${i >> 2}`;
+      if (i % 4 === 0) return { type: "message", role: "user", content: [{ type: "input_text", text: text(next, 900) }] };
+      if (i % 4 === 1) return { type: "reasoning", summary: [{ type: "summary_text", text: text(next, 300) }], encrypted_content: "gAAAA" };
+      if (i % 4 === 2) return { type: "function_call", name: "shell", arguments: JSON.stringify({ command: ["rg", text(next, 40)] }), call_id };
+      return { type: "function_call_output", call_id, output: text(next, 1500) };
+    });
+    const bodies = [
+      { input, model: "m" },
+      { model: "m", max_tokens: 100, system: "be brief", messages: input, metadata: { user_id: "u" } },
+      { model: "gpt-5-codex", instructions: "You are Codex.", input: codex, tools: [{ type: "function", name: "shell" }], store: false, stream: true },
+    ];
+    for (const body of bodies) {
       const bytes = bytesOf(body);
+      expect(bytes.length).toBeGreaterThan(200_000);
       const lengths = parsedLengths(() => expect(parseJsonBytes(bytes)).toEqual(body));
       expect(Math.max(...lengths)).toBeLessThanOrEqual(pieceLimit);
     }
@@ -92,6 +106,8 @@ describe("parseJsonBytes", () => {
       `{"metadata":{"history":[{"role":"user"}]},"messages":${large}}`,
       `{"messages":${large},"metadata":{"history":[{"role":"user"}]}}`,
       `{"__proto__":${large}}`,
+      // Items whose content holds what looks like the start of an item.
+      `{"model":"m","input":${JSON.stringify(messages.map((m, i) => (i % 50 === 7 ? { type: "message", role: "user", content: [{ type: "message", text: "quoted" }, { role: "user" }] } : m)))}}`,
       // Whitespace between the items and around the commas.
       `{ "model" : "m" , "messages" : [ ${messages.map((m) => JSON.stringify(m)).join(" ,\n  ")} ] }`,
     ];

@@ -16,8 +16,28 @@ const pieceSize = 60 * 1024;
  */
 const pieceTarget = 40 * 1024;
 
-/** Where a conversation item (a chat, Messages or Responses message) starts: an object whose first member is `role`. */
-const itemStart = Buffer.from('{"role":', "latin1");
+/**
+ * How a conversation item starts: a chat, Messages or Responses message whose first member is `role`; or
+ * a Responses item whose first member is its `type` (as Codex sends them), cut where a message or a
+ * function call (or its output) starts. A content part inside an item (`{"type":"input_text"`) is neither.
+ */
+const roleFirst = [Buffer.from('{"role":', "latin1")];
+const typeFirst = [Buffer.from('{"type":"message"', "latin1"), Buffer.from('{"type":"function_call', "latin1")];
+const longestStart = typeFirst[1]!.length;
+
+/**
+ * Where an item starts in `[from, to]`, the first or the last; -1 when none does. Searched within those
+ * bytes only: a search that finds nothing reads all it is given (70 µs for 256 KB of JSON).
+ */
+function itemIn(bytes: Buffer, starts: readonly Buffer[], from: number, to: number, which: "first" | "last"): number {
+  const window = bytes.subarray(from, to + longestStart);
+  let found = -1;
+  for (const start of starts) {
+    const at = which === "first" ? window.indexOf(start) : window.lastIndexOf(start);
+    if (at !== -1 && (found === -1 || (which === "first" ? at < found : at > found))) found = at;
+  }
+  return found === -1 ? -1 : from + found;
+}
 
 /** The longest text before the first item that is read to find which member opens the array. */
 const headLimit = 16 * 1024;
@@ -60,24 +80,27 @@ function openArrayMember(bytes: Buffer, end: number): string | undefined {
  * the body is not of that shape or a part does not parse; the caller then parses the text whole, which also
  * throws the error `JSON.parse` throws.
  *
- * The parts make the value the whole text makes. `{"role":` can only open an object: inside a JSON string
- * a quote is escaped, and a string's closing quote is followed by `,` `:` `]` `}` or space, never a letter.
+ * The parts make the value the whole text makes. `{"role":` (and each other start) can only open an object:
+ * inside a JSON string a quote is escaped, and a string's closing quote is followed by `,` `:` `]` `}` or
+ * space, never a letter. A cut inside an item leaves a group that does not parse.
  * The text before the first item opens an array as a top-level member; each group is items and commas that
  * parse as an array's contents; the head with the tail parses. So the whole text parses, to the head and
  * tail's value with the groups' items first in that member's array, unless a later member of the same name
  * replaces the array: the head and tail are parsed a second time with one more item to see that it does not.
  */
 function parsedInPieces(bytes: Buffer): unknown {
-  const first = bytes.indexOf(itemStart);
-  if (first === -1 || first > headLimit) return undefined;
+  const first = itemIn(bytes, [...roleFirst, ...typeFirst], 0, headLimit, "first");
+  if (first === -1) return undefined;
+  // The items are cut where items of the first one's kind start.
+  const starts = bytes[first + 2] === 0x72 ? roleFirst : typeFirst;
   const member = openArrayMember(bytes, first);
-  const last = bytes.lastIndexOf(itemStart);
+  const last = itemIn(bytes, starts, first, bytes.length, "last");
   if (member === undefined || last === first) return undefined;
   const items: unknown[] = [];
   try {
     for (let from = first; from < last; ) {
-      let to = bytes.lastIndexOf(itemStart, from + pieceSize);
-      if (to <= from) to = bytes.indexOf(itemStart, from + 1);
+      let to = itemIn(bytes, starts, from + 1, from + pieceSize, "last");
+      if (to === -1) to = itemIn(bytes, starts, from + 1, last, "first");
       let end = to - 1;
       while (space(bytes[end])) end--;
       let open = from - 1;
