@@ -235,10 +235,10 @@ export function jsonBody(value: unknown): string | Buffer {
   if (!big(value)) return JSON.stringify(value);
   const pieces: string[] = [];
   writePieces(value, pieces);
-  let size = 0;
-  for (const piece of pieces) size += Buffer.byteLength(piece);
-  const bytes = Buffer.allocUnsafe(size);
+  const lengths = pieces.map((piece) => Buffer.byteLength(piece));
+  const bytes = Buffer.allocUnsafe(lengths.reduce((sum, length) => sum + length, 0));
   let at = 0;
-  for (const piece of pieces) at += bytes.write(piece, at);
+  // A piece of as many bytes as characters is ASCII, which is written byte for byte rather than encoded.
+  pieces.forEach((piece, i) => (at += bytes.write(piece, at, lengths[i] === piece.length ? "latin1" : "utf8")));
   return bytes;
 }
