@@ -120,6 +120,20 @@ describe("parseJsonBytes", () => {
     }
   });
 
+  it("reads the text after the last item once, unless it may name the array's member again", () => {
+    const messages = Array.from({ length: 300 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `step ${i}: ${"run the tests and fix what fails. ".repeat(30)}` }));
+    const tools = Array.from({ length: 120 }, (_, i) => ({ name: `tool_${i}`, description: "Runs a command in the repository. ".repeat(25), input_schema: { type: "object" } }));
+    const readsOfTail = (body: unknown) => {
+      const bytes = bytesOf(body);
+      const lengths = parsedLengths(() => expect(parseJsonBytes(bytes)).toEqual(body));
+      return lengths.filter((length) => length > 90_000).length;
+    };
+    expect(readsOfTail({ model: "m", messages, system: "Be brief — and exact.", tools })).toBe(1);
+    // A control character is written as a \u escape, which could spell the member's name too.
+    expect(readsOfTail({ model: "m", messages, system: "Be brief.\u0007", tools })).toBe(2);
+    expect(readsOfTail({ model: "m", messages, system: "Be brief.", tools, metadata: { messages: 1 } })).toBe(2);
+  });
+
   it("throws JSON.parse's error for text that is not JSON", () => {
     const messages = JSON.stringify(conversation(5, 300, 800));
     const broken = [

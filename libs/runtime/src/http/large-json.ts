@@ -74,6 +74,15 @@ function openArrayMember(bytes: Buffer, end: number): string | undefined {
 }
 
 /**
+ * Whether `text` may hold a member named `name`: it holds the name in quotes, or a `\u` escape that could
+ * spell it another way. A name of letters, digits and underscores has no other spelling (JSON escapes no
+ * other character of theirs); for other names the answer is always yes.
+ */
+function mayName(text: Buffer, name: string): boolean {
+  return !/^\w+$/.test(name) || text.includes(`"${name}"`) || text.includes("\\u");
+}
+
+/**
  * A body whose bulk is an array of conversation items at its top level (`messages`, `input`), parsed in
  * parts: the items from the first to the last in groups of at most `pieceSize` bytes (a larger item is a
  * group of its own), and the text before the first item with the text from the last one on. Undefined when
@@ -86,7 +95,8 @@ function openArrayMember(bytes: Buffer, end: number): string | undefined {
  * The text before the first item opens an array as a top-level member; each group is items and commas that
  * parse as an array's contents; the head with the tail parses. So the whole text parses, to the head and
  * tail's value with the groups' items first in that member's array, unless a later member of the same name
- * replaces the array: the head and tail are parsed a second time with one more item to see that it does not.
+ * replaces the array: where the tail may name it, the head and tail are parsed a second time with one more
+ * item to see that it does not.
  */
 function parsedInPieces(bytes: Buffer): unknown {
   const first = itemIn(bytes, [...roleFirst, ...typeFirst], 0, headLimit, "first");
@@ -120,10 +130,12 @@ function parsedInPieces(bytes: Buffer): unknown {
     const head = bytes.toString("utf8", 0, first);
     const tail = bytes.toString("utf8", last);
     const value = JSON.parse(head + tail) as Record<string, unknown>;
-    const probe = JSON.parse(`${head}0,${tail}`) as Record<string, unknown>;
     const array = value[member];
-    const probed = probe[member];
-    if (!Array.isArray(array) || !Array.isArray(probed) || probed.length !== array.length + 1) return undefined;
+    if (!Array.isArray(array)) return undefined;
+    if (mayName(bytes.subarray(last), member)) {
+      const probed = (JSON.parse(`${head}0,${tail}`) as Record<string, unknown>)[member];
+      if (!Array.isArray(probed) || probed.length !== array.length + 1) return undefined;
+    }
     for (const item of array) items.push(item);
     value[member] = items;
     return value;
