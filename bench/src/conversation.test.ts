@@ -43,7 +43,7 @@ describe("the large conversations", () => {
     }
   });
 
-  it("hold many turns, each different, and more of them the larger the size", () => {
+  it("hold dozens of turns, each different, and more of them the larger the size", () => {
     const small = conversation("64k");
     const large = conversation("256k");
     expect(small.length).toBeGreaterThan(30);

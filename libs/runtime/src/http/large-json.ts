@@ -5,7 +5,7 @@ import { isAscii } from "node:buffer";
  * mapped for it and unmapped when it is collected. On the development VM a 132 KB string cost 210 µs to
  * make against 13 µs for a 127 KB one, nearly all of it page faults. Parsing a 256 KB chat body and writing
  * it again cost 1.15 ms in a loop as one string each way, 0.69 ms in pieces. So large JSON is read and
- * written in pieces of at most this many bytes or characters: ordinary strings even when they hold
+ * written in pieces of at most `pieceSize` bytes or characters: ordinary strings even when they hold
  * characters beyond Latin-1 (two bytes each).
  */
 const pieceSize = 60 * 1024;
@@ -165,7 +165,7 @@ const isContainer = (value: unknown): value is object => {
   return (prototype === Object.prototype || prototype === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function";
 };
 
-/** About how many characters of JSON `value` makes (escapes aside), counted until there are more than `limit`. */
+/** The length in characters of `value`'s JSON (escapes aside), counted until it passes `limit`. */
 function charsOf(value: unknown, limit: number): number {
   if (typeof value === "string") return value.length + 2;
   if (!isContainer(value)) return 8;
@@ -250,7 +250,7 @@ export function jsonBody(value: unknown): string | Buffer {
   const lengths = pieces.map((piece) => Buffer.byteLength(piece));
   const bytes = Buffer.allocUnsafe(lengths.reduce((sum, length) => sum + length, 0));
   let at = 0;
-  // A piece of as many bytes as characters is ASCII, which is written byte for byte rather than encoded.
+  // A piece whose byte length equals its length is ASCII, which is written byte for byte rather than encoded.
   pieces.forEach((piece, i) => (at += bytes.write(piece, at, lengths[i] === piece.length ? "latin1" : "utf8")));
   return bytes;
 }
