@@ -7,6 +7,7 @@ import type { Logger } from "./log.js";
 
 export interface BackendConfig {
   DATABASE_URL?: string | undefined;
+  DATABASE_PREPARED_STATEMENTS?: boolean;
   NATS_URL?: string | undefined;
   NATS_NAMESPACE?: string | undefined;
   SWITCHYARD_DATA_DIR: string;
@@ -16,7 +17,7 @@ export interface BackendConfig {
 export async function openBackends(config: BackendConfig, logger: Logger, name: string): Promise<{ db: Db; bus: Bus }> {
   // A service run as its own process keeps embedded data in its own folder: PGlite is one process's alone.
   const dataDir = name === "standalone" ? config.SWITCHYARD_DATA_DIR : join(config.SWITCHYARD_DATA_DIR, name);
-  const db = await openDatabase({ url: config.DATABASE_URL, dataDir, applicationName: name, logger });
+  const db = await openDatabase({ url: config.DATABASE_URL, preparedStatements: config.DATABASE_PREPARED_STATEMENTS, dataDir, applicationName: name, logger });
   const bus = config.NATS_URL
     ? await connectNatsBus({ url: config.NATS_URL, namespace: config.NATS_NAMESPACE, logger, name })
     : createMemoryBus({ logger });

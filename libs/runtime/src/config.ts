@@ -110,6 +110,12 @@ export const commonEnv = {
   HOST: z.string().default("127.0.0.1"),
   /** Postgres URL; unset means the embedded PGlite under SWITCHYARD_DATA_DIR. */
   DATABASE_URL: optionalString,
+  /**
+   * Whether each Postgres connection keeps the parameterised statements it ran, parsed and planned, for the
+   * next run. Off only behind a pooler in transaction mode that does not carry them over (PgBouncer before
+   * 1.21, or without `max_prepared_statements`).
+   */
+  DATABASE_PREPARED_STATEMENTS: envFlag(true),
   /** NATS URL with JetStream; unset means the in-process bus (standalone only). */
   NATS_URL: optionalString,
   /** Prefix for NATS subjects and streams, so several deployments or tests can share one NATS. */

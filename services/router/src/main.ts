@@ -21,7 +21,7 @@ if (!secret || !config.NATS_URL) {
   process.exit(1);
 }
 const bus = await connectNatsBus({ url: config.NATS_URL, namespace: config.NATS_NAMESPACE, logger, name: "router" });
-const db = config.DATABASE_URL ? openPostgres({ url: config.DATABASE_URL, applicationName: "router" }) : undefined;
+const db = config.DATABASE_URL ? openPostgres({ url: config.DATABASE_URL, applicationName: "router", preparedStatements: config.DATABASE_PREPARED_STATEMENTS }) : undefined;
 const health = { draining: false };
 const router = await startRouter({
   logger,

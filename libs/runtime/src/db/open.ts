@@ -11,6 +11,8 @@ export interface DatabaseOptions {
   dataDir?: string | undefined;
   applicationName?: string;
   maxConnections?: number;
+  /** Postgres only: see `PostgresOptions.preparedStatements`. */
+  preparedStatements?: boolean | undefined;
   /** Where PGlite's own maintenance reports failures. */
   logger?: Logger;
 }
@@ -22,6 +24,7 @@ export function openDatabase(options: DatabaseOptions): Promise<Db> {
         url: options.url,
         ...(options.applicationName ? { applicationName: options.applicationName } : {}),
         ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
+        ...(options.preparedStatements !== undefined ? { preparedStatements: options.preparedStatements } : {}),
       }),
     );
   }
