@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OpenRouter } from "@openrouter/sdk";
-import { resolveModelResponse } from "@switchyard/contracts";
+import { holdResponse, resolveModelResponse } from "@switchyard/contracts";
 import { createServiceSigner } from "@switchyard/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
@@ -197,6 +197,31 @@ describe("router and identity as separate processes", () => {
     const resolved = resolveModelResponse.parse(await res.json()).data;
     expect(resolved).toMatchObject({ model: "vendor/a", variant: "floor", sort: "price" });
     expect(resolved.endpoints.map((e) => e.provider)).toEqual(["alpha", "beta"]);
+  });
+
+  it("places spend holds for other services over identity's internal route, and only for them", async () => {
+    const port = /"port":(\d+)[^\n]*identity listening/.exec(identity.output())?.[1];
+    const me = await fetch(`${apiUrl}/key`, { headers: { authorization: `Bearer ${bootstrapKey}` } }).then((r) => r.json() as Promise<{ data: Record<string, string> }>);
+    const hold = { generation_id: "gen-mp-hold", key_hash: me.data.hash, amount_usd: "0.001", is_byok: false, ttl_ms: 60_000 };
+    const call = (path: string, headers: Record<string, string>, body: unknown = hold, type = "application/json") =>
+      fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", headers: { "content-type": type, ...headers }, body: JSON.stringify(body) });
+    const unsigned = await call("/internal/holds", {});
+    expect(unsigned.status).toBe(401);
+    expect(await unsigned.json()).toEqual({ error: { code: 401, message: "Missing or invalid internal service credentials" } });
+    const service = { "x-switchyard-service": await createServiceSigner(internalSecret, "inference")() };
+    for (const path of ["/internal/holds", "/Internal/Holds/"]) {
+      const placed = await call(path, service);
+      expect(placed.status).toBe(200);
+      expect(holdResponse.parse(await placed.json()).data.granted).toBe(true);
+    }
+    const invalid = await call("/internal/holds", service, { ...hold, ttl_ms: 1 });
+    expect(invalid.status).toBe(400);
+    expect(((await invalid.json()) as { error: { message: string } }).error.message).toMatch(/ttl_ms/);
+    // A body that is not plain JSON goes to express, which answers in the same envelope.
+    const text = await call("/internal/holds", service, hold, "text/plain");
+    expect(text.status).toBe(400);
+    expect(((await text.json()) as { error: { code: number } }).error.code).toBe(400);
+    expect((await call("/internal/holds/release", service, { generation_id: hold.generation_id })).status).toBe(200);
   });
 
   it("serves chat completions through router, inference and catalog processes, streamed and not", async () => {

@@ -11,7 +11,7 @@ import {
   type ServiceVerifier,
 } from "@switchyard/runtime";
 import type { GuardrailBudget, HoldDecision, HoldRequest, KeyAuthentication, KeyDescription, WorkspacePolicy } from "@switchyard/contracts";
-import type { Express } from "express";
+import type { RequestListener } from "node:http";
 import type { JWK } from "jose";
 import { createApp } from "./app.js";
 import type { IdentityConfig } from "./config.js";
@@ -58,7 +58,7 @@ export interface IdentityDeps {
 }
 
 export interface RunningIdentity {
-  app: Express;
+  app: RequestListener;
   /** The router's key lookup without an HTTP hop, for the one-process deployment. */
   authenticate(hash: string): Promise<KeyAuthentication | undefined>;
   /** Workspace policies and key names for catalog, without an HTTP hop. */

@@ -41,9 +41,18 @@ export function managementCallerOf(res: Response): Caller {
 /** `/internal/...` routes answer only other Switchyard services. */
 export function requireService(verify: ServiceVerifier): RequestHandler {
   return async (req, _res, next) => {
-    const token = req.headers[serviceHeader];
-    const service = typeof token === "string" ? await verify(token) : undefined;
-    if (!service) return next(new HttpError("unauthorized", "Missing or invalid internal service credentials"));
-    next();
+    try {
+      await verifiedService(req, verify);
+      next();
+    } catch (error) {
+      next(error);
+    }
   };
+}
+
+/** Checks the signed service header of an `/internal/...` request; a 401 without a valid one. */
+export async function verifiedService(req: IncomingMessage, verify: ServiceVerifier): Promise<void> {
+  const token = req.headers[serviceHeader];
+  const service = typeof token === "string" ? await verify(token) : undefined;
+  if (!service) throw new HttpError("unauthorized", "Missing or invalid internal service credentials");
 }

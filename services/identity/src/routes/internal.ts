@@ -29,8 +29,11 @@ export const describeKeysRoute =
 export const holdRoute =
   (db: Db): RequestHandler =>
   async (req, res) => {
-    res.json({ data: await placeHold(db, parseInput(holdBody, req.body, "body")) });
+    res.json(await holdAnswer(db, req.body));
   };
+
+/** What `POST /internal/holds` answers to a body: also served without express (see the identity app). */
+export const holdAnswer = async (db: Db, body: unknown) => ({ data: await placeHold(db, parseInput(holdBody, body, "body")) });
 
 /** `POST /internal/holds/release` */
 export const releaseHoldRoute =
