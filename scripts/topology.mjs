@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Every service as its own process on one machine, on real Postgres, NATS and S3, with two inference
 // replicas behind the router: `npm run topology`. It supervises them as a cluster would: a process that
-// exits (a SIGTERM sent to its pid, a crash) is started again on the same port. Ctrl-C stops them all.
+// exits (a SIGTERM sent to its pid, a crash) is started again on the same port. Ctrl-C stops them all,
+// routers first and identity last.
 //
 // Environment: DATABASE_URL, NATS_URL, S3_* (S3_ENDPOINT unset starts the local Swift of scripts/s3, unless
 // TOPOLOGY_START_S3=false, which keeps files on disk), TOPOLOGY_PORT (the router's port, default 8080; the
@@ -183,11 +184,26 @@ async function startBalancer(targets, listenPort) {
 }
 
 let stopBalancer;
+/** Sends SIGTERM to the running processes of these names and waits until they exit. */
+const stopNamed = (names) =>
+  Promise.all(
+    [...children]
+      .filter(([name, c]) => names.includes(name) && c.exitCode === null && c.signalCode === null)
+      .map(([, c]) => new Promise((resolve) => (c.once("exit", resolve), c.kill("SIGTERM")))),
+  );
+
+/**
+ * Stops the processes in the reverse of the start order: the routers, so that no request comes in; then
+ * the others, which give their spend holds up to identity as they go; identity last.
+ */
 async function stopAll(code = 0) {
   stopping = true;
   stopBalancer?.();
-  const exits = [...children.values()].filter((c) => c.exitCode === null && c.signalCode === null).map((c) => new Promise((resolve) => (c.once("exit", resolve), c.kill("SIGTERM"))));
-  await Promise.all(exits);
+  const names = processes.map((p) => p.name);
+  const routerNames = routers.map((p) => p.name);
+  await stopNamed(routerNames);
+  await stopNamed(names.filter((name) => name !== "identity" && !routerNames.includes(name)));
+  await stopNamed(["identity"]);
   print({ event: "stopped", code });
   process.exit(code);
 }
