@@ -2,7 +2,7 @@ import {
   createHttpApp,
   finishHttpApp,
   mountHealth,
-  pathOf,
+  postedPath,
   readJsonBody,
   readsAsPlainJson,
   requireCaller,
@@ -67,7 +67,7 @@ export interface IdentityAppDeps extends KeyDeps {
  * Identity's HTTP surface: keys, the calling key, workspaces, credits, activity and the generation list, and
  * internal lookups and spend holds. The spend hold, which every generation of a deployment of separate
  * processes asks for before its provider is called, is served without express when its body is plain JSON
- * (express's routing and body parsing were a sixth of this service's CPU); express serves everything else.
+ * (express's routing and body parsing were a large share of this service's CPU); express serves everything else.
  */
 export function createApp(deps: IdentityAppDeps): RequestListener {
   const app = createHttpApp({ logger: deps.logger, maxBodyBytes: deps.maxBodyBytes, requestLogs: deps.requestLogs });
@@ -128,9 +128,7 @@ export function createApp(deps: IdentityAppDeps): RequestListener {
   const { logger } = deps;
   const holds = "/internal/holds";
   return (req, res) => {
-    // As express matches routes: case-insensitive, with or without a trailing slash.
-    const path = req.method === "POST" ? pathOf(req.url).toLowerCase().replace(/(.)\/$/, "$1") : "";
-    if (path !== holds || !readsAsPlainJson(req)) return void app(req, res);
+    if (postedPath(req) !== holds || !readsAsPlainJson(req)) return void app(req, res);
     servePlain(req, res, { logger, service: serviceOf(logger), route: holds, observe: deps.requestLogs }, async () => {
       await verifiedService(req, deps.verifyService);
       sendJson(res, 200, await holdAnswer(deps.db, await readJsonBody(req, deps.maxBodyBytes)));

@@ -4,7 +4,7 @@ import {
   createHttpApp,
   finishHttpApp,
   mountHealth,
-  pathOf,
+  postedPath,
   readJsonBody,
   readsAsPlainJson,
   requestIdHeader,
@@ -65,8 +65,7 @@ export function createApp(deps: InferenceDeps): RequestListener {
   finishHttpApp(app, logger);
 
   return (req, res) => {
-    // As express matches routes: case-insensitive, with or without a trailing slash.
-    const path = req.method === "POST" ? pathOf(req.url).toLowerCase().replace(/(.)\/$/, "$1") : "";
+    const path = postedPath(req);
     const route = dialects.get(path);
     if (!route || !readsAsPlainJson(req)) return void app(req, res);
     servePlain(req, res, { logger, service: serviceOf(logger), route: path, observe: deps.requestLogs, sendError: errorsOf(path) }, async () => {

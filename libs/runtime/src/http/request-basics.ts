@@ -26,6 +26,9 @@ export const pathOf = (url: string | undefined): string => {
   return query < 0 ? raw : raw.slice(0, query);
 };
 
+/** The path of a POST as express matches routes: case-insensitive, with or without a trailing slash; empty for other methods. */
+export const postedPath = (req: IncomingMessage): string => (req.method === "POST" ? pathOf(req.url).toLowerCase().replace(/(.)\/$/, "$1") : "");
+
 /** A header's value when it came once; a header sent several times reads as absent. */
 export const headerOf = (headers: IncomingHttpHeaders, name: string): string | undefined => {
   const value = headers[name];
