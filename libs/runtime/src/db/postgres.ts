@@ -9,7 +9,7 @@ export interface PostgresOptions {
   preparedStatements?: boolean;
 }
 
-/** How many statement texts get a name; texts beyond them run unnamed, so a stream of distinct texts cannot fill the server's memory. */
+/** The number of statement texts that get a name; texts beyond them run unnamed, so a stream of distinct texts cannot fill the server's memory. */
 const maxNamedStatements = 256;
 
 /** SQLSTATE 0A000 with this message: a table the statement reads changed shape since a connection prepared it. */
