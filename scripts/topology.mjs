@@ -9,7 +9,7 @@
 // services take the next ports), TOPOLOGY_INFERENCE_REPLICAS=1 for one inference process instead of two,
 // TOPOLOGY_ROUTERS=2 for a second router on TOPOLOGY_PORT + 10 and a TCP balancer in front of both on
 // TOPOLOGY_PORT + 20 (new connections go to the routers whose /readyz passes, as a Kubernetes Service does;
-// `api` in the ready event is the balancer's), and any variable of the services.
+// `api` in the ready event is the balancer's), and every variable of the services.
 // It prints one JSON line per event: `{"event":"ready",...}` with every process's URL and pid,
 // `{"event":"exited","name":...,"code":...,"signal":...}` when a process ends, `{"event":"restarted",...}`
 // once its replacement listens, `{"event":"failed",...}` for a replacement that did not come up (it is tried

@@ -206,7 +206,7 @@ const usageOf = async (hash: string) => {
 const generationIds = async (hash: string) => (await db.query("SELECT id FROM inference.generations WHERE key_hash = $1 ORDER BY id", [hash])).rows.map((r: { id: string }) => r.id);
 const ledgerOf = async (hash: string) =>
   (await db.query("SELECT generation_id, cost::text AS cost FROM identity.ledger WHERE key_hash = $1 ORDER BY generation_id", [hash])).rows as Array<{ generation_id: string; cost: string }>;
-/** Every hold row of the key, expired or not: settled and released holds are deleted, so any row left is a hold not settled. */
+/** Every hold row of the key, expired or not: settled and released holds are deleted, so a row left is a hold not settled. */
 const holdsOf = async (hash: string) =>
   (await db.query("SELECT generation_id, expires_at <= now() AS expired FROM identity.holds WHERE key_hash = $1 ORDER BY generation_id", [hash])).rows as Array<{ generation_id: string; expired: boolean }>;
 const sorted = (ids: Array<string | null>) => ids.map(String).sort();
@@ -243,7 +243,7 @@ const newKey = async (body: Record<string, unknown> = {}) => {
   return { key: String(created.body.key), hash: String((created.body.data as { hash: string }).hash) };
 };
 
-describe.skipIf(needsBackends)("the many-process topology", () => {
+describe.skipIf(needsBackends)("the multi-process topology", () => {
   it("restarts every process in turn under load without a connection error or a 502, and applies usage exactly once", async () => {
     const { key, hash } = await newKey({ limit: 100, rate_limit_per_minute: 1_000_000 });
     const upstreamStart = upstream.requests.length;

@@ -33,7 +33,7 @@ export const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
 
-/** A true/false variable (`true`/`1`, `false`/`0`); anything else stops the process at start. */
+/** A true/false variable (`true`/`1`, `false`/`0`); another value stops the process at start. */
 export const envFlag = (fallback: boolean) =>
   z
     .enum(["true", "false", "1", "0"])

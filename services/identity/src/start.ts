@@ -88,7 +88,7 @@ export interface RunningIdentity {
 const sweepEveryMs = 60_000;
 
 /**
- * Migrates, starts the ledger consumer (before any producer's relay runs in the same process, which the
+ * Migrates, starts the ledger consumer (before a producer's relay runs in the same process, which the
  * in-process bus needs) and the outbox relay, bootstraps the first management key and builds the app.
  */
 export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity> {

@@ -40,14 +40,7 @@ export function managementCallerOf(res: Response): Caller {
 
 /** `/internal/...` routes answer only other Switchyard services. */
 export function requireService(verify: ServiceVerifier): RequestHandler {
-  return async (req, _res, next) => {
-    try {
-      await verifiedService(req, verify);
-      next();
-    } catch (error) {
-      next(error);
-    }
-  };
+  return (req, _res, next) => void verifiedService(req, verify).then(() => next(), next);
 }
 
 /** Checks the signed service header of an `/internal/...` request; a 401 without a valid one. */
