@@ -20,8 +20,8 @@ export type Behavior =
 
 export interface FakeProvider {
   baseUrl: string;
-  /** Bodies, paths and headers of every request received, in order. */
-  requests: Array<{ body: Record<string, unknown>; path: string; authorization: string | undefined; headers: IncomingHttpHeaders }>;
+  /** Bodies (parsed, and as they came), paths and headers of every request received, in order. */
+  requests: Array<{ body: Record<string, unknown>; raw: string; path: string; authorization: string | undefined; headers: IncomingHttpHeaders }>;
   /** Requests whose client went away before the answer ended (aborts reaching upstream). */
   aborted: number;
   stop(): Promise<void>;
@@ -50,9 +50,17 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
+    const raw = Buffer.concat(chunks).toString("utf8");
     const path = (req.url ?? "").split("?")[0]!;
-    fake.requests.push({ body, path, authorization: req.headers.authorization, headers: req.headers });
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(raw) as Record<string, unknown>;
+    } catch {
+      // Recorded, so that a test sees what was sent; answered as a provider answers a body it cannot read.
+      fake.requests.push({ body: {}, raw, path, authorization: req.headers.authorization, headers: req.headers });
+      return void res.writeHead(400).end(JSON.stringify({ error: { message: "We could not parse the JSON body of your request." } }));
+    }
+    fake.requests.push({ body, raw, path, authorization: req.headers.authorization, headers: req.headers });
     const legacy = path.endsWith("/completions") && !path.endsWith("/chat/completions");
     const echoed = legacy && body.echo === true ? String(body.prompt) : "";
     const logprobs = (text: string, offset: number) => (legacy && typeof body.logprobs === "number" ? legacyLogprobs(text, offset) : null);

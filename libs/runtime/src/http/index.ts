@@ -12,4 +12,5 @@ export * from "./anthropic-errors.js";
 export * from "./input-guard.js";
 export { joinedBytes, textOf } from "./chunk-text.js";
 export { jsonBody, parseJsonBytes } from "./large-json.js";
+export { madeFrom } from "./verbatim.js";
 export { noteRequest, type RequestNote } from "./request-context.js";

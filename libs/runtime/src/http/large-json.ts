@@ -1,4 +1,4 @@
-import { isAscii } from "node:buffer";
+import { keepText, textGroups, type Span } from "./verbatim.js";
 
 /**
  * V8 keeps a string of more than 128 KB (an object above its largest regular size) in pages of its own,
@@ -107,9 +107,10 @@ function parsedInPieces(bytes: Buffer): unknown {
   const last = itemIn(bytes, starts, first, bytes.length, "last");
   if (member === undefined || last === first) return undefined;
   const items: unknown[] = [];
+  const spans: Span[] = [];
   try {
     for (let from = first; from < last; ) {
-      let to = itemIn(bytes, starts, from + 1, from + pieceSize, "last");
+      let to = last - from <= pieceSize ? last : itemIn(bytes, starts, from + 1, from + pieceSize, "last");
       if (to === -1) to = itemIn(bytes, starts, from + 1, last, "first");
       let end = to - 1;
       while (space(bytes[end])) end--;
@@ -124,7 +125,9 @@ function parsedInPieces(bytes: Buffer): unknown {
       const group = bytes.toString("utf8", open, end + 1);
       bytes[open] = before;
       bytes[end] = 0x2c;
+      const start = items.length;
       for (const item of JSON.parse(group) as unknown[]) items.push(item);
+      spans.push({ from: start, to: items.length, text: group, start: open + 1, end });
       from = to;
     }
     const head = bytes.toString("utf8", 0, first);
@@ -138,6 +141,7 @@ function parsedInPieces(bytes: Buffer): unknown {
     }
     for (const item of array) items.push(item);
     value[member] = items;
+    keepText(items, spans, bytes);
     return value;
   } catch {
     return undefined;
@@ -146,16 +150,20 @@ function parsedInPieces(bytes: Buffer): unknown {
 
 /**
  * UTF-8 JSON text parsed as `JSON.parse` parses its decoded text: the same value, the same SyntaxError.
- * Large text is parsed in parts where it can be (a conversation), so that no string of it is large; that
- * changes two bytes of it for a moment, so the bytes must be the caller's own.
+ * Text longer than `pieceSize` is parsed in parts where it can be (a conversation), so that no string of it
+ * is large; that changes two bytes of it for a moment, so the bytes must be the caller's own. The items
+ * parsed in parts are then frozen and their text kept, for `jsonBody` to write them from it (`verbatim.ts`).
  */
 export function parseJsonBytes(bytes: Buffer): unknown {
-  if (bytes.length > 2 * pieceSize || (bytes.length > pieceSize && !isAscii(bytes))) {
+  if (bytes.length > pieceSize) {
     const value = parsedInPieces(bytes);
     if (value !== undefined) return value;
   }
   return JSON.parse(bytes.toString("utf8"));
 }
+
+/** What JSON is written in: text made here, or the client's own bytes of items it sent (`verbatim.ts`). */
+type Piece = string | Buffer;
 
 /** An array or a plain object without `toJSON`: what is written member by member. Dates, boxed values and class instances are written whole. */
 const isContainer = (value: unknown): value is object => {
@@ -188,7 +196,7 @@ const big = (value: unknown): value is object => isContainer(value) && charsOf(v
  * than `pieceSize` (escapes are not counted ahead), each half of them; one item too long alone is written in
  * its own pieces, or as one when it is a string.
  */
-function writeItems(items: unknown[], from: number, to: number, out: string[]): void {
+function writeItems(items: unknown[], from: number, to: number, out: Piece[]): void {
   if (to - from === 1 && big(items[from])) return writePieces(items[from], out);
   const text = JSON.stringify(items.slice(from, to));
   if (text.length <= pieceSize || (to - from === 1 && !isContainer(items[from]))) return void out.push(text.slice(1, -1));
@@ -200,9 +208,10 @@ function writeItems(items: unknown[], from: number, to: number, out: string[]): 
 }
 
 /** The JSON of an object or array whose text is longer than `pieceSize`, as pieces that are each shorter where its values allow. */
-function writePieces(value: object, out: string[]): void {
+function writePieces(value: object, out: Piece[]): void {
   if (Array.isArray(value)) {
     const items = value as unknown[];
+    const texts = textGroups(items);
     out.push("[");
     let from = 0;
     let size = 0;
@@ -214,10 +223,20 @@ function writePieces(value: object, out: string[]): void {
       from = to;
       size = 0;
     };
-    for (let i = 0; i < items.length; i++) {
+    for (let i = 0; i < items.length; ) {
+      const text = texts[0];
+      if (text?.from === i) {
+        // Items still as the client wrote them are written from its text.
+        group(i);
+        out.push(...(i > 0 ? [",", text.text] : [text.text]));
+        texts.shift();
+        from = i = text.to;
+        continue;
+      }
       const chars = charsOf(items[i], pieceTarget);
       if (size + chars > pieceTarget) group(i);
       size += chars + 1;
+      i++;
     }
     group(items.length);
     return void out.push("]");
@@ -245,12 +264,14 @@ function writePieces(value: object, out: string[]): void {
  */
 export function jsonBody(value: unknown): string | Buffer {
   if (!big(value)) return JSON.stringify(value);
-  const pieces: string[] = [];
+  const pieces: Piece[] = [];
   writePieces(value, pieces);
-  const lengths = pieces.map((piece) => Buffer.byteLength(piece));
+  const lengths = pieces.map((piece) => (typeof piece === "string" ? Buffer.byteLength(piece) : piece.length));
   const bytes = Buffer.allocUnsafe(lengths.reduce((sum, length) => sum + length, 0));
   let at = 0;
   // A piece whose byte length equals its length is ASCII, which is written byte for byte rather than encoded.
-  pieces.forEach((piece, i) => (at += bytes.write(piece, at, lengths[i] === piece.length ? "latin1" : "utf8")));
+  pieces.forEach((piece, i) => {
+    at += typeof piece === "string" ? bytes.write(piece, at, lengths[i] === piece.length ? "latin1" : "utf8") : piece.copy(bytes, at);
+  });
   return bytes;
 }

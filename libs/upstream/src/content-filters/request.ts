@@ -1,5 +1,5 @@
 import type { ResolvedContentFilter } from "@switchyard/contracts";
-import { HttpError, metrics, serviceOf, type Logger } from "@switchyard/runtime";
+import { HttpError, madeFrom, metrics, serviceOf, type Logger } from "@switchyard/runtime";
 import { compileFilters, mergeFindings, scanText, type CompiledFilters, type FilterRule, type Finding } from "./scan.js";
 
 /** The guardrails' filters of a resolution, compiled (compiled sets are cached, so this is cheap per request). */
@@ -93,6 +93,7 @@ export function filterMessages(filters: CompiledFilters, messages: readonly Mess
   if (filters.empty) return { value: messages as Message[], findings: [] };
   const found: Finding[][] = [];
   const value = messages.map((m) => (m && typeof m === "object" ? filterMessage(filters, m, found) : m));
+  madeFrom(value, messages);
   return { value, findings: mergeFindings(found) };
 }
 

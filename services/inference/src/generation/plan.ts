@@ -1,5 +1,5 @@
 import { chatCompletionRequest, legacyMetadataHeader, metadataHeader, sessionIdHeader, type ChatCompletionRequest } from "@switchyard/contracts";
-import { badRequest, forbidden, headerOf, parseInput, type Caller } from "@switchyard/runtime";
+import { badRequest, forbidden, headerOf, madeFrom, parseInput, type Caller } from "@switchyard/runtime";
 import { enforceFindings, filterMessages, newGenerationId, requestDeadline, withWorkspaceKeys, type Candidate, type CompiledFilters, type Finding } from "@switchyard/upstream";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { cacheRequest } from "../cache/headers.js";
@@ -88,7 +88,9 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
   const cacheAsked = cacheRequest(headers, deps.responseCache.maxTtlSeconds);
   const resolve = modelResolver(deps, caller, headers);
-  const { request, preset, presetRef } = await withPreset(parseInput(chatCompletionRequest, input.body, "body"), input.body, resolve);
+  const parsed = parseInput(chatCompletionRequest, input.body, "body");
+  madeFrom(parsed.messages, (input.body as { messages?: unknown }).messages);
+  const { request, preset, presetRef } = await withPreset(parsed, input.body, resolve);
   const plugins = activePlugins(request);
   // The `preset` field runs a preset like `@preset/<slug>`; a `model` given beside it wins over the preset's.
   const first = request.model ?? (request.models?.length ? undefined : presetRef);

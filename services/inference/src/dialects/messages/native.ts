@@ -1,4 +1,5 @@
 import type { MessagesRequest } from "@switchyard/contracts";
+import { madeFrom } from "@switchyard/runtime";
 import type { IncomingHttpHeaders } from "node:http";
 import type { OwnWire } from "../../generation/generation.js";
 
@@ -21,6 +22,7 @@ const sampling: ReadonlyArray<readonly [native: string, chat: string]> = [
  */
 function markLast(messages: Json[], marker: Json): Json[] {
   const out: Json[] = [...messages];
+  madeFrom(out, messages);
   const last = messages.at(-1);
   if (!last) return out;
   const blocks: Json[] = typeof last.content === "string" ? [{ type: "text", text: last.content }] : Array.isArray(last.content) ? [...(last.content as Json[])] : [];
