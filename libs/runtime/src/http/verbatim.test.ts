@@ -55,6 +55,10 @@ describe("verbatim items", () => {
     const value = parseJsonBytes(bytes) as { messages: Message[] };
     value.messages.push({ role: "user", content: "one more" });
     expect(JSON.parse(written(value))).toEqual({ model: "m", messages: [...messages, { role: "user", content: "one more" }], stream: false });
+    // A frozen copy cannot carry the source; it is written as it is.
+    const frozen = Object.freeze([...value.messages]);
+    madeFrom(frozen, value.messages);
+    expect(JSON.parse(written({ messages: frozen }))).toEqual({ messages: [...messages, { role: "user", content: "one more" }] });
     const reversed = [...value.messages].reverse();
     madeFrom(reversed, value.messages);
     const out = written({ messages: reversed });

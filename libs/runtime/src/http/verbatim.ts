@@ -106,12 +106,13 @@ export function keepText(array: unknown[], spans: readonly Span[], bytes: Buffer
 
 /**
  * Declares `copy` an array made from `source` item for item, such as a schema's output of it. Writing `copy`
- * then uses the text of the items of `source` that it still equals. Arrays without kept text are ignored.
+ * then uses the text of the items of `source` that it still equals. Sources without kept text, and copies that
+ * cannot take a property (frozen), are ignored.
  */
 export function madeFrom(copy: unknown, source: unknown): void {
   if (!Array.isArray(copy) || !Array.isArray(source)) return;
   const found = sourceOf(source);
-  if (found && copy !== source) keep(copy, found);
+  if (found && copy !== source && Object.isExtensible(copy)) keep(copy, found);
 }
 
 /** A plain object or an array: what JSON writes member by member (no `toJSON`, no class). */
