@@ -4,7 +4,7 @@ import { madeFrom } from "./verbatim.js";
 
 type Message = { role: string; content: unknown };
 
-/** About 200 KB of conversation written with a space after every comma and colon, as Python's `json.dumps` writes it. */
+/** About 150 KB of conversation written with a space after every comma and colon, as Python's `json.dumps` writes it. */
 function spacedBody(extra = "") {
   const messages: Message[] = Array.from({ length: 300 }, (_, i) => ({
     role: i % 2 ? "assistant" : "user",

@@ -6,7 +6,7 @@ import { isUtf8 } from "node:buffer";
  * the development VM; comparing the items to find that they are unchanged takes 15 µs).
  *
  * A group is items `[from, to)` of a parsed array whose JSON text, without the brackets, was copied into
- * the ring at `at`. The items are frozen, nested values included, so an item that is still in its place is
+ * the ring (below) at `at`. The items are frozen, nested values included, so an item that is still in its place is
  * still what its text says; a copy (a validation's output, an item rebuilt by a filter) is compared with it
  * when it is written.
  */
@@ -17,7 +17,10 @@ interface KeptGroup {
   length: number;
 }
 
-/** A group as parsed: items `[from, to)` of the array, `text` the JSON array they were parsed from, and its bytes `[start, end)` without the brackets. */
+/**
+ * A group as parsed: items `[from, to)` of the array, `text` the JSON array they were parsed from, and the
+ * parsed bytes `[start, end)` of that text without its brackets.
+ */
 export interface Span {
   from: number;
   to: number;
@@ -136,14 +139,14 @@ function sameJson(value: unknown, parsed: unknown): boolean {
     return true;
   }
   const members = parsed as Record<string, unknown>;
-  let written = 0;
+  let count = 0;
   for (const key of Object.keys(value)) {
     const member = (value as Record<string, unknown>)[key];
     if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-    written++;
+    count++;
     if (!Object.hasOwn(members, key) || !sameJson(member, members[key])) return false;
   }
-  return written === Object.keys(members).length;
+  return count === Object.keys(members).length;
 }
 
 /**
