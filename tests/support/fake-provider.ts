@@ -38,7 +38,7 @@ const legacyLogprobs = (text: string, offset: number) => ({ tokens: [text], toke
  * An OpenAI-compatible provider on 127.0.0.1: the upstream model name picks the behaviour, so one fake can
  * succeed, report more completion tokens than it was allowed, fail with 500 or 429 + Retry-After, reset the
  * connection, cut a stream after two chunks, pause a stream for 4 s after its first chunk, or stall until the caller
- * aborts: before any answer (`stall`), after a stream's headers (`silent-stream`), or after a stream's first chunk
+ * aborts: before an answer (`stall`), after a stream's headers (`silent-stream`), or after a stream's first chunk
  * (`stall-after-first`).
  *
  * A path ending in `/completions` but not `/chat/completions` is the legacy text completions route: the same
@@ -73,7 +73,7 @@ export async function startFakeProvider(name: string, behaviorOf: (model: string
     }
     const behavior = behaviorOf(String(body.model));
     if (behavior === "fail-500") return void res.writeHead(500).end(JSON.stringify({ error: { message: "upstream exploded" } }));
-    if (behavior === "reset") return void req.socket.destroy(); // the connection drops before any answer
+    if (behavior === "reset") return void req.socket.destroy(); // the connection drops before an answer
     if (behavior === "rate-limited") return void res.writeHead(429, { "retry-after": "30" }).end(JSON.stringify({ error: { message: "slow down" } }));
     if (behavior === "bad-request") return void res.writeHead(400).end(JSON.stringify({ error: { message: "context too long" } }));
     if (behavior === "stall") return; // answers nothing until the caller gives up

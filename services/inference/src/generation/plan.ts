@@ -16,7 +16,7 @@ import { carriedBy, modelResolver, resolveModels } from "./resolution.js";
 export type Dialect = "chat" | "responses" | "completions" | "messages";
 
 /**
- * Everything decided about a request before any provider is called; nothing in it changes while the
+ * Everything decided about a request before a provider is called; nothing in it changes while the
  * request runs. Routing, money and records read it; dialects only render what comes of it.
  */
 export interface Plan {
@@ -48,7 +48,7 @@ export interface Plan {
   /** The body providers get, after the filters: the caller's parameters without the gateway's own. */
   readonly body: Readonly<Record<string, unknown>>;
   readonly plugins: ActivePlugins;
-  /** The server tools the gateway runs for this request, if it declared any. */
+  /** The server tools the gateway runs for this request, if it declared some. */
   readonly tools: DeclaredTools | undefined;
   readonly wantsMetadata: boolean;
   /** The response cache, when the request opted in and may use it: its key, TTL and, on a hit, the kept answer. */
@@ -105,7 +105,7 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   // The workspace's own keys go first where it brought one.
   const candidates = await withWorkspaceKeys(carried, (provider) => deps.providerKey(caller.workspaceId, provider));
 
-  // Before any hold or provider call: a blocked prompt costs nothing, a redacted one is all a provider sees.
+  // Before a hold is taken or a provider called: a blocked prompt costs nothing, a redacted one is all a provider sees.
   const body = upstreamBody(request, caller.workspaceId, preset?.system_prompt);
   let findings: Finding[] = [];
   const { filters } = resolution;
