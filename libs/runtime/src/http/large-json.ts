@@ -1,4 +1,4 @@
-import { keepText, textGroups, type Span } from "./verbatim.js";
+import { isContainer, keepText, textGroups, type Span } from "./verbatim.js";
 
 /**
  * V8 keeps a string of more than 128 KB (an object above its largest regular size) in pages of its own,
@@ -165,13 +165,6 @@ export function parseJsonBytes(bytes: Buffer): unknown {
 /** What JSON is written in: text made here, or the client's own bytes of items it sent (`verbatim.ts`). */
 type Piece = string | Buffer;
 
-/** An array or a plain object without `toJSON`: what is written member by member. Dates, boxed values and class instances are written whole. */
-const isContainer = (value: unknown): value is object => {
-  if (typeof value !== "object" || value === null) return false;
-  if (Array.isArray(value)) return true;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return (prototype === Object.prototype || prototype === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function";
-};
 
 /** The length in characters of `value`'s JSON (escapes aside), counted until it passes `limit`. */
 function charsOf(value: unknown, limit: number): number {

@@ -118,12 +118,13 @@ export function madeFrom(copy: unknown, source: unknown): void {
   if (found && copy !== source && Object.isExtensible(copy)) keep(copy, found);
 }
 
-/** A plain object or an array: what JSON writes member by member (no `toJSON`, no class). */
-function plain(value: object): boolean {
+/** An array or a plain object without `toJSON`: what is written member by member. Dates, boxed values and class instances are written whole. */
+export const isContainer = (value: unknown): value is object => {
+  if (typeof value !== "object" || value === null) return false;
   if (Array.isArray(value)) return true;
   const prototype: unknown = Object.getPrototypeOf(value);
   return (prototype === Object.prototype || prototype === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function";
-}
+};
 
 /**
  * Whether `JSON.stringify(value)` parses to what `parsed` is: the same members with equal values. Members
@@ -132,7 +133,7 @@ function plain(value: object): boolean {
  */
 function sameJson(value: unknown, parsed: unknown): boolean {
   if (value === parsed) return true;
-  if (typeof value !== "object" || value === null || typeof parsed !== "object" || parsed === null || !plain(value)) return false;
+  if (!isContainer(value) || typeof parsed !== "object" || parsed === null) return false;
   if (Array.isArray(parsed) || Array.isArray(value)) {
     if (!Array.isArray(parsed) || !Array.isArray(value) || value.length !== parsed.length) return false;
     for (let i = 0; i < value.length; i++) if (!sameJson(value[i], parsed[i])) return false;
