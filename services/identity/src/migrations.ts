@@ -334,4 +334,12 @@ UPDATE identity.holds h SET organization_id = k.organization_id FROM identity.ap
 CREATE INDEX holds_by_organization ON identity.holds (organization_id);
 `,
   },
+  {
+    id: "012_ledger_unread_index",
+    sql: `
+-- No read looks ledger rows up by key and settlement time (spend windows read key_spend; the generation
+-- list reads by key and arrival, ledger_by_key_started), and every charge wrote this index.
+DROP INDEX identity.ledger_by_key;
+`,
+  },
 ];

@@ -87,4 +87,12 @@ CREATE INDEX response_cache_expiry ON inference.response_cache (expires_at);
 ALTER TABLE inference.generations ADD COLUMN cache_source_id text;
 `,
   },
+  {
+    id: "007_generations_unread_index",
+    sql: `
+-- Generations are read by id only (the generation list reads identity's ledger), and every recorded
+-- generation wrote this index.
+DROP INDEX inference.generations_by_key;
+`,
+  },
 ];

@@ -52,4 +52,10 @@ CREATE INDEX generations_by_key ON media.generations (key_hash, created_at);
       ADD CONSTRAINT generations_kind_check CHECK (kind IN ('transcription', 'image', 'speech')),
       ADD COLUMN characters integer;`,
   },
+  {
+    // Media generations are read by id only (the generation list reads identity's ledger), and every
+    // recorded one wrote this index.
+    id: "005_generations_unread_index",
+    sql: "DROP INDEX media.generations_by_key;",
+  },
 ];
