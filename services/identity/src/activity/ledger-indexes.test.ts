@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations, schema } from "../migrations.js";
 import { listGenerations } from "./generations.js";
 
-/** The index names a plan (EXPLAIN's JSON form) reads. */
-function indexesOf(plan: unknown, found: Set<string>): Set<string> {
+/** Adds to `found` the index names a plan (EXPLAIN's JSON form) reads. */
+function indexesOf(plan: unknown, found: Set<string>): void {
   if (Array.isArray(plan)) for (const item of plan) indexesOf(item, found);
   else if (typeof plan === "object" && plan !== null) {
     for (const [name, value] of Object.entries(plan)) {
@@ -14,7 +14,6 @@ function indexesOf(plan: unknown, found: Set<string>): Set<string> {
       else indexesOf(value, found);
     }
   }
-  return found;
 }
 
 /**

@@ -55,6 +55,12 @@ afterAll(() => db.close());
 const rows = async () => Number((await db.query<{ n: string }>("SELECT count(*)::text AS n FROM inference.generations"))[0]!.n);
 
 describe("generation recorder", () => {
+  // Each recorded generation writes every index of its table, and a generation is read by its id alone.
+  it("writes generations under their primary key alone", async () => {
+    const indexes = await db.query<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE schemaname = $1 AND tablename = 'generations'", [schema]);
+    expect(indexes.map((index) => index.name)).toEqual(["generations_pkey"]);
+  });
+
   it("writes many finished generations and their events in one statement, readable while queued", async () => {
     const bus = createMemoryBus({ logger });
     const events: EventEnvelope[] = [];
