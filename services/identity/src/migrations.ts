@@ -217,7 +217,7 @@ CREATE INDEX holds_by_lease ON identity.holds (lease_until) WHERE lease_until IS
     id: "008_guardrail_budgets",
     sql: `
 -- The budgets of catalog's guardrails and the keys they bind, written by catalog in the transaction that
--- changes them, so a hold reads them here, in the statement that takes it, whatever any cache holds.
+-- changes them, so a hold reads them here, in the statement that takes it, whatever a cache holds.
 CREATE TABLE identity.guardrail_budgets (
   guardrail_id text PRIMARY KEY,
   organization_id uuid NOT NULL,

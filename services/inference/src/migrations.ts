@@ -55,7 +55,7 @@ ALTER TABLE inference.generations ADD COLUMN content_filters jsonb, ADD COLUMN p
   {
     id: "003_generation_operation",
     sql: `
--- Embeddings and rerank generations say so (api_type); null for a chat completion in any dialect.
+-- Embeddings and rerank generations say so (api_type); null for a chat completion in every dialect.
 ALTER TABLE inference.generations ADD COLUMN operation text;
 `,
   },

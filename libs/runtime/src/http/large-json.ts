@@ -165,7 +165,6 @@ export function parseJsonBytes(bytes: Buffer): unknown {
 /** What JSON is written in: text made here, or the client's own bytes of items it sent (`verbatim.ts`). */
 type Piece = string | Buffer;
 
-
 /** The length in characters of `value`'s JSON (escapes aside), counted until it passes `limit`. */
 function charsOf(value: unknown, limit: number): number {
   if (typeof value === "string") return value.length + 2;
@@ -221,7 +220,8 @@ function writePieces(value: object, out: Piece[]): void {
       if (text?.from === i) {
         // Items still as the client wrote them are written from its text.
         group(i);
-        out.push(...(i > 0 ? [",", text.text] : [text.text]));
+        if (i > 0) out.push(",");
+        out.push(text.text);
         texts.shift();
         from = i = text.to;
         continue;

@@ -61,7 +61,7 @@ describe("generation recorder", () => {
     expect(indexes.map((index) => index.name)).toEqual(["generations_pkey"]);
   });
 
-  it("writes many finished generations and their events in one statement, readable while queued", async () => {
+  it("writes a batch of finished generations and their events in one statement, readable while queued", async () => {
     const bus = createMemoryBus({ logger });
     const events: EventEnvelope[] = [];
     await bus.consume("test_batch", ["inference.generation.completed.v1"], async (event) => void events.push(event));
