@@ -8,7 +8,7 @@ import { baselineChild, benchConfig, type CompareTargetName } from "./config.js"
 import { measureRoutingCost, routingGoal } from "./routing-cost.js";
 import { checkGoals, cpuVsBaseline, cpuVsChat, signedPercent, verdict } from "./goals.js";
 import { markdown, percentile } from "./measure.js";
-import { apiNames, dialects, modesOf, planLabel, planMode as mode, servesDialect, skippedTargets, type ChatPlan } from "./plans.js";
+import { apiNames, dialects, modesOf, pairedChat, planLabel, planMode as mode, servesDialect, skippedTargets, type ChatPlan } from "./plans.js";
 import { startPortkeyTarget } from "./portkey-target.js";
 import { freshDatabase } from "./database.js";
 import { cpuSnapshot, cpuSpent, pidsByComm, rssOf, rssSampler, settle } from "./proc-stats.js";
@@ -137,34 +137,49 @@ async function slot(target: Target, upstreamPid: number, pool: Pool, plan: ChatP
   into.slots.push({ cpuMs: own / Math.max(1, requests), upstreamCpuMs: upstream / Math.max(1, requests) });
 }
 
+const nothingMeasured = (): Measured => ({ tally: emptyTally(), requests: 0, cpuMs: 0, backendCpuMs: 0, upstreamCpuMs: 0, clientCpuMs: 0, settleMs: 0, peakRss: 0, slots: [] });
+
+/**
+ * Each target's figures of a plan, over rounds in which every target runs once, in a rotated order. A plan of
+ * another dialect than chat has each target run a slot of its `pairedChat` plan beside each of its own, first
+ * in one round and second in the next: `paired` holds those.
+ */
 async function measurePlan(plan: ChatPlan, targets: Target[], upstreamPid: number) {
   const pools = new Map(targets.map((t) => [t.name, new Pool(t.origin, { connections: plan.concurrency, headersTimeout: 30_000, bodyTimeout: 30_000 })]));
   const pool = (t: Target) => pools.get(t.name)!;
+  const chat = pairedChat(plan);
+  const plans = chat ? [plan, chat] : [plan];
   try {
     for (const target of targets) {
       const warm = emptyTally();
-      await chatLoad(pool(target), target, plan, config.warmupRequests, plan.concurrency, warm);
+      for (const each of plans) await chatLoad(pool(target), target, each, config.warmupRequests, plan.concurrency, warm);
       if (warm.errors) console.log(`  ${target.name} warm-up: ${warm.errors} errors, e.g. ${warm.errorSamples[0]}`);
     }
     const profileDir = benchConfig.cpuProfileDir;
     const profiled = profileDir ? targets.filter((t) => t.startProfile) : [];
     for (const target of profiled) await target.startProfile!();
-    const measured = new Map<CompareTargetName, Measured>(
-      targets.map((t) => [t.name, { tally: emptyTally(), requests: 0, cpuMs: 0, backendCpuMs: 0, upstreamCpuMs: 0, clientCpuMs: 0, settleMs: 0, peakRss: 0, slots: [] }]),
-    );
+    const measured = new Map<CompareTargetName, Measured>(targets.map((t) => [t.name, nothingMeasured()]));
+    const paired = new Map<CompareTargetName, Measured>(chat ? targets.map((t) => [t.name, nothingMeasured()]) : []);
     for (let round = 0; round < config.rounds; round++) {
-      for (const target of rotate(targets, round)) await slot(target, upstreamPid, pool(target), plan, measured.get(target.name)!);
+      for (const target of rotate(targets, round)) {
+        for (const each of round % 2 ? [...plans].reverse() : plans) {
+          await slot(target, upstreamPid, pool(target), each, (each === plan ? measured : paired).get(target.name)!);
+        }
+      }
     }
     const label = `${plan.dialect === "chat" ? "" : `${plan.dialect}-`}${mode(plan)}-c${plan.concurrency}${plan.prompt ? `-${plan.prompt}` : ""}`;
     for (const target of profiled) console.log(`  CPU profile: ${await target.stopProfile!(label)}`);
-    return measured;
+    return { measured, paired };
   } finally {
     await Promise.all([...pools.values()].map((p) => p.close()));
   }
 }
 
-/** The figures of one target and plan; `added` columns against direct calls of the same plan. */
-function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measured | undefined) {
+/**
+ * The figures of one target and plan; `added` columns against direct calls of the same plan, and a dialect's
+ * CPU against the chat requests paired with it (`chat`).
+ */
+function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measured | undefined, chat: Measured | undefined) {
   const latencies = sorted(m.tally.latencies);
   const ttfb = sorted(m.tally.ttfb);
   const d = direct && name !== "direct" ? { latencies: sorted(direct.tally.latencies), ttfb: sorted(direct.tally.ttfb) } : undefined;
@@ -188,7 +203,10 @@ function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measu
     ttfb_p99_ms: plan.stream ? percentile(ttfb, 99) : undefined,
     added_ttfb_p50_ms: plan.stream && d ? percentile(ttfb, 50) - percentile(d.ttfb, 50) : undefined,
     cpu_ms_per_request: perRequest(m.cpuMs),
-    /** Rows of other dialects than chat: CPU per request against the same target's chat row of this mode and concurrency (0.04 is 4% more); filled in once every plan has run. */
+    /** Rows of other dialects than chat: the CPU per request of the chat requests sent to this target in the plan's rounds, and their failures. */
+    chat_cpu_ms_per_request: chat && chat.cpuMs / Math.max(1, chat.requests),
+    chat_errors: chat?.tally.errors,
+    /** Rows of other dialects than chat: CPU per request against `chat_cpu_ms_per_request` (0.04 is 4% more). */
     cpu_vs_chat: undefined as number | undefined,
     /** Standalone rows, when the `baseline` target ran: CPU per request against its row of the same plan (-0.08 is 8% less). */
     cpu_vs_baseline: undefined as number | undefined,
@@ -265,11 +283,11 @@ async function main() {
       continue;
     }
     const planStarted = performance.now();
-    const measured = await measurePlan(plan, planTargets, upstream.pid);
-    const planRows = planTargets.map((t) => row(t.name, plan, measured.get(t.name)!, measured.get("direct")));
+    const { measured, paired } = await measurePlan(plan, planTargets, upstream.pid);
+    const planRows = planTargets.map((t) => row(t.name, plan, measured.get(t.name)!, measured.get("direct"), paired.get(t.name)));
     rows.push(...planRows);
     const summary = planRows.map((r) => {
-      const vsChat = cpuVsChat(r, rows);
+      const vsChat = cpuVsChat(r);
       const vsBaseline = cpuVsBaseline(r, rows);
       const cpu =
         plan.dialect === "chat" && vsBaseline === undefined
@@ -280,7 +298,7 @@ async function main() {
     console.log(`${planLabel(plan)} (${((performance.now() - planStarted) / 1000).toFixed(0)} s): ${summary.join("; ")}`);
   }
   for (const r of rows) {
-    r.cpu_vs_chat = cpuVsChat(r, rows);
+    r.cpu_vs_chat = cpuVsChat(r);
     r.cpu_vs_baseline = cpuVsBaseline(r, rows);
   }
 

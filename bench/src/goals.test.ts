@@ -43,7 +43,9 @@ const rows = (overrides: Partial<Record<string, Partial<GoalRow>>> = {}): GoalRo
     { target: "topology", dialect: "embeddings", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.9 },
   ];
   const key = (r: GoalRow) => `${r.target} ${r.dialect ? `${r.dialect} ` : ""}${r.mode} ${r.concurrency}${r.prompt ? ` ${r.prompt}` : ""}`;
-  return base.map((r) => ({ ...r, ...latency[key(r)], ...overrides[key(r)] }));
+  // A dialect's row carries the chat requests measured in its rounds: here at the chat row's figure.
+  const paired = (r: GoalRow) => (r.dialect ? { chat_cpu_ms_per_request: chatCpu[r.target]![`${r.mode} ${r.concurrency}`], chat_errors: 0 } : {});
+  return base.map((r) => ({ ...r, ...paired(r), ...latency[key(r)], ...overrides[key(r)] }));
 };
 const allMet = Array<string>(20).fill("met");
 /** Indices of the goals in the order `checkGoals` gives them. */
@@ -232,9 +234,11 @@ describe("CPU of other dialects against chat's", () => {
     expect(checkGoals(responsesFirst, startRss)[at.standaloneCpu]!.measured).toBe("0.27 (geomean of 6 plans; largest 0.30 at buffered:1)");
   });
 
-  it("compares with chat's row of the one-message body, not a large conversation's", () => {
-    const largeFirst = [{ target: "standalone", mode: "buffered", concurrency: 10, prompt: "64k", cpu_ms_per_request: 0.1 }, ...rows()];
-    expect(checkGoals(largeFirst, startRss)[at.responses]!.measured).toBe("0.468 vs 0.450 ms = +4.0%");
+  it("compares with the chat requests measured in the dialect's rounds, not the chat plan's row", () => {
+    const chatRowDearer = rows({ "standalone buffered 10": { cpu_ms_per_request: 0.6 }, "standalone responses stream 10": { chat_cpu_ms_per_request: 0.5 } });
+    const checks = checkGoals(chatRowDearer, startRss);
+    expect(checks[at.responses]!.measured).toBe("0.468 vs 0.450 ms = +4.0%");
+    expect(checks[at.responses + 1]).toMatchObject({ measured: "0.630 vs 0.500 ms = +26.0%", met: false });
   });
 
   it("holds Responses to at most 10% more CPU per request than chat's, of the same target, mode and concurrency", () => {
@@ -248,8 +252,9 @@ describe("CPU of other dialects against chat's", () => {
     ]);
   });
 
-  it("says a Responses goal was not measured without its Responses row or its chat row", () => {
-    const checks = checkGoals(rows().filter((r) => !(r.target === "standalone" && r.mode === "stream" && r.concurrency === 10 && !r.dialect) && !(r.target === "topology" && r.dialect)), startRss);
+  it("says a Responses goal was not measured without its Responses row or its chat figure", () => {
+    const withoutChat = rows({ "standalone responses stream 10": { chat_cpu_ms_per_request: undefined } });
+    const checks = checkGoals(withoutChat.filter((r) => !(r.target === "topology" && r.dialect)), startRss);
     expect(verdicts(checks, at.responses, 4)).toEqual(["met", "not measured", "not measured", "not measured"]);
   });
 
@@ -284,44 +289,29 @@ describe("CPU of other dialects against chat's", () => {
     expect(checks).toHaveLength(20);
   });
 
-  it("judges embeddings against chat's buffered row, not the streamed one, and says not measured without either row", () => {
-    const cheaperStream = checkGoals(rows({ "topology stream 10": { cpu_ms_per_request: 0.5 } }), startRss);
-    expect(verdict(cheaperStream[at.embeddings + 1]!)).toBe("met");
-    const dearerBuffered = checkGoals(rows({ "topology buffered 10": { cpu_ms_per_request: 0.899 } }), startRss);
-    expect(verdict(dearerBuffered[at.embeddings + 1]!)).toBe("not met");
+  it("judges embeddings against their paired chat figure, and says not measured without the row or the figure", () => {
+    const cheaperChat = checkGoals(rows({ "topology embeddings buffered 10": { chat_cpu_ms_per_request: 0.899 } }), startRss);
+    expect(cheaperChat[at.embeddings + 1]).toMatchObject({ measured: "0.900 vs 0.899 ms = +0.1%", met: false });
     const withoutEmbeddings = checkGoals(rows().filter((r) => !(r.target === "standalone" && r.dialect === "embeddings")), startRss);
     expect(withoutEmbeddings.slice(at.embeddings, at.large).map(verdict)).toEqual(["not measured", "met"]);
-    const withoutChat = checkGoals(rows().filter((r) => !(r.target === "topology" && r.mode === "buffered" && r.concurrency === 10 && !r.dialect)), startRss);
+    const withoutChat = checkGoals(rows({ "topology embeddings buffered 10": { chat_cpu_ms_per_request: undefined } }), startRss);
     expect(withoutChat.slice(at.embeddings, at.large).map(verdict)).toEqual(["met", "not measured"]);
   });
 });
 
 describe("CPU against chat", () => {
-  it("compares a Responses row with the same target's chat row of its mode and concurrency", () => {
-    const all = rows();
-    const responses = all.find((r) => r.target === "topology" && r.dialect === "responses" && r.mode === "buffered")!;
-    expect(cpuVsChat(responses, all)).toBeCloseTo(0.1, 9);
-    expect(signedPercent(cpuVsChat(responses, all)!)).toBe("+10.0%");
+  const dialectRow = (dialect: string, cpu: number, chat: number | undefined): GoalRow => ({ target: "topology", dialect, mode: "buffered", concurrency: 10, cpu_ms_per_request: cpu, chat_cpu_ms_per_request: chat });
+
+  it("compares a dialect's row with the chat requests measured in its rounds", () => {
+    expect(cpuVsChat(dialectRow("responses", 0.99, 0.9))).toBeCloseTo(0.1, 9);
+    expect(signedPercent(cpuVsChat(dialectRow("messages", 1.2, 1.5))!)).toBe("-20.0%");
+    expect(signedPercent(cpuVsChat(dialectRow("embeddings", 0.405, 0.45))!)).toBe("-10.0%");
   });
 
-  it("compares a Messages row with chat's the same way", () => {
-    const all = rows();
-    const messages = all.find((r) => r.target === "topology" && r.dialect === "messages" && r.mode === "stream")!;
-    expect(signedPercent(cpuVsChat(messages, all)!)).toBe("-20.0%");
-  });
-
-  it("compares an embeddings row with the same target's buffered chat row", () => {
-    const all = rows();
-    const embeddings = all.find((r) => r.target === "standalone" && r.dialect === "embeddings")!;
-    expect(signedPercent(cpuVsChat(embeddings, all)!)).toBe("-10.0%");
-  });
-
-  it("has no figure for chat rows or without the chat row", () => {
-    const all = rows();
-    expect(cpuVsChat(all[0]!, all)).toBeUndefined();
-    // The large conversations' rows of the same mode and concurrency stay: they are not what a Responses row is compared with.
-    const alone = all.filter((r) => !(r.target === "standalone" && r.mode === "buffered" && r.concurrency === 10 && !r.dialect && !r.prompt));
-    expect(cpuVsChat(alone.find((r) => r.target === "standalone" && r.dialect === "responses" && r.mode === "buffered")!, alone)).toBeUndefined();
+  it("has no figure for chat rows, or for a row without its chat figure", () => {
+    expect(cpuVsChat({ target: "topology", mode: "buffered", concurrency: 10, cpu_ms_per_request: 0.9, chat_cpu_ms_per_request: 0.5 })).toBeUndefined();
+    expect(cpuVsChat(dialectRow("responses", 0.99, undefined))).toBeUndefined();
+    expect(cpuVsChat(dialectRow("responses", 0.99, 0))).toBeUndefined();
   });
 
   it("prints a sign and one decimal of a percent", () => {
@@ -356,10 +346,10 @@ describe("rows with failed requests", () => {
     expect(verdict(checks[at.topologyCpu]!)).toBe("met");
   });
 
-  it("fail a dialect's goal when the chat row it is compared with failed, as that is the same target's", () => {
-    const checks = checkGoals(rows({ "topology buffered 10": { errors: 2 } }), startRss);
-    expect(checks[at.embeddings + 1]).toMatchObject({ met: false, measured: "topology buffered:10: 2 failed requests" });
-    expect(verdict(checks[at.topologyCpu]!)).toBe("not met");
+  it("fail a dialect's goal when the chat requests it is compared with failed, as they went to the same target", () => {
+    const checks = checkGoals(rows({ "topology embeddings buffered 10": { chat_errors: 2 } }), startRss);
+    expect(checks[at.embeddings + 1]).toMatchObject({ met: false, measured: "topology embeddings:buffered:10: 2 failed chat requests" });
+    expect(verdict(checks[at.topologyCpu]!)).toBe("met");
   });
 
   it("leave a goal not measured when a row it is compared with failed", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { holds, incompleteAnswer, loadRequest, type ChatEndpoint } from "./chat-load.js";
 import { embeddingInputs } from "./embedding-inputs.js";
-import { defaultPlans, modesOf, parsePlan, parsePlans, planLabel, servesDialect, skippedTargets } from "./plans.js";
+import { defaultPlans, modesOf, pairedChat, parsePlan, parsePlans, planLabel, servesDialect, skippedTargets } from "./plans.js";
 
 /** An answer as one chunk of bytes. */
 const bytes = (text: string) => [Buffer.from(text)];
@@ -102,6 +102,12 @@ describe("plan parsing", () => {
       "messages:stream:10",
       "stream:50",
     ]);
+  });
+
+  it("pairs each plan of another dialect with chat's one-message plan of its mode and concurrency, and chat plans with none", () => {
+    const paired = parsePlans("responses:stream:10,messages:buffered:10,embeddings:buffered:50,buffered:10,buffered:10:64k").map(pairedChat);
+    expect(paired.map((plan) => plan && planLabel(plan))).toEqual(["stream:10", "buffered:10", "buffered:50", undefined, undefined]);
+    expect(paired[0]).toEqual({ dialect: "chat", stream: true, concurrency: 10 });
   });
 });
 

@@ -87,6 +87,15 @@ export function parsePlan(text: string): ChatPlan {
 /** Plans as a comma-separated list (`buffered:1,responses:stream:10`). */
 export const parsePlans = (text: string): ChatPlan[] => text.split(",").map(parsePlan);
 
+/**
+ * What a plan of another dialect than chat is held against: chat completions of the one-message body at its mode
+ * and concurrency, measured in its own rounds (undefined for chat plans). The VM's speed moves by a third within
+ * minutes, so a chat plan's row, measured minutes earlier, decides whether a dialect is within 10% of chat's
+ * by when it ran.
+ */
+export const pairedChat = (plan: ChatPlan): ChatPlan | undefined =>
+  plan.dialect === "chat" ? undefined : { dialect: "chat", stream: plan.stream, concurrency: plan.concurrency };
+
 export const planMode = (plan: Pick<ChatPlan, "stream">) => (plan.stream ? "stream" : "buffered");
 
 /** The plan as it is written: `buffered:10`, `responses:stream:10`, `buffered:10:64k` (chat without its prefix). */
