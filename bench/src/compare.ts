@@ -215,6 +215,7 @@ function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measu
     client_cpu_ms_per_request: perRequest(m.clientCpuMs),
     settle_ms_per_slot: m.settleMs / config.rounds,
     cpu_ms_per_request_by_slot: m.slots.map((slot) => round3(slot.cpuMs)),
+    chat_cpu_ms_per_request_by_slot: chat?.slots.map((slot) => round3(slot.cpuMs)),
     upstream_cpu_ms_per_request_by_slot: m.slots.map((slot) => round3(slot.upstreamCpuMs)),
     peak_rss_mb: mb(m.peakRss),
     error_samples: m.tally.errorSamples,
