@@ -18,8 +18,8 @@ export interface GoalRow {
   errors?: number | undefined;
   /**
    * A row of another dialect than chat: the CPU per request of the chat completions (one message, the same
-   * mode and concurrency) sent to the same target in the same rounds as its own requests, and how many of
-   * them failed. What the row's CPU is held against.
+   * mode and concurrency) sent to the same target in the same rounds as its own requests, and the number of
+   * them that failed. What the row's CPU is held against.
    */
   chat_cpu_ms_per_request?: number | undefined;
   chat_errors?: number | undefined;
