@@ -89,8 +89,8 @@ async function startTargets(dir: string, upstream: { url: string; pid: number },
 
 /**
  * Brings every target to its running state (JIT, caches, pools) before a figure is taken: `count` chat
- * requests each, and for each other dialect whose plans will run, half as many more of it to the targets that
- * serve it (half buffered, half streamed; all buffered for embeddings, which are not streamed).
+ * requests each, and for each other dialect whose plans will run, half that number more of it to the targets
+ * that serve it (half buffered, half streamed; all buffered for embeddings, which are not streamed).
  */
 async function warmUp(targets: Target[]) {
   const count = config.startupWarmupRequests;
@@ -286,9 +286,10 @@ async function main() {
     const planStarted = performance.now();
     const { measured, paired } = await measurePlan(plan, planTargets, upstream.pid);
     const planRows = planTargets.map((t) => row(t.name, plan, measured.get(t.name)!, measured.get("direct"), paired.get(t.name)));
+    for (const r of planRows) r.cpu_vs_chat = cpuVsChat(r);
     rows.push(...planRows);
     const summary = planRows.map((r) => {
-      const vsChat = cpuVsChat(r);
+      const vsChat = r.cpu_vs_chat;
       const vsBaseline = cpuVsBaseline(r, rows);
       const cpu =
         plan.dialect === "chat" && vsBaseline === undefined
@@ -298,10 +299,7 @@ async function main() {
     });
     console.log(`${planLabel(plan)} (${((performance.now() - planStarted) / 1000).toFixed(0)} s): ${summary.join("; ")}`);
   }
-  for (const r of rows) {
-    r.cpu_vs_chat = cpuVsChat(r);
-    r.cpu_vs_baseline = cpuVsBaseline(r, rows);
-  }
+  for (const r of rows) r.cpu_vs_baseline = cpuVsBaseline(r, rows);
 
   console.log(`\n${table(rows)}\n`);
   const goals = [...checkGoals(rows, startRssMb), routingGoal(routing)];

@@ -51,7 +51,7 @@ const sizeNames = Object.keys(promptSizes).join("|");
 
 /**
  * A plan's text as a dialect, a mode, a concurrency and a size (undefined: none given), or undefined when it
- * has too few or too many parts. Three parts are a dialect's plan when the first is not a mode
+ * has fewer than two parts or more than four. Three parts are a dialect's plan when the first is not a mode
  * (`responses:buffered:10`), else a chat plan with a size (`buffered:10:64k`).
  */
 function planParts(text: string): [string, string, string, string | undefined] | undefined {
