@@ -7,6 +7,16 @@ import type { Candidate } from "./candidates.js";
 export const providerResponses = (attempts: readonly Attempt[]) =>
   attempts.map((a) => ({ status: a.status, provider_name: a.provider, model_permaslug: a.model, latency: a.latencyMs }));
 
+/** The most a recorded count may be: generation and ledger rows keep tokens as 32-bit integers. */
+export const countCeiling = 2 ** 31 - 1;
+
+/**
+ * A provider's count as records keep it: a whole number from 0 to `countCeiling`. A figure beyond it is no
+ * usage a request can have (its charge is capped at the hold); written as it came, it would fail the batch
+ * of records it shares a statement with, and every charge in it.
+ */
+export const storedCount = (n: number): number => (Number.isNaN(n) ? 0 : Math.min(Math.max(Math.ceil(n), 0), countCeiling));
+
 /**
  * The request's log line names the generation it made: its id, the endpoint that served, its tokens and
  * charge; the span of the attempt that served it ends with them.

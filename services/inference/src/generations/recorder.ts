@@ -1,5 +1,5 @@
 import { observeGeneration, picoToUsd, serviceOf, type Db, type EventSink, type Logger } from "@switchyard/runtime";
-import { servedSample, type EndpointStats } from "@switchyard/upstream";
+import { servedSample, storedCount, type EndpointStats } from "@switchyard/upstream";
 import { insertGenerations, type FinishedGeneration } from "./store.js";
 
 export interface RecorderOptions {
@@ -21,6 +21,14 @@ export interface GenerationRecorder {
   pending(id: string): { generation: FinishedGeneration; at: Date } | undefined;
   /** Writes everything queued, retrying while the database is away, then stops taking the timer. */
   stop(): Promise<void>;
+}
+
+/** The generation with its counts as records can keep them (see `storedCount`); itself when they already are. */
+function withStoredCounts(g: FinishedGeneration): FinishedGeneration {
+  const { promptTokens, completionTokens, reasoningTokens, cachedTokens } = g;
+  const stored = { promptTokens: storedCount(promptTokens), completionTokens: storedCount(completionTokens), reasoningTokens: storedCount(reasoningTokens), cachedTokens: storedCount(cachedTokens) };
+  const same = stored.promptTokens === promptTokens && stored.completionTokens === completionTokens && stored.reasoningTokens === reasoningTokens && stored.cachedTokens === cachedTokens;
+  return same ? g : { ...g, ...stored };
 }
 
 /**
@@ -101,7 +109,8 @@ export function createRecorder(options: RecorderOptions): GenerationRecorder {
   }
 
   return {
-    record(generation) {
+    record(finished) {
+      const generation = withStoredCounts(finished);
       observe(service, options.stats, generation);
       queued.set(generation.id, { generation, at: new Date() });
       schedule();
