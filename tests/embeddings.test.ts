@@ -142,6 +142,43 @@ describe("POST /embeddings", () => {
     expect(voyage.body.usage).toMatchObject({ prompt_tokens: 1 });
   });
 
+  it("holds text parts to the endpoint's tokens per input as it holds plain text", async () => {
+    const before = r.fake.requests.length;
+    const parts = await embed({ model: "emb/short", input: [{ content: [{ type: "text", text: "x".repeat(60) }, { type: "text", text: "y".repeat(37) }] }] });
+    expect(parts.status).toBe(400);
+    expect(parts.body.error?.message).toContain("input 0 is longer than 16 tokens allow");
+    expect(r.fake.requests.length).toBe(before);
+  });
+
+  it("sends input_type to OpenAI-compatible servers, and refuses it and token ids where a wire has no place for them", async () => {
+    const compatible = await embed({ model: "emb/compatible", input: ["q"], input_type: "query" });
+    expect(compatible.status).toBe(200);
+    expect(lastRequest()).toMatchObject({ path: "/jina/embeddings", body: { model: "ok", input: ["q"], input_type: "query" } });
+    const before = r.fake.requests.length;
+    const tokens = await embed({ model: "emb/compatible", input: [1, 2, 3] });
+    expect(tokens.status).toBe(400);
+    expect(tokens.body.error?.message).toContain("no token-id input");
+    const openai = await embed({ model: "emb/typed-openai", input: ["q"], input_type: "query" });
+    expect(openai.status).toBe(400);
+    expect(openai.body.error?.message).toContain("no input_type in the openai wire format");
+    expect(r.fake.requests.length).toBe(before);
+  });
+
+  it("charges a fractional count as the next whole token, and takes no count a record cannot hold or vectors of mixed sizes", async () => {
+    const half = await embed({ model: "emb/half-token", input: "abcd" });
+    expect(half.status).toBe(200);
+    expect(half.body.usage).toMatchObject({ prompt_tokens: 2 });
+    expect((half.body.usage as { cost: number }).cost).toBeCloseTo(2 * perToken, 12);
+    expect(await generation(String(half.body.id))).toMatchObject({ tokens_prompt: 2 });
+    // Five trillion tokens is no answer to use: the next endpoint serves the request.
+    const huge = await embed({ model: "emb/huge-usage", input: "abcd" });
+    expect(huge.status).toBe(200);
+    expect(huge.body.provider).toBe("gem");
+    expect((huge.body.usage as { prompt_tokens: number }).prompt_tokens).toBeLessThan(10);
+    const ragged = await embed({ model: "emb/ragged", input: ["a", "b"] });
+    expect(ragged.status).toBe(502);
+  });
+
   it("estimates the tokens a provider does not report, and says so on the record", async () => {
     const res = await embed({ model: "emb/nousage", input: "sixteen chars!!!" });
     expect(res.body.usage).toMatchObject({ prompt_tokens: 4 });
@@ -164,5 +201,28 @@ describe("guardrails on embeddings", () => {
     const tokens = await embed({ model: "emb/small", input: [1, 2, 3] }, key);
     expect(tokens.status).toBe(400);
     expect(tokens.body.error?.message).toContain("token ids");
+  });
+});
+
+describe("presets on embeddings", () => {
+  it("applies a preset's provider preferences, records the preset, and refuses one that sets what embeddings do not take", async () => {
+    const saved = await r.gw.call("POST", "/presets", { body: { slug: "emb-gemini", model: "emb/fallback", provider: { ignore: ["oa"] } } });
+    expect(saved.status).toBe(200);
+    const presetId = String((await r.gw.call("GET", "/presets/emb-gemini")).body.data?.id);
+    const before = r.fake.requests.length;
+    const res = await embed({ model: "@preset/emb-gemini", input: "hello" });
+    expect(res.status).toBe(200);
+    expect(res.body.provider).toBe("gem");
+    // The failing OpenAI endpoint the preset ignores was never tried.
+    expect(r.fake.requests.slice(before).map((q) => q.path.split("/")[1])).toEqual(["gemini"]);
+    expect(await generation(String(res.body.id))).toMatchObject({ preset_id: presetId, api_type: "embeddings" });
+    // The request's own preferences win over the preset's.
+    const own = await embed({ model: "@preset/emb-gemini", input: "hello", provider: { only: ["oa"] } });
+    expect(own.status).toBe(502);
+
+    await r.gw.call("POST", "/presets", { body: { slug: "emb-warm", model: "emb/small", temperature: 0.7 } });
+    const warm = await embed({ model: "@preset/emb-warm", input: "hello" });
+    expect(warm.status).toBe(400);
+    expect(warm.body.error?.message).toContain("preset emb-warm sets temperature, which /embeddings does not take");
   });
 });

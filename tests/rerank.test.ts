@@ -90,4 +90,25 @@ describe("POST /rerank", () => {
     const bound = documents.reduce((sum, d) => sum + query.length + d.length, 0);
     expect(metadata.requested_usd).toBeCloseTo(bound * perToken, 12);
   });
+
+  it("applies a preset's provider preferences and records the preset", async () => {
+    expect((await r.gw.call("POST", "/presets", { body: { slug: "rr-voyage", model: "rr/fallback", provider: { ignore: ["ji"] } } })).status).toBe(200);
+    const presetId = String((await r.gw.call("GET", "/presets/rr-voyage")).body.data?.id);
+    const before = r.fake.requests.length;
+    const res = await rerank({ model: "@preset/rr-voyage", query, documents });
+    expect(res.status).toBe(200);
+    expect(r.fake.requests.slice(before).map((q) => q.path)).toEqual(["/voyage/rerank"]);
+    const { data } = await sdk.generations.getGeneration({ id: String(res.body.id) });
+    expect(data).toMatchObject({ presetId, apiType: "rerank" });
+  });
+
+  it("refuses the response cache, which does not cover rerank", async () => {
+    const before = r.fake.requests.length;
+    const res = await r.gw.call("POST", "/rerank", { key: r.key, body: { model: "rr/voyage", query, documents }, headers: { "X-OpenRouter-Cache": "true" } });
+    expect(res.status).toBe(400);
+    expect(res.body.error?.message).toContain("does not cover /rerank");
+    const off = await r.gw.call("POST", "/rerank", { key: r.key, body: { model: "rr/voyage", query, documents }, headers: { "X-OpenRouter-Cache": "false" } });
+    expect(off.status).toBe(200);
+    expect(r.fake.requests.length).toBe(before + 1);
+  });
 });

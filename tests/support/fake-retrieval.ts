@@ -4,7 +4,9 @@ import { listenLocal } from "./listen.js";
 /**
  * One fake server for every embeddings and rerank wire format, each under its own base path: `/openai`
  * (and OpenAI-compatible), `/gemini`, `/cohere`, `/voyage`, `/jina`. The upstream model name picks the
- * behaviour: `ok`, `no-usage`, `escaped`, `fail-500`, `rate-limited`, `bad-request`, `slow` (answers after 300 ms).
+ * behaviour: `ok`, `no-usage`, `escaped`, `fail-500`, `rate-limited`, `bad-request`, `slow` (answers after 300 ms);
+ * on OpenAI's embeddings wire also `half-token` (half a token more than it counted), `huge-usage` (5e12
+ * tokens) and `ragged` (the first vector one value short).
  */
 export interface RetrievalRequest {
   path: string;
@@ -76,15 +78,16 @@ const texts = (value: unknown): Array<string | number[]> => (Array.isArray(value
 
 const handlers: Array<[RegExp, Handler]> = [
   [
-    /^\/openai\/embeddings$/,
+    /^\/(openai|jina)\/embeddings$/,
     (body, res, model) => {
       const inputs = texts(body.input);
       const dims = typeof body.dimensions === "number" ? body.dimensions : 4;
-      const tokens = inputs.reduce((sum: number, i) => sum + fakeTokens(i), 0);
+      const counted = inputs.reduce((sum: number, i) => sum + fakeTokens(i), 0);
+      const tokens = model === "huge-usage" ? 5e12 : model === "half-token" ? counted + 0.5 : counted;
       // Out of order, as OpenAI allows: the index places each vector.
       const data = inputs
         .map((input, index) => {
-          const vector = fakeVector(typeof input === "string" ? input : input.join(" "), dims);
+          const vector = fakeVector(typeof input === "string" ? input : input.join(" "), dims - (model === "ragged" && index === 0 ? 1 : 0));
           return { object: "embedding", index, embedding: body.encoding_format === "base64" ? toBase64(vector) : vector };
         })
         .reverse();

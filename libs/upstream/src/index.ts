@@ -25,3 +25,4 @@ export { endpointStatsMigrations } from "./endpoint-stats/store.js";
 export type { Percentiles } from "./endpoint-stats/histogram.js";
 export * from "./stats-order.js";
 export { endAttemptSpan, type AttemptAnswer } from "./attempt-span.js";
+export * from "./presets.js";

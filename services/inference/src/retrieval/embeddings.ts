@@ -9,7 +9,7 @@ import { retrievalCost } from "./cost.js";
 import { embeddingInputs, overLimit, tokenBound, tokenEstimate, type SizedInput } from "./inputs.js";
 import { embedders } from "./providers/index.js";
 import { keepAnswer, lookUp } from "../cache/lookup.js";
-import { accept, settle, startRetrieval, type RetrievalRun } from "./run.js";
+import { accept, settle, startRetrieval, withRoutePreset, type RetrievalRun } from "./run.js";
 import type { EmbeddingInput, EmbeddingProvider } from "./types.js";
 
 /** Why an endpoint cannot embed these inputs as asked, if it cannot: its catalog entry's limits and parameters, its wire. */
@@ -23,8 +23,10 @@ function cannotCarry(request: EmbeddingsRequest, inputs: readonly SizedInput[]) 
     if (endpoint.max_inputs !== null && inputs.length > endpoint.max_inputs) return `at most ${endpoint.max_inputs} inputs per request, not ${inputs.length}`;
     if (tokens && !provider.tokens) return "no token-id input";
     if (images && !provider.images) return "no image input";
-    for (const name of ["dimensions", "input_type"] as const) {
-      if (request[name] !== undefined && !endpoint.supported_parameters.includes(name)) return `no ${name}`;
+    for (const [name, carried] of [["dimensions", provider.dimensions], ["input_type", provider.inputType]] as const) {
+      if (request[name] === undefined) continue;
+      if (!carried) return `no ${name} in the ${endpoint.adapter} wire format`;
+      if (!endpoint.supported_parameters.includes(name)) return `no ${name}`;
     }
     return overLimit(inputs, endpoint.context_length);
   };
@@ -50,15 +52,19 @@ function filtered(run: RetrievalRun, inputs: readonly SizedInput[]): EmbeddingIn
   });
 }
 
+const route = { path: "/embeddings", fields: Object.keys(embeddingsRequest.shape) };
+
 /** `POST /embeddings`: check the inputs against each endpoint's limits, hold their worst case, embed, charge the tokens. */
 export const embeddingsRoute =
   (deps: InferenceDeps) =>
   async (req: JsonRequest, res: ServerResponse, caller: Caller): Promise<void> => {
-    const request = parseInput(embeddingsRequest, req.body, "body");
+    const { body, presetId } = await withRoutePreset(deps, req.headers, caller, req.body, route);
+    const request = parseInput(embeddingsRequest, body, "body");
     const sized = embeddingInputs(request.input);
     const run = await startRetrieval(deps, req.headers, res, caller, {
       modality: "embeddings",
       body: request,
+      presetId,
       requestedParameters: (["dimensions", "input_type"] as const).filter((name) => request[name] !== undefined),
       cannotCarry: cannotCarry(request, sized),
     });

@@ -53,15 +53,20 @@ export function embeddingInputs(input: EmbeddingsRequest["input"]): SizedInput[]
   });
 }
 
+/** The UTF-8 bytes of an input's text, its text parts' together. */
+const textBytes = (input: Exclude<EmbeddingInput, { kind: "tokens" }>): number =>
+  input.kind === "text" ? bytes(input.text) : input.parts.reduce((sum, p) => sum + (p.type === "text" ? bytes(p.text) : 0), 0);
+
 /**
  * Why an endpoint whose inputs hold at most `maxTokens` tokens each cannot take these inputs, if it cannot:
- * token ids are counted exactly; text over the byte ceiling above cannot fit.
+ * token ids are counted exactly; text (a multimodal input's text parts together) over the byte ceiling
+ * above cannot fit.
  */
 export function overLimit(inputs: readonly SizedInput[], maxTokens: number): string | undefined {
   for (const [index, sized] of inputs.entries()) {
     const { input } = sized;
     if (input.kind === "tokens" && input.tokens.length > maxTokens) return `input ${index} has ${input.tokens.length} tokens; at most ${maxTokens} per input`;
-    if (input.kind === "text" && sized.tokenBound > maxTokens * bytesPerTokenCeiling) return `input ${index} is longer than ${maxTokens} tokens allow`;
+    if (input.kind !== "tokens" && textBytes(input) > maxTokens * bytesPerTokenCeiling) return `input ${index} is longer than ${maxTokens} tokens allow`;
   }
   return undefined;
 }

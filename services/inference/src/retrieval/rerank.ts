@@ -7,7 +7,7 @@ import type { JsonRequest } from "../dialects/chat/route.js";
 import type { InferenceDeps } from "../deps.js";
 import { retrievalCost, type RetrievalUsage } from "./cost.js";
 import { rerankers } from "./providers/index.js";
-import { accept, settle, startRetrieval } from "./run.js";
+import { accept, settle, startRetrieval, withRoutePreset } from "./run.js";
 
 /** Cohere bills a search unit per query with up to 100 documents, a document over 500 tokens (with the query) counting once per 500. */
 const documentsPerSearchUnit = 100;
@@ -45,15 +45,19 @@ const usageEstimate = (query: string, documents: readonly string[]): RetrievalUs
   searchUnits: Math.ceil(documents.length / documentsPerSearchUnit),
 });
 
+const route = { path: "/rerank", fields: Object.keys(rerankRequest.shape) };
+
 /** `POST /rerank`: hold the worst case of the query against every document, rank them, answer best first. */
 export const rerankRoute =
   (deps: InferenceDeps) =>
   async (req: JsonRequest, res: ServerResponse, caller: Caller): Promise<void> => {
-    const request = parseInput(rerankRequest, req.body, "body");
+    const { body, presetId } = await withRoutePreset(deps, req.headers, caller, req.body, route);
+    const request = parseInput(rerankRequest, body, "body");
     const texts = documentTexts(request.documents);
     const run = await startRetrieval(deps, req.headers, res, caller, {
       modality: "rerank",
       body: request,
+      presetId,
       requestedParameters: [],
       cannotCarry: ({ endpoint }: Candidate) => {
         if (!rerankers[endpoint.adapter]) return `no rerank in the ${endpoint.adapter} wire format`;

@@ -1,12 +1,14 @@
 import { sessionIdHeader, type ProviderPreferences, type TraceConfig } from "@switchyard/contracts";
-import { forbidden, headerOf, HttpError, type Caller } from "@switchyard/runtime";
+import { badRequest, forbidden, headerOf, HttpError, type Caller } from "@switchyard/runtime";
 import {
   capCharge,
   findingsRecord,
   firstAcceptingHeld,
   newGenerationId,
   noteGeneration,
+  presetNamed,
   requestDeadline,
+  withPresetDefaults,
   withWorkspaceKeys,
   type Candidate,
   type CompiledFilters,
@@ -26,6 +28,8 @@ export interface RetrievalRun {
   readonly operation: "embeddings" | "rerank";
   readonly caller: Caller;
   readonly generationId: string;
+  /** The preset the model named (`@preset/<slug>`), if it named one. */
+  readonly presetId: string | null;
   /** The model asked for (the first of `models`), as records name it. */
   readonly requested: string;
   /** Endpoints the routing left out, and why. */
@@ -63,6 +67,7 @@ export interface RoutingFields {
 export interface RetrievalOptions {
   modality: "embeddings" | "rerank";
   body: RoutingFields;
+  presetId: string | undefined;
   /** Parameters an endpoint must support under `provider.require_parameters`. */
   requestedParameters: string[];
   /** Why an endpoint cannot take this request (a limit of its catalog entry, a field its wire lacks), if it cannot. */
@@ -70,13 +75,31 @@ export interface RetrievalOptions {
 }
 
 /**
+ * A request body as its route parses it: with the config of the preset its model names as defaults (see
+ * `withPresetDefaults`; `fields` are those the route takes), and that preset's id.
+ */
+export async function withRoutePreset(
+  deps: InferenceDeps,
+  headers: IncomingHttpHeaders,
+  caller: Caller,
+  body: unknown,
+  route: { path: string; fields: readonly string[] },
+): Promise<{ body: unknown; presetId?: string }> {
+  if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
+  const named = presetNamed(body);
+  if (!named) return { body };
+  const preset = (await modelResolver(deps, caller, headers)(named)).preset!;
+  return { body: withPresetDefaults(preset, body as Record<string, unknown>, route.fields, route.path), presetId: preset.id };
+}
+
+/**
  * Resolves the request's models to the endpoints this key may use that can carry it, in routing order (the
  * workspace's own keys first), and starts the deadline shared by every attempt. Sets `X-Generation-Id`.
  */
 export async function startRetrieval(deps: InferenceDeps, headers: IncomingHttpHeaders, res: ServerResponse, caller: Caller, options: RetrievalOptions): Promise<RetrievalRun> {
-  if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
+  const cacheAsked = cacheRequest(headers, deps.responseCache.maxTtlSeconds);
   // OpenRouter's response cache covers embeddings, not rerank.
-  const cacheAsked = options.modality === "embeddings" ? cacheRequest(headers, deps.responseCache.maxTtlSeconds) : undefined;
+  if (cacheAsked && options.modality === "rerank") throw badRequest("Invalid header: X-OpenRouter-Cache: the response cache does not cover /rerank");
   const { body } = options;
   const models = [...new Set([body.model, ...(body.models ?? [])].filter((m): m is string => typeof m === "string"))];
   if (models.length === 0) throw new HttpError("bad_request", "Invalid body: model: required (or models)");
@@ -96,6 +119,7 @@ export async function startRetrieval(deps: InferenceDeps, headers: IncomingHttpH
     operation: options.modality,
     caller,
     generationId,
+    presetId: options.presetId ?? null,
     requested: resolution.requested,
     excluded: resolution.reasons,
     candidates,
@@ -189,7 +213,7 @@ export function settle(run: RetrievalRun, served: Omit<Served<unknown>, "result"
     workspaceId: caller.workspaceId,
     guardrailIds: [...run.guardrailIds],
     contentFilters: findingsRecord(run.findings),
-    presetId: null,
+    presetId: run.presetId,
     isByok,
     attribution: run.attribution,
     broadcast: run.broadcast,

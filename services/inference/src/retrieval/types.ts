@@ -40,11 +40,12 @@ export interface EmbeddingAnswer {
   verbatim: boolean;
 }
 
-/** One embeddings wire format. `tokens`/`images`/`dimensions`: whether it can carry token-id inputs, image parts, `dimensions`. */
+/** One embeddings wire format. `tokens`/`images`/`dimensions`/`inputType`: whether it can carry token-id inputs, image parts, `dimensions`, `input_type`. */
 export interface EmbeddingProvider {
   readonly tokens: boolean;
   readonly images: boolean;
   readonly dimensions: boolean;
+  readonly inputType: boolean;
   embed(call: EmbeddingCall, target: UpstreamTarget, signal: AbortSignal): Promise<EmbeddingAnswer>;
 }
 

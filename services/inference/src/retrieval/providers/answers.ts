@@ -1,6 +1,6 @@
 import { extended } from "@switchyard/runtime";
 import { z } from "zod";
-import { UpstreamError, type UpstreamTarget } from "@switchyard/upstream";
+import { countCeiling, UpstreamError, type UpstreamTarget } from "@switchyard/upstream";
 import type { RerankAnswer, RerankCall, Vector } from "../types.js";
 import { dimensionsOf, isFloat32Base64 } from "./vectors.js";
 
@@ -26,20 +26,22 @@ export const vector = z.custom<Vector>(
   "expected a vector of numbers or base64 of float32 values",
 );
 
-/** A count the provider reported: a non-negative number, or nothing. */
-export const count = z.number().min(0).nullish();
+/** A count the provider reported: a non-negative number a record can hold (a fraction counts as the next whole one), or nothing. */
+export const count = z.number().min(0).max(countCeiling).transform(Math.ceil).nullish();
 
 /**
- * Checks the vectors of an answer against the call: one per input, each of `dimensions` values when the
- * caller asked for that many (a server that ignores `dimensions` must not pass off another size).
+ * Checks the vectors of an answer against the call: one per input, all of one size, and that size
+ * `dimensions` when the caller asked for that many (a server that ignores `dimensions` must not pass off
+ * another size).
  */
 export function checkVectors(target: UpstreamTarget, vectors: Vector[], inputs: number, dimensions: number | undefined): Vector[] {
   if (vectors.length !== inputs) throw malformed(target, "embeddings", `${vectors.length} vectors for ${inputs} inputs`);
-  if (dimensions !== undefined) {
-    const other = vectors.map(dimensionsOf).find((size) => size !== dimensions);
-    if (other !== undefined) throw malformed(target, "embeddings", `a vector of ${other} dimensions where ${dimensions} were asked`);
-  }
-  return vectors;
+  const sizes = vectors.map(dimensionsOf);
+  const expected = dimensions ?? sizes[0];
+  const other = sizes.find((size) => size !== expected);
+  if (other === undefined) return vectors;
+  if (dimensions !== undefined) throw malformed(target, "embeddings", `a vector of ${other} dimensions where ${dimensions} were asked`);
+  throw malformed(target, "embeddings", `vectors of ${expected} and ${other} dimensions in one answer`);
 }
 
 /**

@@ -37,6 +37,7 @@ export const cohereEmbeddings: EmbeddingProvider = {
   // Cohere embeds images, but bills their tokens apart at a price the catalog has no field for: refused until it does.
   images: false,
   dimensions: true,
+  inputType: true,
   async embed(call, target, signal) {
     const texts = call.inputs.flatMap((input) => (input.kind === "text" ? [input.text] : []));
     const inputType = call.inputType === undefined ? undefined : providerInputType(call.inputType, inputTypes);

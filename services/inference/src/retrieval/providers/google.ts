@@ -25,6 +25,7 @@ export const googleEmbeddings: EmbeddingProvider = {
   tokens: false,
   images: false,
   dimensions: true,
+  inputType: true,
   async embed(call, target, signal) {
     const model = `models/${target.upstreamModel.replace(/^models\//, "")}`;
     const taskType = call.inputType === undefined ? undefined : providerInputType(call.inputType, taskTypes);

@@ -3,12 +3,12 @@ import { cohereEmbeddings, cohereRerank } from "./cohere.js";
 import { googleEmbeddings } from "./google.js";
 import { embedders, rerankers } from "./index.js";
 import { jinaRerank } from "./jina.js";
-import { openAiEmbeddings } from "./openai.js";
+import { openAiCompatibleEmbeddings, openAiEmbeddings } from "./openai.js";
 import { voyageEmbeddings, voyageRerank } from "./voyage.js";
 
 describe("the adapters by catalog adapter name", () => {
-  it("embed with OpenAI's wire for openai and openai-compatible, and each provider's own for the others", () => {
-    expect(embedders).toEqual({ openai: openAiEmbeddings, "openai-compatible": openAiEmbeddings, google: googleEmbeddings, cohere: cohereEmbeddings, voyage: voyageEmbeddings });
+  it("embed with OpenAI's wire for openai and openai-compatible (text only there), and each provider's own for the others", () => {
+    expect(embedders).toEqual({ openai: openAiEmbeddings, "openai-compatible": openAiCompatibleEmbeddings, google: googleEmbeddings, cohere: cohereEmbeddings, voyage: voyageEmbeddings });
   });
 
   it("rerank with Cohere's and Voyage's wires, and Jina's for openai-compatible servers", () => {
@@ -16,13 +16,13 @@ describe("the adapters by catalog adapter name", () => {
   });
 
   it("say what each embeddings wire can carry", () => {
-    const flags = Object.fromEntries(Object.entries(embedders).map(([name, e]) => [name, [e.tokens, e.images, e.dimensions]]));
+    const flags = Object.fromEntries(Object.entries(embedders).map(([name, e]) => [name, [e.tokens, e.images, e.dimensions, e.inputType]]));
     expect(flags).toEqual({
-      openai: [true, false, true],
-      "openai-compatible": [true, false, true],
-      google: [false, false, true],
-      cohere: [false, false, true],
-      voyage: [false, false, true],
+      openai: [true, false, true, false],
+      "openai-compatible": [false, false, true, true],
+      google: [false, false, true, true],
+      cohere: [false, false, true, true],
+      voyage: [false, false, true, true],
     });
   });
 });

@@ -26,6 +26,7 @@ async function request(call: EmbeddingCall, input: Batch, target: UpstreamTarget
     input,
     encoding_format: call.encoding,
     ...(call.dimensions !== undefined ? { dimensions: call.dimensions } : {}),
+    ...(call.inputType !== undefined ? { input_type: call.inputType } : {}),
     ...(call.user ? { user: call.user } : {}),
   });
   const reply = await postEmbeddings(target, body, signal);
@@ -40,14 +41,27 @@ async function request(call: EmbeddingCall, input: Batch, target: UpstreamTarget
   };
 }
 
-/** OpenAI's embeddings wire, `POST {base}/embeddings`, spoken by OpenAI and most OpenAI-compatible servers. */
+/** OpenAI's embeddings wire, `POST {base}/embeddings`: OpenAI's own API takes token ids and no `input_type`. */
 export const openAiEmbeddings: EmbeddingProvider = {
   tokens: true,
   images: false,
   dimensions: true,
+  inputType: false,
   async embed(call, target, signal) {
     // The contract keeps a request's inputs of one kind, as OpenAI's `input` is: all token ids, or all text.
     if (call.inputs.every((input) => input.kind === "tokens")) return request(call, call.inputs.map((input) => input.tokens), target, signal);
     return request(call, call.inputs.map((input) => textOf(input, target.provider)), target, signal);
   },
+};
+
+/**
+ * The same wire as OpenAI-compatible servers speak it: text only (Mistral's and Jina's `input` takes no token
+ * ids), and `input_type` as NVIDIA's and OpenRouter's servers read it, sent where the catalog lists it.
+ */
+export const openAiCompatibleEmbeddings: EmbeddingProvider = {
+  tokens: false,
+  images: false,
+  dimensions: true,
+  inputType: true,
+  embed: (call, target, signal) => request(call, call.inputs.map((input) => textOf(input, target.provider)), target, signal),
 };

@@ -25,6 +25,7 @@ export const voyageEmbeddings: EmbeddingProvider = {
   tokens: false,
   images: false,
   dimensions: true,
+  inputType: true,
   async embed(call, target, signal) {
     const body = {
       ...call.options,
