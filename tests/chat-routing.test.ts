@@ -83,7 +83,7 @@ describe("provider preferences through the router", () => {
     expect(await served({ data_collection: "deny", ignore: ["alpha"] })).toMatchObject({ provider: "gamma" });
     expect(await served({ zdr: true })).toMatchObject({ provider: "gamma" });
     expect(await served({ require_parameters: true }, { seed: 7 })).toMatchObject({ provider: "gamma" });
-    expect(await served({ max_price: { prompt: "0.0000015" }, sort: "price" })).toMatchObject({ provider: "alpha" });
+    expect(await served({ max_price: { prompt: "1.5" }, sort: "price" })).toMatchObject({ provider: "alpha" });
   });
 
   it("records the endpoints a generation's routing left out, and why", async () => {
@@ -100,7 +100,7 @@ describe("provider preferences through the router", () => {
     const none = await served({ only: ["nobody"] });
     expect(none.status).toBe(404);
     expect(none.message).toContain("alpha: not in provider.only");
-    const dear = await served({ max_price: { prompt: "0.0000001" } });
+    const dear = await served({ max_price: { prompt: "0.1" } });
     expect(dear.message).toContain("gamma: prompt price above provider.max_price");
     const strict = await served({ order: ["nobody"], allow_fallbacks: false });
     expect(strict.status).toBe(404);

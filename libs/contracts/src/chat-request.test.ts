@@ -194,6 +194,9 @@ describe("POST /chat/completions body", () => {
     ["provider.allow_fallbacks", { provider: { allow_fallbacks: "no" } }],
     ["provider.sort", { provider: { sort: "cheapest" } }],
     ["provider.max_price.prompt", { provider: { max_price: { prompt: "cheap" } } }],
+    ["provider.max_price", { provider: { max_price: { per_million: "1" } } }],
+    ["provider.max_price.search_unit", { provider: { max_price: { search_unit: -0.001 } } }],
+    ["provider.max_price.prompt", { provider: { max_price: { prompt: "-1" } } }],
     ["provider.order", { provider: { order: "openai" } }],
     ["response_format.type", { response_format: { type: "xml" } }],
     ["response_format.json_schema.name", { response_format: { type: "json_schema", json_schema: {} } }],
@@ -212,6 +215,31 @@ describe("POST /chat/completions body", () => {
     ["user", { user: 7 }],
   ])("rejects a bad %s", (field, patch) => {
     expect(issuePaths(chatCompletionRequest, { ...minimal, ...patch })).toContain(field);
+  });
+
+  it("keeps a max_price on every unit the catalog prices, and refuses a key it cannot enforce", () => {
+    const max_price = {
+      prompt: "0.000001",
+      completion: "0.000002",
+      request: "0.01",
+      image: "0.04",
+      audio: "0.000003",
+      input_cache_read: "0.0000001",
+      input_cache_write: "0.000002",
+      input_cache_write_1h: "0.000003",
+      internal_reasoning: "0.000002",
+      web_search: "0.01",
+      audio_second: "0.0001",
+      image_output: "0.04",
+      audio_output: "0.000012",
+      character: "0.000015",
+      search_unit: "0.002",
+    };
+    expect(chatCompletionRequest.parse({ ...minimal, provider: { max_price } }).provider?.max_price).toEqual(max_price);
+    // JSON clients may send numbers; they are read as the same decimal amounts.
+    expect(chatCompletionRequest.parse({ ...minimal, provider: { max_price: { prompt: 1.5, search_unit: 0.002 } } }).provider?.max_price).toEqual({ prompt: "1.500000000000", search_unit: "0.002000000000" });
+    const unknown = chatCompletionRequest.safeParse({ ...minimal, provider: { max_price: { search_units: "0.002" } } });
+    expect(unknown.error?.issues).toEqual([expect.objectContaining({ code: "unrecognized_keys", keys: ["search_units"], path: ["provider", "max_price"] })]);
   });
 
   it("allows reasoning_effort alongside an equal reasoning.effort", () => {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { cacheControl, chatMessage, chatTool, textPart, toolChoice } from "./chat-message.js";
-import { decimalString, jsonObject, modelId, sessionId, traceConfig } from "./shared.js";
+import { jsonObject, modelId, sessionId, traceConfig } from "./shared.js";
 
 /** Opt-in header for `openrouter_metadata` on chat responses; the legacy name is still honoured. */
 export const metadataHeader = "x-openrouter-metadata";
@@ -39,6 +39,38 @@ const percentileCutoffs = z.object({
   p99: z.number().nullable().optional(),
 });
 
+/** A price limit in USD: a decimal string, as OpenRouter's SDK sends it, or a number, as JSON clients may. */
+const usd = z
+  .union([z.string().regex(/^\d+(\.\d+)?$/, "must be a non-negative decimal string"), z.number().min(0).max(1e9)])
+  .transform((value) => (typeof value === "number" ? value.toFixed(12) : value));
+
+/**
+ * `provider.max_price`: OpenRouter's five keys and every other price the catalog bills. As on OpenRouter,
+ * `prompt` and `completion` are USD per million tokens, and so are the other text-token prices; the rest
+ * are USD per unit (request, image, audio token, second of audio, character, search unit). Strict, so a
+ * key that is not a catalog price is refused rather than dropped.
+ */
+export const maxPrice = z.strictObject({
+  prompt: usd.optional().describe("Per million prompt tokens"),
+  completion: usd.optional().describe("Per million completion tokens"),
+  request: usd.optional(),
+  image: usd.optional().describe("Per input image"),
+  audio: usd.optional().describe("Per audio input token"),
+  input_cache_read: usd.optional().describe("Per million cached prompt tokens read"),
+  input_cache_write: usd.optional().describe("Per million prompt tokens written to the cache"),
+  input_cache_write_1h: usd.optional().describe("Per million prompt tokens written to the one-hour cache"),
+  internal_reasoning: usd.optional().describe("Per million reasoning tokens"),
+  web_search: usd.optional(),
+  audio_second: usd.optional().describe("Transcription: per second of audio"),
+  image_output: usd.optional().describe("Image generation: per generated image"),
+  audio_output: usd.optional().describe("Speech: per audio output token"),
+  character: usd.optional().describe("Speech: per character of input text"),
+  search_unit: usd.optional().describe("Rerank: per search unit"),
+});
+export type MaxPrice = z.infer<typeof maxPrice>;
+/** Every key of `provider.max_price`. */
+export const maxPriceKeys = Object.keys(maxPrice.shape) as Array<keyof MaxPrice>;
+
 /** Provider routing preferences of one request (merged over the workspace's). */
 export const providerPreferences = z.looseObject({
   order: z.array(providerRef).nullable().optional().describe("Providers to try first, in this order"),
@@ -66,16 +98,7 @@ export const providerPreferences = z.looseObject({
     .nullable()
     .optional()
     .describe("price: cheapest first; without it, the workspace's default_provider_sort, else a price-weighted order"),
-  max_price: z
-    .object({
-      prompt: decimalString.optional(),
-      completion: decimalString.optional(),
-      image: decimalString.optional(),
-      audio: decimalString.optional(),
-      request: decimalString.optional(),
-    })
-    .optional()
-    .describe("USD per token (per request/image for those keys); endpoints above any price are skipped"),
+  max_price: maxPrice.optional().describe("USD per million tokens for prompt and completion, per unit for the other prices; endpoints above one are skipped, a key that is not a catalog price is a 400"),
   preferred_max_latency: z.union([z.number(), percentileCutoffs]).nullable().optional(),
   preferred_min_throughput: z.union([z.number(), percentileCutoffs]).nullable().optional(),
 });

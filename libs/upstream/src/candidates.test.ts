@@ -69,7 +69,7 @@ describe("candidate order", () => {
     const r = orderCandidates(three, {
       ...base,
       requestedParameters: ["temperature", "seed"],
-      preferences: { ignore: ["a"], data_collection: "deny", max_price: { prompt: "0.000002" }, require_parameters: true },
+      preferences: { ignore: ["a"], data_collection: "deny", max_price: { prompt: "2" }, require_parameters: true },
     });
     expect(r.candidates).toEqual([]);
     expect(r.dropped).toEqual(["a: in provider.ignore", "b: does not support seed (provider.require_parameters)", "c: prompt price above provider.max_price"]);
@@ -142,5 +142,93 @@ describe("candidate order on live figures", () => {
     expect(both({ sort: { by: "latency", partition: "model" } })).toEqual(["v/m@a", "v/fallback@b"]);
     expect(both({ sort: { by: "latency", partition: "none" } })).toEqual(["v/fallback@b", "v/m@a"]);
     expect(both({ preferred_max_latency: 0.5 })).toEqual(["v/fallback@b", "v/m@a"]);
+  });
+});
+
+describe("prices of every unit an endpoint bills", () => {
+  const priced = (provider: string, pricing: Record<string, string>) => endpoint(provider, "0", { pricing: { prompt: "0", completion: "0", request: "0", image: "0", ...pricing } });
+  const model = (output: string, endpoints: ResolvedEndpoint[]): ResolvedModel => ({ ...resolved(endpoints), output_modalities: [output] });
+  // The dear endpoint comes first in the catalog, so an order that ignores its price keeps it first.
+  const kinds: Array<[string, string, string, string]> = [
+    ["rerank", "search_unit", "0.002", "0.001"],
+    ["speech", "character", "0.00003", "0.000015"],
+    ["speech", "audio_output", "0.000024", "0.000012"],
+    ["transcription", "audio_second", "0.0002", "0.0001"],
+    ["image", "image_output", "0.08", "0.04"],
+    ["embeddings", "request", "0.002", "0.001"],
+  ];
+
+  it.each(kinds)("sorts %s endpoints by their %s price", (output, unit, dear, cheap) => {
+    const two = model(output, [priced("dear", { [unit]: dear }), priced("cheap", { [unit]: cheap })]);
+    expect(providers(orderCandidates(two, { ...base, preferences: { sort: "price" } }))).toEqual(["cheap", "dear"]);
+    expect(providers(orderCandidates(two, { ...base, preferences: { sort: { by: "price" } } }))).toEqual(["cheap", "dear"]);
+    // `:floor` resolves with the price sort.
+    expect(providers(orderCandidates({ ...two, sort: "price" }, { ...base, preferences: undefined }))).toEqual(["cheap", "dear"]);
+  });
+
+  it.each(kinds)("gives the cheaper %s endpoint more of the default order by its %s price", (output, unit, dear, cheap) => {
+    const two = model(output, [priced("dear", { [unit]: String(Number(dear) * 2) }), priced("cheap", { [unit]: cheap })]);
+    let cheapFirst = 0;
+    for (let i = 0; i < 400; i++) if (providers(orderCandidates(two, { ...base, sessionId: `s-${i}`, preferences: undefined }))[0] === "cheap") cheapFirst++;
+    expect(cheapFirst).toBeGreaterThan(300);
+  });
+
+  it("orders unmeasured endpoints behind measured ones by the price of their own units", () => {
+    const two = model("rerank", [priced("dear", { search_unit: "0.002" }), priced("cheap", { search_unit: "0.001" })]);
+    expect(providers(orderCandidates(two, { ...base, preferences: { sort: "latency" } }))).toEqual(["cheap", "dear"]);
+  });
+
+  it("does not compare a price the request's kind does not bill", () => {
+    // A chat request bills neither per input image nor per character: the token prices decide.
+    const chat = model("text", [priced("a", { prompt: "0.000001", completion: "0.000001", image: "0.5" }), priced("b", { prompt: "0.000002", completion: "0.000002" })]);
+    expect(providers(orderCandidates(chat, { ...base, preferences: { sort: "price" } }))).toEqual(["a", "b"]);
+    // A per-request price is billed on every kind and counts as one unit of its own.
+    const perRequest = model("text", [priced("a", { prompt: "0.000001", completion: "0.000001", request: "0.01" }), priced("b", { prompt: "0.000002", completion: "0.000002" })]);
+    expect(providers(orderCandidates(perRequest, { ...base, preferences: { sort: "price" } }))).toEqual(["b", "a"]);
+  });
+
+  it("sorts across models of a request by each one's own units (partition none)", () => {
+    const first = model("rerank", [priced("dear", { search_unit: "0.002" })]);
+    const second = { ...model("rerank", [priced("cheap", { search_unit: "0.001" })]), model: "v/fallback" };
+    const preferences: ProviderPreferences = { sort: { by: "price", partition: "none" } };
+    const candidates = [first, second].flatMap((r) => orderCandidates(r, { ...base, preferences }).candidates);
+    expect(acrossModels(candidates, preferences, () => false).map((c) => `${c.model}@${c.endpoint.provider}`)).toEqual(["v/fallback@cheap", "v/m@dear"]);
+  });
+});
+
+describe("provider.max_price on every billed unit", () => {
+  const priced = (provider: string, pricing: Record<string, string>) => endpoint(provider, "0", { pricing: { prompt: "0", completion: "0", request: "0", image: "0", ...pricing } });
+  const units = ["search_unit", "character", "audio_second", "audio_output", "image_output", "web_search"] as const;
+
+  it.each(units)("skips an endpoint whose %s price is above the limit, saying why", (unit) => {
+    const two = resolved([priced("dear", { [unit]: "0.002" }), priced("cheap", { [unit]: "0.001" })]);
+    const r = orderCandidates(two, { ...base, preferences: { max_price: { [unit]: "0.0015" } } });
+    expect(providers(r)).toEqual(["cheap"]);
+    expect(r.dropped).toEqual([`dear: ${unit} price above provider.max_price`]);
+    const none = orderCandidates(two, { ...base, preferences: { max_price: { [unit]: "0.0005" } } });
+    expect(none.candidates).toEqual([]);
+    expect(none.dropped).toEqual([`dear: ${unit} price above provider.max_price`, `cheap: ${unit} price above provider.max_price`]);
+  });
+
+  it("bounds a token price the endpoint does not list by the price it bills such tokens at", () => {
+    // Without prices of their own, cached and audio tokens cost `prompt` and reasoning tokens `completion`.
+    const plain = resolved([priced("plain", { prompt: "0.000002", completion: "0.000004" })]);
+    const dropped = (max_price: NonNullable<ProviderPreferences["max_price"]>) => orderCandidates(plain, { ...base, preferences: { max_price } }).dropped;
+    expect(dropped({ input_cache_read: "1" })).toEqual(["plain: input_cache_read price above provider.max_price"]);
+    expect(dropped({ input_cache_write_1h: "1" })).toEqual(["plain: input_cache_write_1h price above provider.max_price"]);
+    expect(dropped({ audio: "0.000001" })).toEqual(["plain: audio price above provider.max_price"]);
+    expect(dropped({ internal_reasoning: "3" })).toEqual(["plain: internal_reasoning price above provider.max_price"]);
+    expect(dropped({ input_cache_read: "2", internal_reasoning: "4", audio: "0.000002", search_unit: "0" })).toEqual([]);
+    const cached = resolved([priced("cached", { prompt: "0.000002", completion: "0.000004", input_cache_read: "0.0000002" })]);
+    expect(orderCandidates(cached, { ...base, preferences: { max_price: { input_cache_read: "1" } } }).dropped).toEqual([]);
+  });
+
+  it("reads prompt and completion limits per million tokens, as OpenRouter's clients send them", () => {
+    // $2 and $4 per million tokens.
+    const plain = resolved([priced("plain", { prompt: "0.000002", completion: "0.000004" })]);
+    const dropped = (max_price: NonNullable<ProviderPreferences["max_price"]>) => orderCandidates(plain, { ...base, preferences: { max_price } }).dropped;
+    expect(dropped({ prompt: "2", completion: "4" })).toEqual([]);
+    expect(dropped({ prompt: "1.99" })).toEqual(["plain: prompt price above provider.max_price"]);
+    expect(dropped({ completion: "3.5" })).toEqual(["plain: completion price above provider.max_price"]);
   });
 });

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import type { ProviderPreferences, ResolvedEndpoint, ResolvedModel } from "@switchyard/contracts";
+import { maxPriceKeys, type MaxPrice, type ProviderPreferences, type ResolvedEndpoint, type ResolvedModel } from "@switchyard/contracts";
 import { toPico } from "@switchyard/runtime";
 import type { EndpointFigures } from "./endpoint-stats/stats.js";
-import { defaultOrder, preferredFirst, restingLast, sortedBy, sortOf, type FiguresOf } from "./stats-order.js";
+import { billedPriceKeys, defaultOrder, preferredFirst, restingLast, sortedBy, sortOf, unitPriceOf, type FiguresOf } from "./stats-order.js";
 
 export interface Candidate {
   model: string;
@@ -11,7 +11,34 @@ export interface Candidate {
   figures?: EndpointFigures;
   /** The workspace's own key for the endpoint's provider (BYOK): this attempt uses it, not the operator's. */
   byokKey?: string;
+  /** Picodollars for one unit of each price its model's kind bills (`unitPriceOf`), which price ordering compares. */
+  unitPrice?: number;
 }
+
+/**
+ * The price a `provider.max_price` key bounds on an endpoint: its own, else the price its tokens are billed
+ * at without one (cached and audio tokens at `prompt`, hour-long cache writes at `input_cache_write`,
+ * reasoning tokens at `completion`). A unit the endpoint does not price (per second, per character…) it
+ * does not bill, so its price is zero.
+ */
+const standIns: Partial<Record<keyof MaxPrice, keyof MaxPrice>> = {
+  input_cache_read: "prompt",
+  input_cache_write: "prompt",
+  input_cache_write_1h: "input_cache_write",
+  audio: "prompt",
+  internal_reasoning: "completion",
+};
+function priceOf(pricing: Readonly<Record<string, string>>, key: keyof MaxPrice): bigint {
+  for (let k: keyof MaxPrice | undefined = key; k !== undefined; k = standIns[k]) if (pricing[k] !== undefined) return toPico(pricing[k]);
+  return 0n;
+}
+
+/** `max_price` keys given per million text tokens, as OpenRouter gives `prompt` and `completion`; the others are per unit. */
+const perMillionTokens = new Set<keyof MaxPrice>(["prompt", "completion", "input_cache_read", "input_cache_write", "input_cache_write_1h", "internal_reasoning"]);
+
+/** Whether an endpoint's price for `key` is above `max`, in the key's own unit. */
+const above = (pricing: Readonly<Record<string, string>>, key: keyof MaxPrice, max: string): boolean =>
+  priceOf(pricing, key) * (perMillionTokens.has(key) ? 1_000_000n : 1n) > toPico(max);
 
 /**
  * A workspace that brought its own key for a provider has that provider's endpoints tried with it first;
@@ -74,9 +101,9 @@ export function orderCandidates(resolved: ResolvedModel, options: OrderOptions):
     if (prefs?.quantizations?.length && !prefs.quantizations.includes(quantization)) {
       return void dropped.push(`${e.provider}: quantization ${quantization} not in provider.quantizations`);
     }
-    for (const kind of ["prompt", "completion", "request", "image", "audio"] as const) {
-      const max = prefs?.max_price?.[kind];
-      if (max !== undefined && toPico(e.pricing[kind] ?? "0") > toPico(max)) return void dropped.push(`${e.provider}: ${kind} price above provider.max_price`);
+    for (const key of maxPriceKeys) {
+      const max = prefs?.max_price?.[key];
+      if (max !== undefined && above(e.pricing, key, max)) return void dropped.push(`${e.provider}: ${key} price above provider.max_price`);
     }
     if (prefs?.data_collection === "deny" && (e.data_policy.training || e.data_policy.retains_prompts)) {
       return void dropped.push(`${e.provider}: ${e.data_policy.training ? "trains on" : "retains"} prompts (provider.data_collection: deny)`);
@@ -89,9 +116,11 @@ export function orderCandidates(resolved: ResolvedModel, options: OrderOptions):
     return true;
   });
   const figuresOf = options.figuresOf;
+  const billed = billedPriceKeys(resolved.output_modalities);
   let ordered = endpoints.map((endpoint): Candidate => {
     const figures = figuresOf?.(endpoint.provider, resolved.model);
-    return figures ? { model: resolved.model, endpoint, figures } : { model: resolved.model, endpoint };
+    const unitPrice = unitPriceOf(endpoint.pricing, billed);
+    return figures ? { model: resolved.model, endpoint, figures, unitPrice } : { model: resolved.model, endpoint, unitPrice };
   });
   const sort = sortOf(prefs) ?? resolved.sort;
   ordered = sort === "price" || sort === "latency" || sort === "throughput"

@@ -7,7 +7,40 @@ import type { EndpointFigures } from "./endpoint-stats/stats.js";
 export type FiguresOf = (provider: string, model: string) => EndpointFigures | undefined;
 export type SortBy = "price" | "latency" | "throughput";
 
-const unitPrice = (e: ResolvedEndpoint) => Number(toPico(e.pricing.prompt ?? "0") + toPico(e.pricing.completion ?? "0"));
+/**
+ * The prices a request of each output modality is billed in, as its cost function reads them: chat's
+ * `costOf` (prompt, completion, request), `retrievalCost` for embeddings and rerank, `mediaCost` for
+ * transcription, speech and images. Cache and reasoning prices stand in for prompt or completion on some
+ * tokens; they are not units of their own here.
+ */
+const chatPrices = ["prompt", "completion", "request"] as const;
+const billedPrices: Readonly<Record<string, readonly string[]>> = {
+  text: chatPrices,
+  embeddings: ["prompt", "request"],
+  rerank: ["prompt", "search_unit", "request"],
+  transcription: ["audio_second", "audio", "prompt", "completion", "request"],
+  speech: ["character", "audio_output", "prompt", "completion", "request"],
+  image: ["image_output", "image", "prompt", "completion", "request"],
+};
+
+/** The prices a model of these output modalities bills; a model of several modalities bills in each one's. */
+export function billedPriceKeys(outputModalities: readonly string[]): string[] {
+  const keys = new Set(outputModalities.flatMap((m) => billedPrices[m] ?? []));
+  return keys.size ? [...keys] : [...chatPrices];
+}
+
+/**
+ * Picodollars for one unit of each price the endpoint bills: what the price sort and the default order
+ * compare. When every endpoint of a model bills in one unit (the usual case) this orders them by that
+ * price; in the same several units, one that is cheaper in each never goes behind. The sum does not convert
+ * one unit into another: where endpoints bill in different units (one per character, another per audio
+ * token, or one adds a per-request price) it counts one of each, a rough comparison.
+ */
+export const unitPriceOf = (pricing: Readonly<Record<string, string>>, keys: readonly string[]): number =>
+  Number(keys.reduce((sum, key) => sum + toPico(pricing[key] ?? "0"), 0n));
+
+/** A candidate's unit price, as its model's modalities bill it; a chat model's when the candidate carries none. */
+const unitPrice = (c: Candidate) => c.unitPrice ?? unitPriceOf(c.endpoint.pricing, chatPrices);
 
 /** `provider.sort` as a string or as `{ by }`; undefined when the request names none. */
 export const sortOf = (prefs: ProviderPreferences | undefined): string | undefined =>
@@ -25,7 +58,7 @@ const outageAttempts = 3;
  */
 export function sortedBy(candidates: readonly Candidate[], by: SortBy): Candidate[] {
   const score = (c: Candidate): number | undefined => {
-    if (by === "price") return unitPrice(c.endpoint);
+    if (by === "price") return unitPrice(c);
     if (by === "latency") return c.figures?.latency?.p50;
     const throughput = c.figures?.throughput?.p50;
     return throughput === undefined ? undefined : -throughput;
@@ -33,8 +66,8 @@ export function sortedBy(candidates: readonly Candidate[], by: SortBy): Candidat
   return [...candidates].sort((a, b) => {
     const x = score(a);
     const y = score(b);
-    if (x === undefined || y === undefined) return x === y ? unitPrice(a.endpoint) - unitPrice(b.endpoint) : x === undefined ? 1 : -1;
-    return x - y || unitPrice(a.endpoint) - unitPrice(b.endpoint);
+    if (x === undefined || y === undefined) return x === y ? unitPrice(a) - unitPrice(b) : x === undefined ? 1 : -1;
+    return x - y || unitPrice(a) - unitPrice(b);
   });
 }
 
@@ -44,12 +77,12 @@ const hadOutage = (f: EndpointFigures | undefined) => f !== undefined && f.recen
 /**
  * The default order, as OpenRouter describes its own: endpoints without a recent outage first, then the
  * others. Within each group an endpoint's chance to go first is proportional to the inverse square of its
- * price times its uptime over 5 minutes, so cheap, reliable endpoints take most traffic while the others
+ * unit price times its uptime over 5 minutes, so cheap, reliable endpoints take most traffic while the others
  * stay warm as fallbacks.
  */
 export function defaultOrder(candidates: readonly Candidate[], random: () => number): Candidate[] {
   const weighted = (group: Candidate[]) => {
-    const pool = group.map((c) => ({ c, w: ((c.figures?.uptime5m ?? 100) / 100 || 0.01) / (1 + unitPrice(c.endpoint) / 1e6) ** 2 }));
+    const pool = group.map((c) => ({ c, w: ((c.figures?.uptime5m ?? 100) / 100 || 0.01) / (1 + unitPrice(c) / 1e6) ** 2 }));
     const order: Candidate[] = [];
     while (pool.length) {
       let pick = random() * pool.reduce((sum, p) => sum + p.w, 0);

@@ -20,7 +20,8 @@ const zdrVendor: Record<string, "anthropic" | "openai" | "google" | "xai"> = {
 
 const baseId = (id: string) => id.split(":", 1)[0]!;
 const modelListed = (list: readonly string[], id: string) => list.includes(id) || list.includes(baseId(id));
-const isFree = (e: EndpointEntry) => Number(e.pricing.prompt) === 0 && Number(e.pricing.completion) === 0 && Number(e.pricing.request) === 0;
+/** Free: every price the endpoint lists is zero, whatever its unit (token, request, second, character, search unit, image). */
+export const isFree = (e: EndpointEntry) => Object.values(e.pricing).every((p) => p === undefined || Number(p) === 0);
 
 /**
  * What OpenRouter's `data_collection: deny` excludes: a provider that stores prompts beyond the request

@@ -4,11 +4,10 @@ import { badRequest, notFound } from "@switchyard/runtime";
 import type { CatalogDeps } from "../deps.js";
 import { envName, type EndpointEntry } from "../models/snapshot.js";
 import { getPreset } from "../presets/service.js";
-import { exclusionOf } from "./access.js";
+import { exclusionOf, isFree } from "./access.js";
 
 
 const variants = { free: null, floor: "price", nitro: "throughput" } as const;
-const isFree = (e: EndpointEntry) => [e.pricing.prompt, e.pricing.completion, e.pricing.request].every((p) => Number(p) === 0);
 
 function toResolved(e: EndpointEntry, workspace: WorkspacePolicy): ResolvedEndpoint {
   const own = workspace.byok.find((k) => k.provider === e.providerEntry.slug);
