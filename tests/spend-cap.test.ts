@@ -44,6 +44,14 @@ async function startCapGateway(env: Record<string, string> = {}): Promise<TestGa
         output_modalities: ["transcription"],
         endpoints: [{ provider: "whisper", upstream_model: "over-usage", pricing: sttPricing }],
       },
+      {
+        id: "cap/stt-absurd",
+        name: "STT absurd",
+        context_length: 1,
+        input_modalities: ["audio"],
+        output_modalities: ["transcription"],
+        endpoints: [{ provider: "whisper", upstream_model: "absurd-usage", pricing: sttPricing }],
+      },
     ],
   };
   return startTestGateway({ ...(await catalogEnv(catalog)), ...env });
@@ -72,8 +80,8 @@ const usageOf = async (gw: TestGateway, hash: string) => Number((await gw.call("
 /** Settled usage arrives by event; it must reach `usd` and be exactly that. */
 const usageReaches = (gw: TestGateway, hash: string, usd: number) => eventually(async () => (await usageOf(gw, hash)) === usd, 10_000);
 
-const transcribeOver = (gw: TestGateway, key: string) =>
-  gw.call("POST", "/audio/transcriptions", { key, body: { model: "cap/stt-over", input_audio: { data: oneSecondWav().toString("base64"), format: "wav" } } });
+const transcribeOver = (gw: TestGateway, key: string, model = "cap/stt-over") =>
+  gw.call("POST", "/audio/transcriptions", { key, body: { model, input_audio: { data: oneSecondWav().toString("base64"), format: "wav" } } });
 
 const messages = [{ role: "user" as const, content: "Say hello" }];
 type CostedUsage = { cost: number; cost_details: { upstream_inference_cost: number } };
@@ -148,6 +156,15 @@ describe("charges capped at the hold (the default)", () => {
     expect(res.body.usage).toMatchObject({ cost: sttHeld, input_tokens: overTranscription.input_tokens, output_tokens: overTranscription.output_tokens });
     await usageReaches(gw, hash, sttHeld);
     expect(await overruns(gw, "media", "cap/stt-over", "held")).toBe(before + 1);
+  });
+
+  it("records and charges a transcription whose provider reports more tokens than a record keeps", async () => {
+    const { key, hash } = await newKey(gw, 0.01);
+    const res = await transcribeOver(gw, key, "cap/stt-absurd");
+    expect(res.status).toBe(200);
+    await usageReaches(gw, hash, sttHeld);
+    const record = (await gw.call("GET", `/generation?id=${res.headers.get("x-generation-id")}`, { key })).body.data!;
+    expect(record).toMatchObject({ tokens_prompt: 2 ** 31 - 1, tokens_completion: 2 ** 31 - 1, total_cost: sttHeld });
   });
 
   it.runIf(testEnv.databaseUrl)("keeps the transcription's reported usage and its uncapped cost on the media record", async () => {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { listenLocal } from "./listen.js";
 
 /** How the fake answers, picked by the upstream model name. */
-export type MediaBehavior = "ok" | "tokens" | "over-usage" | "svg" | "url-only" | "blocked" | "no-usage" | "fail-500" | "rate-limited" | "bad-request" | "overloaded" | "stall" | "cut";
+export type MediaBehavior = "ok" | "tokens" | "over-usage" | "absurd-usage" | "svg" | "url-only" | "blocked" | "no-usage" | "fail-500" | "rate-limited" | "bad-request" | "overloaded" | "stall" | "cut";
 
 export interface MediaRequest {
   path: string;
@@ -59,7 +59,7 @@ async function parse(req: IncomingMessage, raw: Buffer): Promise<Pick<MediaReque
 const modelOf = (path: string, fields: Record<string, unknown>) =>
   String(fields.model ?? new URL(path, "http://fake").searchParams.get("model") ?? /\/models\/([^:/]+):/.exec(path)?.[1] ?? "");
 
-/** Tokens `over-usage` reports for any audio: far more than its length allows. */
+/** Tokens `over-usage` reports for any audio: far more than its length allows (`absurd-usage`: five trillion of each). */
 export const overTranscription = { input_tokens: 1_000_000, output_tokens: 500_000 };
 
 function transcription(path: string, fields: Record<string, unknown>, audio: number, seconds: number, behavior: MediaBehavior) {
@@ -91,6 +91,8 @@ function transcription(path: string, fields: Record<string, unknown>, audio: num
         ? { usage: { type: "tokens", input_tokens: 120, output_tokens: 12, total_tokens: 132 } }
         : behavior === "over-usage"
           ? { usage: { type: "tokens", ...overTranscription, total_tokens: overTranscription.input_tokens + overTranscription.output_tokens } }
+        : behavior === "absurd-usage"
+          ? { usage: { type: "tokens", input_tokens: 5e12, output_tokens: 5e12, total_tokens: 1e13 } }
         : { usage: { type: "duration", seconds: Math.ceil(seconds) } }),
   };
 }

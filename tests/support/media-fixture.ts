@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { catalogEnv } from "./catalog-fixture.js";
+import { eventually } from "./eventually.js";
 import { startFakeMediaProvider, type FakeMediaProvider } from "./fake-media.js";
 import { startFakeSpeechProvider, type FakeSpeechProvider } from "./fake-speech.js";
 import { startTestGateway, type TestGateway } from "./gateway.js";
@@ -55,7 +56,8 @@ export interface MediaFixture {
 /**
  * The gateway with one fake media provider behind four catalog providers, one per wire format: `whisper`
  * and `pixels` (OpenAI), `dg` (Deepgram), `gem` (Gemini); and a fake speech server behind `voices` and
- * `voices-compat`. The upstream model name picks a fake's behaviour.
+ * `voices-compat`. The upstream model name picks a fake's behaviour; `stt/pair`, `img/pair` and
+ * `tts/pair` have two endpoints that both answer.
  */
 export async function startMediaFixture(env: Record<string, string> = {}): Promise<MediaFixture> {
   const fake = await startFakeMediaProvider();
@@ -80,6 +82,7 @@ export async function startMediaFixture(env: Record<string, string> = {}): Promi
       stt("stt/overloaded", [["whisper", "overloaded"]]),
       stt("stt/stall", [["whisper", "stall"]]),
       stt("stt/failing", [["whisper", "fail-500"]]),
+      stt("stt/pair", [["whisper", "ok"], ["dg", "ok"]]),
       stt("stt/tokens", [["whisper", "tokens"]], { prompt: "0.0000025", completion: "0.00001", audio: "0.000006" }),
       images("openai/gpt-image-1", [["pixels", "ok"]]),
       images("google/gemini-image", [["gem", "ok"]], { prompt: "0.0000003", completion: "0.00003" }),
@@ -90,12 +93,18 @@ export async function startMediaFixture(env: Record<string, string> = {}): Promi
       images("img/vector", [["pixels", "svg"]]),
       images("img/url-only", [["pixels", "url-only"]]),
       images("img/blocked", [["gem", "blocked"]]),
+      images("img/pair", [["pixels", "ok"], ["gem", "ok"]]),
+      images("img/stall", [["pixels", "stall"]]),
       tts("openai/tts-1", [["voices", "ok"]], undefined, ["speed"]),
       tts("openai/gpt-4o-mini-tts", [["voices", "tokens"]], speechTokenPricing, ["instructions"]),
       tts("tts/no-usage", [["voices", "no-usage"]], speechTokenPricing),
       tts("tts/fallback", [["voices", "fail-500"], ["voices-compat", "ok"]]),
       tts("tts/gated", [["voices", "gated"]]),
       tts("tts/cut", [["voices", "cut"]]),
+      tts("tts/pair", [["voices", "ok"], ["voices-compat", "ok"]]),
+      tts("tts/failing", [["voices", "fail-500"]]),
+      // The media fake speaks OpenAI's speech wire too: its `stall` answers nothing, not even headers.
+      tts("tts/stall", [["whisper", "stall"]]),
       { id: "vendor/chat", name: "Chat", context_length: 8000, endpoints: [{ provider: "whisper", upstream_model: "ok", pricing: { prompt: "0", completion: "0" } }] },
     ],
   };
@@ -113,6 +122,20 @@ export async function startMediaFixture(env: Record<string, string> = {}): Promi
       await speech.stop();
     },
   };
+}
+
+/** Saves a preset from chat request fields (no system prompt) with the management key; its id. */
+export async function savePreset(gw: TestGateway, slug: string, config: Record<string, unknown>): Promise<string> {
+  const saved = await gw.call("POST", `/presets/${slug}/chat/completions`, { body: { messages: [], ...config } });
+  if (saved.status !== 200) throw new Error(`preset ${slug} not saved: ${JSON.stringify(saved.body)}`);
+  return String((await gw.call("GET", `/presets/${slug}`)).body.data?.id);
+}
+
+/** The generation as `GET /generation` shows it to `key`, once it is recorded. */
+export async function recorded(gw: TestGateway, key: string, id: string): Promise<Record<string, unknown>> {
+  const read = () => gw.call("GET", `/generation?id=${id}`, { key });
+  await eventually(async () => (await read()).status === 200, 5000);
+  return (await read()).body.data!;
 }
 
 /**

@@ -66,7 +66,7 @@ const imageProvider = z.looseObject({
   options: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
 });
 
-/** `POST /images`. Unknown fields pass through, as OpenAI-style clients send extras. */
+/** `POST /images`. Media's route refuses a field it does not handle (also `models`, and `response_format: "b64_json"`), naming it. */
 export const imageGenerationRequest = z
   .looseObject({
     model: z.string().min(1, "must not be empty").optional().describe("Left out: the workspace's default_image_model"),

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { ContentFilterFinding, Generation, GenerationScope } from "@switchyard/contracts";
 import type { Queryable } from "@switchyard/runtime";
 import { generationCost, providerResponses, type Attempt } from "@switchyard/upstream";
@@ -21,7 +22,24 @@ interface Row {
   content_filters: ContentFilterFinding[] | null;
   is_byok: boolean;
   external_user: string | null;
+  preset_id: string | null;
+  session_id: string | null;
+  http_referer: string | null;
+  app_title: string | null;
+  user_agent: string | null;
   created_at: Date;
+}
+
+/** An app is known by its URL (`HTTP-Referer`), as inference numbers it: the same URL is the same app. */
+const appId = (referer: string | null): number | null => (referer ? createHash("sha256").update(referer).digest().readUIntBE(0, 6) : null);
+
+function originOf(referer: string | null): string {
+  if (!referer) return "";
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return "";
+  }
 }
 
 /** OpenRouter's name for each kind of media generation. */
@@ -34,7 +52,8 @@ const apiTypes = { transcription: "stt", image: "image", speech: "tts" } as cons
 export async function findGeneration(db: Queryable, scope: GenerationScope, id: string): Promise<Generation | undefined> {
   const [r] = await db.query<Row>(
     `SELECT id, kind, request_id, workspace_id::text, model, provider, status, streamed, images, prompt_tokens, completion_tokens,
-       cost_usd::text, upstream_cost_usd::text, latency_ms, attempts, content_filters, is_byok, external_user, created_at
+       cost_usd::text, upstream_cost_usd::text, latency_ms, attempts, content_filters, is_byok, external_user, preset_id, session_id,
+       http_referer, app_title, user_agent, created_at
      FROM media.generations WHERE id = $1 AND organization_id = $2 AND ($3::uuid IS NULL OR workspace_id = $3::uuid)`,
     [id, scope.organizationId, scope.workspaceId ?? null],
   );
@@ -43,16 +62,16 @@ export async function findGeneration(db: Queryable, scope: GenerationScope, id: 
     id: r.id,
     upstream_id: null,
     request_id: r.request_id,
-    session_id: null,
+    session_id: r.session_id,
     created_at: r.created_at.toISOString(),
     model: r.model,
     api_type: apiTypes[r.kind],
-    app_id: null,
+    app_id: appId(r.http_referer),
     workspace_id: r.workspace_id,
-    preset_id: null,
-    origin: "",
-    http_referer: null,
-    user_agent: null,
+    preset_id: r.preset_id,
+    origin: originOf(r.http_referer),
+    http_referer: r.http_referer,
+    user_agent: r.user_agent,
     external_user: r.external_user,
     data_region: "global",
     router: null,
@@ -79,5 +98,6 @@ export async function findGeneration(db: Queryable, scope: GenerationScope, id: 
     num_input_audio_prompt: r.kind === "transcription" ? 1 : null,
     ...generationCost(r.cost_usd, r.upstream_cost_usd, r.is_byok),
     ...(r.content_filters?.length ? { content_filters: r.content_filters } : {}),
+    ...(r.app_title ? { app_title: r.app_title } : {}),
   };
 }

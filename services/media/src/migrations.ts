@@ -58,4 +58,10 @@ CREATE INDEX generations_by_key ON media.generations (key_hash, created_at);
     id: "005_generations_unread_index",
     sql: "DROP INDEX media.generations_by_key;",
   },
+  {
+    // The preset the request's model named, its session, and the app that asked (headers cut to 1000 characters).
+    id: "006_generation_attribution",
+    sql: `ALTER TABLE media.generations ADD COLUMN preset_id text, ADD COLUMN session_id text, ADD COLUMN http_referer text,
+      ADD COLUMN app_title text, ADD COLUMN user_agent text;`,
+  },
 ];

@@ -1,6 +1,7 @@
 import { noteRequest, observeGeneration, picoToDecimal, picoToUsd, serviceOf, type Db, type EventSink, type GenerationOperation, type Logger } from "@switchyard/runtime";
-import { endAttemptSpan, findingsRecord, servedSample, servingModel, type Attempt, type EndpointStats, type Charge, type Finding } from "@switchyard/upstream";
+import { endAttemptSpan, findingsRecord, servedSample, servingModel, storedCount, type Attempt, type EndpointStats, type Charge, type Finding } from "@switchyard/upstream";
 import type { MediaUsage } from "./cost.js";
+import type { Attribution } from "./request-context.js";
 
 export interface MediaGeneration {
   id: string;
@@ -17,6 +18,10 @@ export interface MediaGeneration {
   isByok: boolean;
   /** The request's end user (`user`), as the caller named it. */
   externalUser: string | null;
+  /** The preset the request's model named. */
+  presetId: string | null;
+  /** Its session and the app that asked. */
+  attribution: Attribution;
   requestId: string | null;
   model: string;
   provider: string | null;
@@ -52,8 +57,9 @@ const operations: Record<MediaGeneration["kind"], GenerationOperation> = { trans
 export async function recordGeneration(deps: { db: Db; events: EventSink; logger: Logger; stats: Pick<EndpointStats, "served"> }, g: MediaGeneration): Promise<void> {
   const cost = picoToDecimal(g.charge.charged);
   const upstreamCost = picoToDecimal(g.charge.reported);
-  const promptTokens = g.usage.promptTokens + (g.usage.audioTokens ?? 0);
-  const completionTokens = g.usage.completionTokens + (g.usage.audioOutputTokens ?? 0);
+  // Cut to what a row keeps: a provider's absurd count must not keep the generation and its charge out.
+  const promptTokens = storedCount(g.usage.promptTokens + (g.usage.audioTokens ?? 0));
+  const completionTokens = storedCount(g.usage.completionTokens + (g.usage.audioOutputTokens ?? 0));
   const startedAt = new Date(Date.now() - Math.max(0, g.latencyMs)).toISOString();
   noteRequest({ generationId: g.id, model: g.model, ...(g.provider ? { provider: g.provider } : {}), promptTokens, completionTokens, cost: picoToUsd(g.charge.charged) });
   endAttemptSpan(g.id, { promptTokens, completionTokens }, { status: g.status });
@@ -83,11 +89,13 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
         await tx.query(
           `INSERT INTO media.generations (id, kind, key_hash, organization_id, workspace_id, request_id, model, provider, status, streamed,
              seconds, images, characters, prompt_tokens, completion_tokens, usage_estimated, cost_usd, upstream_cost_usd, latency_ms, attempts, content_filters, is_byok,
-             external_user)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) ON CONFLICT (id) DO NOTHING`,
+             external_user, preset_id, session_id, http_referer, app_title, user_agent)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)
+           ON CONFLICT (id) DO NOTHING`,
           [g.id, g.kind, g.keyHash, g.organizationId, g.workspaceId, g.requestId, g.model, g.provider, g.status, g.streamed,
             g.usage.seconds ?? null, g.usage.images ?? null, g.usage.characters ?? null, promptTokens, completionTokens, g.usageEstimated, cost,
-            upstreamCost, g.latencyMs, JSON.stringify(g.attempts), g.findings.length ? JSON.stringify(findingsRecord(g.findings)) : null, g.isByok, g.externalUser],
+            upstreamCost, g.latencyMs, JSON.stringify(g.attempts), g.findings.length ? JSON.stringify(findingsRecord(g.findings)) : null, g.isByok, g.externalUser,
+            g.presetId, g.attribution.sessionId, g.attribution.httpReferer, g.attribution.appTitle, g.attribution.userAgent],
         );
         const data = {
           generation_id: g.id,

@@ -1,10 +1,9 @@
-import { sessionIdHeader, type ProviderPreferences } from "@switchyard/contracts";
-import { badRequest, callerOf, forbidden, headerOf, HttpError, picoToUsd, requestHost, type Caller, type GenerationOperation } from "@switchyard/runtime";
+import type { ProviderPreferences } from "@switchyard/contracts";
+import { callerOf, forbidden, headerOf, picoToUsd, type Caller, type GenerationOperation } from "@switchyard/runtime";
 import {
   capCharge,
   firstAcceptingHeld,
   newGenerationId,
-  orderCandidates,
   requestDeadline,
   requestFilters,
   withWorkspaceKeys,
@@ -17,19 +16,19 @@ import {
   type UpstreamTarget,
 } from "@switchyard/upstream";
 import type { Request, Response } from "express";
+import type { Presetted } from "./body.js";
 import { mediaCost, type MediaUsage } from "./cost.js";
 import type { MediaDeps } from "./deps.js";
-import type { MediaGeneration } from "./record.js";
+import { recordGeneration, type MediaGeneration } from "./record.js";
+import { attributionOf, type Attribution } from "./request-context.js";
+import { routeModels, type Modality } from "./resolution.js";
 
-/** What a model of each output modality is called when a request names a model of another. */
-const modalityNames = { transcription: "a transcription model", image: "an image generation model", speech: "a text-to-speech model" } as const;
-
-/** One transcription, image or speech request on its way through the endpoints of its model. */
+/** One transcription, image or speech request on its way through the endpoints of its models. */
 export interface MediaRun<P> {
   deps: MediaDeps;
+  kind: Modality;
   caller: Caller;
   generationId: string;
-  model: string;
   candidates: Candidate[];
   providers: Readonly<Record<string, P>>;
   guardrailIds: string[];
@@ -41,6 +40,11 @@ export interface MediaRun<P> {
   broadcast: boolean;
   /** The request's end user (`user`) as the caller named it, for the generation's record only. */
   externalUser: string | null;
+  /** The preset its model named, recorded on the generation. */
+  presetId: string | null;
+  attribution: Attribution;
+  /** The client asked for a stream. */
+  streamed: boolean;
   attempts: Attempt[];
   signal: AbortSignal;
   timedOut: () => boolean;
@@ -55,11 +59,17 @@ export interface MediaRun<P> {
 const operationOf = { transcription: "transcription", image: "image_generation", speech: "speech" } as const;
 
 export interface RunOptions<P> {
-  model: string;
-  /** The output modality the model must have. */
-  modality: keyof typeof modalityNames;
+  /** The model, then its fallbacks (see `modelList`). */
+  models: string[];
+  /** The preset the model named, already applied to the request. */
+  preset: Presetted | undefined;
+  /** The output modality the models must have. */
+  modality: Modality;
   preferences: ProviderPreferences | undefined;
+  /** The body's `session_id`. */
   sessionId: string | undefined;
+  /** The client asked for a stream. */
+  streamed: boolean;
   providers: Readonly<Record<string, P>>;
   /** Why this endpoint (its wire format, or what the catalog says it supports) cannot serve the request; undefined when it can. */
   unfit: (provider: P, candidate: Candidate) => string | undefined;
@@ -69,63 +79,41 @@ export interface RunOptions<P> {
   user: string | undefined;
 }
 
+/** The caller of a media request: an inference key (a management key is refused with 403). */
+export function inferenceCaller(res: Response): Caller {
+  const caller = callerOf(res);
+  if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
+  return caller;
+}
+
 /**
- * Resolves the model to the endpoints this key may use that can serve the request, in routing order, and
+ * Resolves the models to the endpoints this key may use that can serve the request, in routing order, and
  * starts the deadline shared by all attempts (a client going away aborts the upstream call too).
  */
 export async function startRun<P>(deps: MediaDeps, req: Request, res: Response, options: RunOptions<P>): Promise<MediaRun<P>> {
-  const caller = callerOf(res);
-  if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
-  const resolved = await deps.resolve({
-    model: options.model,
-    // No model named: the workspace's default for the modality (images only; a transcription names its model).
-    ...(options.model ? {} : { defaultFor: "image" as const }),
-    keyHash: caller.keyHash,
-    workspaceId: caller.workspaceId,
-    organizationId: caller.organizationId,
-    host: requestHost(req.headers),
-  });
-  if (!resolved.output_modalities.includes(options.modality)) {
-    throw badRequest(`Invalid body: model: ${resolved.model} is not ${modalityNames[options.modality]}`);
-  }
-  const ordered = orderCandidates(resolved, {
-    preferences: options.preferences,
-    sessionId: options.sessionId ?? headerOf(req.headers, sessionIdHeader),
-    requestedParameters: [],
-    coolingDown: deps.cooldowns.coolingDown,
-    figuresOf: deps.stats.figures,
-  });
-  const unfit: string[] = [];
-  const candidates = ordered.candidates.filter((c) => {
-    const provider = options.providers[c.endpoint.adapter];
-    const reason = provider ? options.unfit(provider, c) : `no ${options.modality} support in the ${c.endpoint.adapter} adapter`;
-    if (reason) unfit.push(`${c.endpoint.provider}: ${reason}`);
-    return !reason;
-  });
-  if (candidates.length === 0) {
-    const reasons = [...resolved.excluded.map((e) => `${e.provider}: ${e.reason}`), ...ordered.dropped, ...unfit];
-    // Endpoints that exist but cannot do what the body asks make the body the problem, not the model.
-    if (unfit.length > 0) throw badRequest(`Invalid body: ${resolved.model} cannot serve this request: ${unfit.join("; ")}`);
-    throw new HttpError("not_found", `No endpoints available for ${resolved.model}: ${reasons.join("; ") || "none configured"}`);
-  }
-
+  const caller = inferenceCaller(res);
+  const attribution = attributionOf(req.headers, options.sessionId);
+  const routed = await routeModels(deps, req, caller, { ...options, sessionId: attribution.sessionId ?? undefined });
   // The workspace's own keys go first where it brought one.
-  const keyed = await withWorkspaceKeys(candidates, (provider) => deps.providerKey(caller.workspaceId, provider));
+  const keyed = await withWorkspaceKeys(routed.candidates, (provider) => deps.providerKey(caller.workspaceId, provider));
   const { signal, timedOut } = requestDeadline(res, deps.requestTimeoutMs);
   const generationId = newGenerationId();
   res.setHeader("X-Generation-Id", generationId);
   return {
     deps,
+    kind: options.modality,
     caller,
     generationId,
-    model: resolved.model,
     candidates: keyed,
     providers: options.providers,
-    guardrailIds: resolved.guardrail_ids,
-    filters: requestFilters(resolved.content_filters),
+    guardrailIds: routed.guardrailIds,
+    filters: requestFilters(routed.contentFilters),
     findings: [],
-    broadcast: resolved.broadcast,
+    broadcast: routed.broadcast,
     externalUser: options.user ?? null,
+    presetId: options.preset?.preset.id ?? null,
+    attribution,
+    streamed: options.streamed,
     attempts: [],
     signal,
     timedOut,
@@ -142,19 +130,36 @@ export interface Served {
   held: bigint;
 }
 
+/** What an attempt on an endpoint may cost, and what it is charged when its client leaves. */
+export interface AttemptCosts {
+  /** The most one attempt can cost: what it holds. */
+  worstCase: (candidate: Candidate) => bigint;
+  /** The usage the provider was asked to make, estimated: charged, at most at the hold, when the client leaves while the provider works. */
+  asked: (candidate: Candidate) => MediaUsage;
+}
+
 /**
  * Tries the endpoints in order, holding each attempt's worst case first. When none accepts, the hold is
- * released and the caller hears the most telling failure (402/403 from the hold, 429, 502, 524, 529).
+ * released and the caller hears the most telling failure (402/403 from the hold, 429, 502, 524, 529). A
+ * client that leaves while a provider works on its request leaves a cancelled generation, charged what
+ * the provider was asked to make.
  */
 export async function firstAccepted<P, T>(
   run: MediaRun<P>,
-  worstCase: (candidate: Candidate) => bigint,
+  costs: AttemptCosts,
   call: (provider: P, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,
 ): Promise<Served & { result: T }> {
   const { deps } = run;
   const context = { env: deps.env, cooldowns: deps.cooldowns, stats: deps.stats, logger: deps.logger, signal: run.signal, timeouts: deps.timeouts, operation: run.operation };
   const hold = { holds: deps.holds, generationId: run.generationId, keyHash: run.caller.keyHash, ttlMs: deps.holdTtlMs };
-  return firstAcceptingHeld(run.providers, run.candidates, context, run.attempts, { hold, timedOut: run.timedOut }, worstCase, call);
+  const abandoned = (candidate: Candidate, held: bigint) => {
+    const usage = costs.asked(candidate);
+    const charge = chargeFor(run, { candidate, held }, usage);
+    recordGeneration(deps, { ...runRecord(run, candidate, run.streamed), status: "cancelled", usage, usageEstimated: true, charge }).catch((err: unknown) =>
+      deps.logger.error({ err, generationId: run.generationId }, "a cancelled media generation could not be recorded"),
+    );
+  };
+  return firstAcceptingHeld(run.providers, run.candidates, context, run.attempts, { hold, timedOut: run.timedOut, abandoned }, costs.worstCase, call);
 }
 
 /** What a generation is charged: its usage at the serving endpoint's prices, capped at what its attempt held. */
@@ -174,12 +179,11 @@ export function chargeFor(run: MediaRun<unknown>, served: Served, usage: MediaUs
 /** What recording a generation needs of its run and the endpoint that served it, beside its outcome, usage and charge. */
 export const runRecord = (
   run: MediaRun<unknown>,
-  kind: MediaGeneration["kind"],
   candidate: Candidate,
   streamed: boolean,
 ): Omit<MediaGeneration, "usage" | "usageEstimated" | "charge" | "status"> => ({
   id: run.generationId,
-  kind,
+  kind: run.kind,
   keyHash: run.caller.keyHash,
   organizationId: run.caller.organizationId,
   workspaceId: run.caller.workspaceId,
@@ -189,7 +193,9 @@ export const runRecord = (
   isByok: candidate.byokKey !== undefined,
   externalUser: run.externalUser,
   requestId: run.requestId,
-  model: run.model,
+  presetId: run.presetId,
+  attribution: run.attribution,
+  model: candidate.model,
   provider: candidate.endpoint.provider,
   streamed,
   latencyMs: Math.round(performance.now() - run.started),

@@ -58,6 +58,17 @@ export const worstCase = (call: ImageCall) => (c: Candidate) =>
     completionTokens: call.n * (c.endpoint.max_completion_tokens ?? imageTokensBound),
   });
 
+/** A 1K image's tokens: 1,290 on Gemini, 1,056 from gpt-image-1 at medium quality. */
+const typicalImageTokens = 1290;
+
+/** What an attempt asks of its provider, estimated: every image at its price and typical tokens, every reference, the prompt. */
+export const askedUsage = (call: ImageCall) => (c: Candidate): MediaUsage => ({
+  images: call.n,
+  references: call.references.length,
+  promptTokens: Math.ceil(call.prompt.length / 4) + call.references.length * referenceTokens,
+  completionTokens: call.n * Math.min(typicalImageTokens, c.endpoint.max_completion_tokens ?? imageTokensBound),
+});
+
 /** Usage to charge: the provider's tokens, or estimated ones (marked) when it reported none. */
 export function imageUsage(call: ImageCall, images: number, reported: { promptTokens: number; completionTokens: number } | undefined): { usage: MediaUsage; estimated: boolean } {
   const promptTokens = reported?.promptTokens ?? Math.ceil(call.prompt.length / 4) + call.references.length * referenceTokens;
@@ -68,7 +79,7 @@ export function imageUsage(call: ImageCall, images: number, reported: { promptTo
 export async function sendImages(run: MediaRun<ImageProvider>, call: ImageCall, served: Served, result: UpstreamImages, res: Response): Promise<void> {
   const { usage, estimated } = imageUsage(call, result.images.length, result.usage);
   const charge = chargeFor(run, served, usage);
-  await recordGeneration(run.deps, { ...runRecord(run, "image", served.candidate, false), status: "completed", usage, usageEstimated: estimated, charge });
+  await recordGeneration(run.deps, { ...runRecord(run, served.candidate, false), status: "completed", usage, usageEstimated: estimated, charge });
   res.json({
     created: Math.floor(Date.now() / 1000),
     data: result.images.map((image) => ({ b64_json: image.b64, media_type: image.mediaType })),

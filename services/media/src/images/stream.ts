@@ -1,10 +1,9 @@
 import { metrics } from "@switchyard/runtime";
-import type { Candidate } from "@switchyard/upstream";
 import type { Response } from "express";
 import type { GeneratedImage, ImageCall, ImageProvider, ImageUsage } from "../providers/types.js";
 import { recordGeneration } from "../record.js";
 import { imageUsage, sendImages } from "./generation.js";
-import { billedUsd, chargeFor, firstAccepted, runRecord, type MediaRun } from "../run.js";
+import { billedUsd, chargeFor, firstAccepted, runRecord, type AttemptCosts, type MediaRun } from "../run.js";
 
 const keepAliveMs = 10_000;
 const frame = (event: Record<string, unknown>) => `data: ${JSON.stringify(event)}\n\n`;
@@ -19,10 +18,10 @@ export async function streamImages(
   run: MediaRun<ImageProvider>,
   call: ImageCall,
   callFor: (slug: string) => ImageCall,
-  worstCase: (c: Candidate) => bigint,
+  costs: AttemptCosts,
   res: Response,
 ): Promise<void> {
-  const { result, ...served } = await firstAccepted(run, worstCase, async (provider, target, c, { signal }) =>
+  const { result, ...served } = await firstAccepted(run, costs, async (provider, target, c, { signal }) =>
     provider.stream
       ? { kind: "stream" as const, parts: await provider.stream(callFor(c.endpoint.provider), target, signal) }
       : { kind: "buffered" as const, images: await provider.generate(callFor(c.endpoint.provider), target, signal) },
@@ -54,7 +53,7 @@ export async function streamImages(
   const status = run.signal.aborted ? "cancelled" : failure !== undefined ? "error" : "completed";
   metrics.streamDuration.observe({ service: "media", status }, (performance.now() - run.started) / 1000);
   const firstOutputMs = firstImage === undefined ? undefined : Math.round(firstImage - run.started);
-  await recordGeneration(run.deps, { ...runRecord(run, "image", served.candidate, true), firstOutputMs, status, usage: used.usage, usageEstimated: used.estimated, charge });
+  await recordGeneration(run.deps, { ...runRecord(run, served.candidate, true), firstOutputMs, status, usage: used.usage, usageEstimated: used.estimated, charge });
   if (res.writableEnded || res.destroyed) return;
   if (status !== "completed") {
     res.end(frame({ type: "error", error: { message: `Provider returned error: ${failure ?? "stream ended"}`, code: "502" } }));

@@ -73,12 +73,13 @@ const toSegment = (u: z.infer<typeof utterance>, id: number): TranscriptSegment 
 });
 
 /**
- * Deepgram's pre-recorded `/listen`: raw audio in the body, every setting in the query string. Temperature
- * has no equivalent there and is dropped.
+ * Deepgram's pre-recorded `/listen`: raw audio in the body, every setting in the query string. It has no
+ * prompt and no temperature, so a request setting either is not sent here.
  */
 export const deepgram: TranscriptionProvider = {
   verbose: true,
   prompts: false,
+  temperature: false,
   async transcribe(call, target, signal) {
     const res = await post(
       target.provider,

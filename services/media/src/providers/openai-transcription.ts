@@ -105,6 +105,7 @@ function toUsage(a: z.infer<typeof answer>): UpstreamTranscription["usage"] {
 export const openAiTranscription: TranscriptionProvider = {
   verbose: true,
   prompts: true,
+  temperature: true,
   async transcribe(call, target, signal) {
     const res = await post(
       target.provider,

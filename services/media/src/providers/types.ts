@@ -20,6 +20,7 @@ export interface TranscriptionCall {
   language?: string | undefined;
   /** Guides the transcript's style; only wire formats with `prompts` take it. */
   prompt?: string | undefined;
+  /** Only wire formats with `temperature` take it. */
   temperature?: number | undefined;
   /** `response_format: verbose_json`: duration, language, segments (and words when asked). */
   verbose: boolean;
@@ -60,6 +61,8 @@ export interface TranscriptionProvider {
   readonly verbose: boolean;
   /** Whether it takes a text prompt. */
   readonly prompts: boolean;
+  /** Whether it takes a sampling temperature. */
+  readonly temperature: boolean;
   transcribe(call: TranscriptionCall, target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamTranscription>;
 }
 

@@ -2,10 +2,18 @@ import { speechRequest } from "@switchyard/contracts";
 import { parseInput } from "@switchyard/runtime";
 import { enforceFindings, filterPrompt, firstEventThenIdle, mergeFindings } from "@switchyard/upstream";
 import type { RequestHandler } from "express";
+import { fallbackModels, refuseUnknown, withPreset } from "../body.js";
 import type { MediaDeps } from "../deps.js";
-import { firstAccepted, startRun } from "../run.js";
+import { modelList } from "../resolution.js";
+import { firstAccepted, inferenceCaller, startRun } from "../run.js";
 import { sendSpeech } from "../speech/stream.js";
-import { speechText, wantsEvents, worstCase } from "../speech/usage.js";
+import { askedUsage, speechText, wantsEvents, worstCase } from "../speech/usage.js";
+
+/** The speech contract with fallback models, tried like chat's until one sends its first audio. */
+const speechBody = speechRequest.extend({ models: fallbackModels.optional() });
+
+/** Every field `/audio/speech` handles; another is refused with 400, as it would have no effect. */
+const takes = Object.keys(speechBody.shape);
 
 /**
  * `POST /audio/speech`: check, hold the worst case, try the endpoints in order until one sends its first
@@ -14,12 +22,16 @@ import { speechText, wantsEvents, worstCase } from "../speech/usage.js";
 export const speechRoute =
   (deps: MediaDeps): RequestHandler =>
   async (req, res) => {
-    const request = parseInput(speechRequest, req.body, "body");
+    refuseUnknown(req.body, takes);
+    const { body, preset } = await withPreset(deps, req, inferenceCaller(res), req.body, { takes, route: "/audio/speech" });
+    const request = parseInput(speechBody, body, "body");
     const run = await startRun(deps, req, res, {
-      model: request.model,
+      models: modelList(request.model, request.models),
+      preset,
       modality: "speech",
       preferences: request.provider,
       sessionId: request.session_id,
+      streamed: true,
       providers: deps.speakers,
       // Settings a model ignores (gpt-4o-mini-tts has no speed, tts-1 no instructions) go only where the catalog lists them.
       unfit: (_provider, c) => (["instructions", "speed"] as const).filter((name) => request[name] !== undefined && !c.endpoint.supported_parameters.includes(name)).map((name) => `takes no ${name}`)[0],
@@ -34,7 +46,8 @@ export const speechRoute =
     const text = speechText(input.value, instructions?.value);
     const sent = { format: request.response_format ?? "mp3", speed: request.speed ?? 1 };
     const options = request.provider?.options ?? {};
-    const { result: parts, ...served } = await firstAccepted(run, worstCase(text), async (provider, target, c, attempt) => {
+    const costs = { worstCase: worstCase(text), asked: askedUsage(text, sent.speed) };
+    const { result: parts, ...served } = await firstAccepted(run, costs, async (provider, target, c, attempt) => {
       const audio = await provider.speak(
         {
           input: text.input,

@@ -1,47 +1,37 @@
 import { enforceFindings, filterPrompt } from "@switchyard/upstream";
 import type { RequestHandler } from "express";
-import { audioTokensPerSecond, mediaCost, transcriptTokensPerSecond, type MediaUsage } from "../cost.js";
+import { withPreset } from "../body.js";
 import type { MediaDeps } from "../deps.js";
-import type { UpstreamTranscription } from "../providers/types.js";
+import type { TranscriptionProvider } from "../providers/types.js";
 import { recordGeneration } from "../record.js";
-import { billedUsd, chargeFor, firstAccepted, runRecord, startRun } from "../run.js";
-import { wavSeconds, worstCaseSeconds } from "../transcription/audio.js";
-import { readTranscription } from "../transcription/request.js";
+import { modelList } from "../resolution.js";
+import { billedUsd, chargeFor, firstAccepted, inferenceCaller, runRecord, startRun } from "../run.js";
+import { readTranscription, type TranscriptionInput } from "../transcription/request.js";
+import { askedUsage, transcriptionUsage, worstCase } from "../transcription/usage.js";
 
-const estimateTokens = (text: string) => Math.ceil(text.length / 4);
-
-/**
- * Usage as the provider reported it. A provider that reports neither seconds nor tokens is charged for the
- * audio's length and the transcript's estimated tokens, and the usage is marked estimated.
- */
-function usageOf(answer: UpstreamTranscription, audio: Buffer): { usage: MediaUsage; estimated: boolean } {
-  const reported = answer.usage;
-  const seconds = reported.seconds ?? answer.duration ?? wavSeconds(audio);
-  const estimated = reported.seconds === undefined && reported.inputTokens === undefined && reported.outputTokens === undefined;
-  return {
-    usage: {
-      seconds: seconds ?? worstCaseSeconds(audio),
-      audioTokens: reported.inputTokens ?? 0,
-      promptTokens: 0,
-      completionTokens: reported.outputTokens ?? (estimated ? estimateTokens(answer.text) : 0),
-    },
-    estimated: estimated || seconds === undefined,
-  };
-}
+/** Why a wire format cannot carry what the request sets; undefined when it can. */
+const unfitFor = (input: TranscriptionInput) => (provider: TranscriptionProvider) => {
+  if (input.verbose && !provider.verbose) return "no timestamps for verbose_json";
+  if (input.prompt !== undefined && !provider.prompts) return "no prompt support";
+  if (input.temperature !== undefined && !provider.temperature) return "no temperature support";
+  return undefined;
+};
 
 /** `POST /audio/transcriptions`: check, hold the worst case, try the endpoints in order, answer, charge. */
 export const transcriptionsRoute =
   (deps: MediaDeps): RequestHandler =>
   async (req, res) => {
-    const input = await readTranscription(req, deps.maxAudioBytes);
+    const caller = inferenceCaller(res);
+    const input = await readTranscription(req, deps.maxAudioBytes, (body, takes, form) => withPreset(deps, req, caller, body, { takes, route: "/audio/transcriptions", form }));
     const run = await startRun(deps, req, res, {
-      model: input.model,
+      models: modelList(input.model, input.models),
+      preset: input.preset,
       modality: "transcription",
       preferences: input.preferences,
       sessionId: input.sessionId,
+      streamed: false,
       providers: deps.transcribers,
-      unfit: (provider) =>
-        input.verbose && !provider.verbose ? "no timestamps for verbose_json" : input.prompt !== undefined && !provider.prompts ? "no prompt support" : undefined,
+      unfit: unfitFor(input),
       trace: input.trace,
       user: input.user,
     });
@@ -52,35 +42,25 @@ export const transcriptionsRoute =
       run.findings = prompt.findings;
       input.prompt = prompt.value;
     }
-    // A provider may bill whole seconds, rounded up: the hold is the ceiling of the charge, so it covers that.
-    const seconds = Math.ceil(worstCaseSeconds(input.audio.bytes));
-    const { result: answer, ...served } = await firstAccepted(
-      run,
-      (c) =>
-        mediaCost(c.endpoint.pricing, {
-          seconds,
-          audioTokens: Math.ceil(seconds * audioTokensPerSecond),
-          promptTokens: 0,
-          completionTokens: Math.ceil(seconds * transcriptTokensPerSecond) + 100,
-        }),
-      (provider, target, c, { signal }) =>
-        provider.transcribe(
-          {
-            audio: input.audio,
-            language: input.language,
-            prompt: input.prompt,
-            temperature: input.temperature,
-            verbose: input.verbose,
-            granularities: input.granularities,
-            options: input.options[c.endpoint.provider] ?? {},
-          },
-          target,
-          signal,
-        ),
+    const audio = input.audio.bytes;
+    const { result: answer, ...served } = await firstAccepted(run, { worstCase: worstCase(audio), asked: askedUsage(audio) }, (provider, target, c, { signal }) =>
+      provider.transcribe(
+        {
+          audio: input.audio,
+          language: input.language,
+          prompt: input.prompt,
+          temperature: input.temperature,
+          verbose: input.verbose,
+          granularities: input.granularities,
+          options: input.options[c.endpoint.provider] ?? {},
+        },
+        target,
+        signal,
+      ),
     );
-    const { usage, estimated } = usageOf(answer, input.audio.bytes);
+    const { usage, estimated } = transcriptionUsage(answer, audio);
     const charge = chargeFor(run, served, usage);
-    await recordGeneration(deps, { ...runRecord(run, "transcription", served.candidate, false), status: "completed", usage, usageEstimated: estimated, charge });
+    await recordGeneration(deps, { ...runRecord(run, served.candidate, false), status: "completed", usage, usageEstimated: estimated, charge });
     res.json({
       text: answer.text,
       usage: {

@@ -69,6 +69,6 @@ export async function sendSpeech(
   const used = speechUsage(text, candidate, { ...sent, bytes }, reported);
   metrics.streamDuration.observe({ service: "media", status }, (performance.now() - run.started) / 1000);
   const firstOutputMs = firstAudio === undefined ? undefined : Math.round(firstAudio - run.started);
-  await recordGeneration(run.deps, { ...runRecord(run, "speech", candidate, true), firstOutputMs, status, usage: used.usage, usageEstimated: used.estimated, charge: chargeFor(run, served, used.usage) });
+  await recordGeneration(run.deps, { ...runRecord(run, candidate, true), firstOutputMs, status, usage: used.usage, usageEstimated: used.estimated, charge: chargeFor(run, served, used.usage) });
   if (status === "completed") res.end();
 }

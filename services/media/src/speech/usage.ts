@@ -56,9 +56,19 @@ function secondsOf(text: SpeechText, format: SpeechFormat, speed: number, bytes:
 }
 
 /**
+ * Usage of an endpoint whose provider reported none: the characters, and for an endpoint that bills tokens,
+ * estimated ones (text tokens as a quarter of its characters, audio tokens from the seconds spoken).
+ */
+function estimatedUsage(text: SpeechText, c: Candidate, seconds: number): MediaUsage {
+  if (!tokenPriced(c)) return { characters: text.characters, promptTokens: 0, completionTokens: 0 };
+  const textCharacters = text.characters + speechCharacters(text.instructions ?? "");
+  return { characters: text.characters, promptTokens: Math.ceil(textCharacters / 4), audioOutputTokens: Math.ceil(seconds * typicalAudioTokensPerSecond), completionTokens: 0 };
+}
+
+/**
  * Usage to charge. Characters are always exact. Tokens are the provider's when it reported them; an
- * endpoint that bills tokens and reported none is charged estimated ones (text tokens as a quarter of its
- * characters, audio tokens from the seconds sent), and the usage says it is estimated.
+ * endpoint that bills tokens and reported none is charged estimated ones (the seconds sent), and the usage
+ * says it is estimated.
  */
 export function speechUsage(
   text: SpeechText,
@@ -67,11 +77,8 @@ export function speechUsage(
   reported: SpeechUsage | undefined,
 ): { usage: MediaUsage; estimated: boolean } {
   if (reported) return { usage: { characters: text.characters, promptTokens: reported.inputTokens, audioOutputTokens: reported.outputTokens, completionTokens: 0 }, estimated: false };
-  if (!tokenPriced(c)) return { usage: { characters: text.characters, promptTokens: 0, completionTokens: 0 }, estimated: false };
-  const textCharacters = text.characters + speechCharacters(text.instructions ?? "");
-  const seconds = secondsOf(text, sent.format, sent.speed, sent.bytes);
-  return {
-    usage: { characters: text.characters, promptTokens: Math.ceil(textCharacters / 4), audioOutputTokens: Math.ceil(seconds * typicalAudioTokensPerSecond), completionTokens: 0 },
-    estimated: true,
-  };
+  return { usage: estimatedUsage(text, c, secondsOf(text, sent.format, sent.speed, sent.bytes)), estimated: tokenPriced(c) };
 }
+
+/** What a speech attempt asks of its provider, estimated: every character, the text spoken at everyday pace at `speed`. */
+export const askedUsage = (text: SpeechText, speed: number) => (c: Candidate): MediaUsage => estimatedUsage(text, c, text.characters / typicalCharactersPerSecond / speed);

@@ -1,4 +1,5 @@
 import {
+  modelId,
   providerPreferences,
   traceConfig,
   transcriptionMultipartFields,
@@ -8,6 +9,7 @@ import {
 import { badRequest, HttpError, parseInput, readMultipart } from "@switchyard/runtime";
 import type { Request } from "express";
 import { z } from "zod";
+import { fallbackModels, refuseUnknown, type Presetted } from "../body.js";
 import type { AudioInput } from "../providers/types.js";
 import { audioInput, AudioRejected } from "./audio.js";
 import { iso6391 } from "./languages.js";
@@ -15,6 +17,10 @@ import { iso6391 } from "./languages.js";
 /** A transcription request, from either body style, checked and with its audio decoded. */
 export interface TranscriptionInput {
   model: string;
+  /** Fallback models (`models`), tried in order. */
+  models: string[] | undefined;
+  /** The preset the model named, applied already. */
+  preset: Presetted | undefined;
   audio: AudioInput;
   language: string | undefined;
   prompt: string | undefined;
@@ -29,6 +35,40 @@ export interface TranscriptionInput {
   user: string | undefined;
   /** Tracing metadata for broadcast destinations. */
   trace: Record<string, unknown> | undefined;
+}
+
+/** Applies the preset a body's model names (`form`: a multipart form's fields); `takes` lists the fields the route handles. */
+export type PresetDefaults = (body: unknown, takes: readonly string[], form: boolean) => Promise<{ body: unknown; preset: Presetted | undefined }>;
+
+const noStream = { error: "streamed transcription is not supported: leave stream out, or send false" };
+
+/** What the JSON body takes beside the contract's fields: fallback models, and `stream` where it asks for what the gateway does. */
+const jsonExtras = z.object({ models: fallbackModels.optional(), stream: z.literal(false, noStream).optional() });
+const jsonTakes = [...Object.keys(transcriptionRequest.shape), ...Object.keys(jsonExtras.shape)];
+
+/** A form field that may arrive once or repeated. */
+const repeated = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]).transform((value) => (Array.isArray(value) ? value : [value]) as z.output<T>[]);
+
+/**
+ * What the multipart form takes beside the contract's text fields: the file part's name, `provider` and
+ * `trace` as JSON text, the audio's `format`, fallback models as repeated `models` or `models[]` fields (the
+ * openai SDK's form of a list), and `stream` as the openai SDK sends false.
+ */
+const formExtras = z.object({
+  file: z.unknown().optional(),
+  provider: z.unknown().optional(),
+  trace: z.unknown().optional(),
+  format: z.unknown().optional(),
+  models: repeated(modelId).optional(),
+  "models[]": repeated(modelId).optional(),
+  stream: z.literal("false", noStream).optional(),
+});
+const formTakes = [...Object.keys(transcriptionMultipartFields.shape), ...Object.keys(formExtras.shape)];
+
+/** The fallback models a form names, by either field name, checked as the JSON body's are. */
+function formModels(fields: z.infer<typeof formExtras>): string[] | undefined {
+  const models = [...(fields.models ?? []), ...(fields["models[]"] ?? [])];
+  return models.length ? parseInput(z.object({ models: fallbackModels }), { models }, "body").models : undefined;
 }
 
 const traced = z.object({ trace: traceConfig.optional() });
@@ -70,12 +110,15 @@ function providerField(value: unknown): { preferences: ProviderPreferences | und
 }
 
 /** Reads `POST /audio/transcriptions`: JSON with base64 audio, or an OpenAI-style multipart upload. */
-export async function readTranscription(req: Request, maxAudioBytes: number): Promise<TranscriptionInput> {
+export async function readTranscription(req: Request, maxAudioBytes: number, presets: PresetDefaults): Promise<TranscriptionInput> {
   const type = (req.headers["content-type"] ?? "").toLowerCase();
   if (type.startsWith("multipart/form-data")) {
     const upload = await readMultipart(req, maxAudioBytes);
-    const fields = parseInput(transcriptionMultipartFields, upload.fields, "body");
+    refuseUnknown(upload.fields, formTakes);
     if (!upload.file) throw badRequest("Invalid body: file: an audio file part is required");
+    const { body, preset } = await presets(upload.fields, formTakes, true);
+    const fields = parseInput(transcriptionMultipartFields, body, "body");
+    const extras = parseInput(formExtras, body, "body");
     checkLanguage(fields.language);
     const extension = /\.([a-z0-9]+)$/i.exec(upload.file.filename ?? "")?.[1];
     const named = typeof fields.format === "string" ? fields.format : undefined;
@@ -90,6 +133,8 @@ export async function readTranscription(req: Request, maxAudioBytes: number): Pr
     const format = named ?? (extension && extension.toLowerCase() !== "bin" ? extension : undefined);
     return {
       model: fields.model,
+      models: formModels(extras),
+      preset,
       audio: decodeAudio(upload.file.bytes, format, "file"),
       language: fields.language,
       prompt: fields.prompt,
@@ -105,7 +150,10 @@ export async function readTranscription(req: Request, maxAudioBytes: number): Pr
   if (!type.startsWith("application/json")) {
     throw badRequest("Send application/json with input_audio, or multipart/form-data with a file part");
   }
-  const body = parseInput(transcriptionRequest, req.body, "body");
+  refuseUnknown(req.body, jsonTakes);
+  const { body: merged, preset } = await presets(req.body, jsonTakes, false);
+  const body = parseInput(transcriptionRequest, merged, "body");
+  const { models } = parseInput(jsonExtras, merged, "body");
   checkLanguage(body.language);
   // Base64 is 4 characters per 3 bytes: the length says the size before anything is decoded.
   if (Math.floor((body.input_audio.data.length * 3) / 4) > maxAudioBytes + 2) throw tooLarge(maxAudioBytes);
@@ -113,6 +161,8 @@ export async function readTranscription(req: Request, maxAudioBytes: number): Pr
   if (bytes.length > maxAudioBytes) throw tooLarge(maxAudioBytes);
   return {
     model: body.model,
+    models,
+    preset,
     audio: decodeAudio(bytes, body.input_audio.format, "input_audio.data"),
     language: body.language,
     prompt: body.prompt,
