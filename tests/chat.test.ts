@@ -19,7 +19,7 @@ const model = (id: string, endpoints: Array<[string, string, typeof cheap]>) => 
   id,
   name: id,
   context_length: 8000,
-  endpoints: endpoints.map(([provider, upstream, pricing]) => ({ provider, upstream_model: upstream, pricing, supported_parameters: ["temperature"] })),
+  endpoints: endpoints.map(([provider, upstream, pricing]) => ({ provider, upstream_model: upstream, pricing, service_tiers: { priority: pricing }, supported_parameters: ["temperature"] })),
 });
 
 beforeAll(async () => {

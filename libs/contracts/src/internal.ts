@@ -147,6 +147,8 @@ export const resolvedEndpoint = z.object({
   base_url: z.string(),
   upstream_model: z.string(),
   pricing: z.record(z.string(), z.string()),
+  /** Prices of the service tiers the endpoint serves (`flex`, `priority`, `scale`), each over `pricing`. */
+  service_tiers: z.record(z.string(), z.record(z.string(), z.string())).default({}),
   context_length: z.number().int(),
   max_completion_tokens: z.number().int().nullable(),
   /** Embeddings and rerank: the most inputs one request may carry (null: no limit of the endpoint's own). */

@@ -2,6 +2,7 @@ import type { ChatUsage, ContentFilterFinding, FinishReason, OpenRouterMetadata 
 import { picoToUsd } from "@switchyard/runtime";
 import { costOf, estimateTokens, type Cost } from "./cost.js";
 import type { UpstreamUsage } from "./providers/types.js";
+import { tierPricing } from "./spend/service-tier.js";
 import type { Candidate, Charge } from "@switchyard/upstream";
 
 const finishReasons = new Set<FinishReason>(["stop", "length", "tool_calls", "content_filter", "error"]);
@@ -45,10 +46,13 @@ export interface Accounted extends Priced {
   billed: bigint;
 }
 
-/** Counts what the provider reported, or estimates it from the text (the prompt's is built only then), then prices it with the one function. */
-export function account(candidate: Candidate, reported: UpstreamUsage | undefined, promptText: () => string, completionText: string): Priced {
+/**
+ * Counts what the provider reported, or estimates it from the text (the prompt's is built only then), then
+ * prices it with the one function, at the service tier's prices when it was served at one priced apart.
+ */
+export function account(candidate: Candidate, reported: UpstreamUsage | undefined, promptText: () => string, completionText: string, tier?: string): Priced {
   const usage = reported ?? { promptTokens: estimateTokens(promptText()), completionTokens: estimateTokens(completionText), cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
-  const p = candidate.endpoint.pricing;
+  const p = tierPricing(candidate.endpoint, tier);
   const cost = costOf(
     {
       prompt: p.prompt ?? "0",

@@ -73,6 +73,23 @@ export const endpointConfig = z.strictObject({
     /** Rerank: USD per search unit, as Cohere bills (a query with up to 100 documents). */
     search_unit: price.optional(),
   }),
+  /**
+   * Prices of the provider's service tiers (`service_tier` on the request), each over `pricing`: an endpoint
+   * serves a request for `flex`, `priority` (also `fast`) or `scale` only when it prices that tier.
+   */
+  service_tiers: z
+    .partialRecord(
+      z.enum(["flex", "priority", "scale"]),
+      z.strictObject({
+        prompt: price.optional(),
+        completion: price.optional(),
+        input_cache_read: price.optional(),
+        input_cache_write: price.optional(),
+        input_cache_write_1h: price.optional(),
+        internal_reasoning: price.optional(),
+      }),
+    )
+    .optional(),
   context_length: z.number().int().positive().optional(),
   max_completion_tokens: z.number().int().positive().optional(),
   /** Embeddings and rerank: the most inputs (documents) one request may carry; tokens per input are its context_length. */

@@ -11,13 +11,16 @@ const variants = { free: null, floor: "price", nitro: "throughput" } as const;
 
 function toResolved(e: EndpointEntry, workspace: WorkspacePolicy): ResolvedEndpoint {
   const own = workspace.byok.find((k) => k.provider === e.providerEntry.slug);
-  const pricing = Object.fromEntries(Object.entries(e.pricing).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const defined = (prices: Record<string, string | undefined>) => Object.fromEntries(Object.entries(prices).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const pricing = defined(e.pricing);
+  const serviceTiers = Object.fromEntries(Object.entries(e.service_tiers ?? {}).map(([tier, prices]) => [tier, defined(prices ?? {})]));
   return {
     provider: e.providerEntry.slug,
     adapter: e.providerEntry.adapter,
     base_url: e.providerEntry.base_url,
     upstream_model: e.upstream_model,
     pricing,
+    service_tiers: serviceTiers,
     context_length: e.contextLength,
     max_completion_tokens: e.max_completion_tokens ?? null,
     max_inputs: e.max_inputs ?? null,

@@ -11,6 +11,7 @@ import type { CachedAnswer } from "../cache/store.js";
 import { firstAccepting, speaksOwnBody, wireFor, type Wire } from "../routing/attempts.js";
 import type { Completion, PartBatch, UpstreamUsage } from "./parts.js";
 import type { Plan } from "./plan.js";
+import { chargedTier } from "../spend/service-tier.js";
 import { SpendHold } from "./hold.js";
 
 /** How one generation ended, as it is priced and recorded. */
@@ -219,7 +220,7 @@ export class Generation {
   private priced(outcome: Outcome): Accounted {
     const { plan, turn } = this;
     const { candidate } = outcome;
-    const priced = account(candidate, outcome.usage, () => JSON.stringify(turn.body.messages), outcome.completionText);
+    const priced = account(candidate, outcome.usage, () => JSON.stringify(turn.body.messages), outcome.completionText, chargedTier(outcome.serviceTier, turn.body.service_tier));
     const charge = capCharge({
       logger: plan.deps.logger,
       generationId: turn.id,

@@ -11,6 +11,7 @@ import { attributionOf, withPreset } from "../request-context.js";
 import { requestedParameters, upstreamBody } from "../request-body.js";
 import { declaredTools, type DeclaredTools } from "../tools/declared.js";
 import { carriedBy, modelResolver, resolveModels } from "./resolution.js";
+import { unpricedTier } from "../spend/service-tier.js";
 
 /** The dialects the gateway speaks; each is normalised to a Chat Completions request. */
 export type Dialect = "chat" | "responses" | "completions" | "messages";
@@ -101,7 +102,9 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   const sessionId = request.session_id ?? headerOf(headers, sessionIdHeader);
 
   const resolution = await resolveModels(deps, models, { modality: "text", preferences: request.provider ?? undefined, sessionId, requestedParameters: requestedParameters(request) }, resolve);
-  const carried = carriedBy(resolution, input.cannotCarry);
+  // A tier priced apart goes only to endpoints that price it: its charge must be what the provider bills.
+  const own = input.cannotCarry;
+  const carried = carriedBy(resolution, (c) => unpricedTier(c.endpoint, request.service_tier) ?? own?.(c));
   // The workspace's own keys go first where it brought one.
   const candidates = await withWorkspaceKeys(carried, (provider) => deps.providerKey(caller.workspaceId, provider));
 

@@ -10,7 +10,7 @@ const hello = { messages: [{ role: "user", content: "Say hello" }] };
 describe("worst case of an attempt", () => {
   it("bounds prompt tokens by bytes, so no tokenizer can count more", () => {
     const text = "héllo wörld ✓ ".repeat(50);
-    const bound = promptTokenBound({ messages: [{ role: "user", content: text }] });
+    const bound = promptTokenBound({ messages: [{ role: "user", content: text }] }).bytes;
     expect(bound).toBeGreaterThanOrEqual(Buffer.byteLength(text, "utf8"));
     expect(bound).toBeLessThan(Buffer.byteLength(text, "utf8") + 100);
   });
@@ -22,24 +22,38 @@ describe("worst case of an attempt", () => {
       { messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }] }], tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: {}, required: [] } } }] },
       { messages: [{ role: "user", content: "x", skipped: undefined }], tools: [{ n: [1, 2.5, -3, true, false, null] }] },
     ];
-    for (const body of bodies) expect(promptTokenBound(body)).toBe(Buffer.byteLength(JSON.stringify({ messages: body.messages, tools: body.tools }), "utf8"));
+    for (const body of bodies) expect(promptTokenBound(body)).toEqual({ unsized: false, bytes: Buffer.byteLength(JSON.stringify({ messages: body.messages, tools: body.tools }), "utf8") });
     // Two line breaks and two quotes: the model reads 7 bytes where the JSON spends 11.
     const escaped = { messages: [{ role: "user", content: 'a\nb\n"c"' }] };
-    expect(promptTokenBound(escaped)).toBe(Buffer.byteLength(JSON.stringify(escaped), "utf8") - 4);
+    expect(promptTokenBound(escaped).bytes).toBe(Buffer.byteLength(JSON.stringify(escaped), "utf8") - 4);
   });
 
   it("counts numbers as JSON writes them, not as the client wrote them", () => {
     const body = JSON.parse('{"messages":[{"role":"user","content":"hi"}],"tools":[{"limits":[1e20,1e20,1e20]}]}') as Record<string, unknown>;
-    expect(promptTokenBound(body)).toBe(Buffer.byteLength(JSON.stringify({ messages: body.messages, tools: body.tools }), "utf8"));
-    expect(promptTokenBound(body)).toBeGreaterThan(3 * 21);
+    expect(promptTokenBound(body).bytes).toBe(Buffer.byteLength(JSON.stringify({ messages: body.messages, tools: body.tools }), "utf8"));
+    expect(promptTokenBound(body).bytes).toBeGreaterThan(3 * 21);
   });
 
   it("reserves media at a flat allowance instead of the size of their payload", () => {
     const image = `data:image/png;base64,${"A".repeat(100_000)}`;
     const body = { messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: image } }] }] };
-    const bound = promptTokenBound(body);
+    const bound = promptTokenBound(body).bytes;
     expect(bound).toBeGreaterThan(mediaTokenAllowance);
     expect(bound).toBeLessThan(mediaTokenAllowance + 200);
+  });
+
+  it("holds a prompt with a document, file or video at the model's context: nothing in the request bounds its tokens", () => {
+    const pdfByUrl = { messages: [{ role: "user", content: [{ type: "text", text: "Sum up" }, { type: "file", file: { filename: "a.pdf", file_data: "https://a.example/a.pdf" } }] }], max_tokens: 100 };
+    const anthropicDocument = { messages: [{ role: "user", content: [{ type: "document", source: { type: "file", file_id: "file_1" } }] }], max_tokens: 100 };
+    const video = { messages: [{ role: "user", content: [{ type: "video_url", video_url: { url: "https://a.example/v.mp4" } }] }], max_tokens: 100 };
+    for (const body of [pdfByUrl, anthropicDocument, video]) {
+      const worst = worstCase(endpoint({ prompt: "0.000001" }), body);
+      expect(worst.promptTokens).toBe(8000);
+      expect(worst.completionTokens).toBe(100);
+    }
+    // A request's own tool named "file" is not a document.
+    const tool = { messages: hello.messages, tools: [{ type: "function", function: { name: "file" } }] };
+    expect(promptTokenBound(tool).unsized).toBe(false);
   });
 
   it("takes the request's max tokens, capped by the endpoint, else the endpoint's, else the context left", () => {

@@ -1,5 +1,6 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
 import { toPico } from "@switchyard/runtime";
+import { pricedTier, tierPricing } from "./service-tier.js";
 
 /** What an image, audio clip or file in the prompt is reserved at: its payload says little about its tokens. */
 export const mediaTokenAllowance = 2000;
@@ -7,11 +8,24 @@ export const mediaTokenAllowance = 2000;
 const mediaPayload = (key: string, value: string) => value.length > 256 && (value.startsWith("data:") || key === "data" || key === "file_data");
 
 /**
+ * Parts whose tokens nothing in the request bounds: a document or file (a PDF's pages are read as text and
+ * as images, however few its bytes), a video (tokens by its length). Chat's, Anthropic's and Responses'
+ * names for them. Images and audio are bounded: providers scale images down, and audio bytes bound its length.
+ */
+const unsizedParts = new Set(["file", "input_file", "document", "video_url", "input_video"]);
+
+/** What measuring a prompt found besides its bytes. */
+interface Measure {
+  /** It holds a part whose tokens only the model's context bounds. */
+  unsized: boolean;
+}
+
+/**
  * The UTF-8 bytes of a value as JSON, less the backslashes of its escapes, media payloads at the flat
  * allowance: counted without writing the JSON, which for a long conversation took more CPU than the rest of
  * the request. Numbers count as JSON writes them (`1e20` as 21 digits), undefined members as JSON leaves them out.
  */
-function jsonBytes(value: unknown, key: string): number {
+function jsonBytes(value: unknown, key: string, measure: Measure): number {
   switch (typeof value) {
     case "string":
       return 2 + (mediaPayload(key, value) ? mediaTokenAllowance : Buffer.byteLength(value, "utf8"));
@@ -24,15 +38,16 @@ function jsonBytes(value: unknown, key: string): number {
       if (Array.isArray(value)) {
         // Brackets and the commas between items; a missing item is written as null.
         let bytes = 1 + Math.max(value.length, 1);
-        for (let i = 0; i < value.length; i++) bytes += value[i] === undefined || typeof value[i] === "function" ? 4 : jsonBytes(value[i], "");
+        for (let i = 0; i < value.length; i++) bytes += value[i] === undefined || typeof value[i] === "function" ? 4 : jsonBytes(value[i], "", measure);
         return bytes;
       }
       let bytes = 0;
       for (const name in value) {
         const member = (value as Record<string, unknown>)[name];
         if (member === undefined || typeof member === "function") continue;
+        if (name === "type" && typeof member === "string" && unsizedParts.has(member)) measure.unsized = true;
         // A comma or the opening brace, the quoted name and its colon.
-        bytes += 1 + Buffer.byteLength(name, "utf8") + 3 + jsonBytes(member, name);
+        bytes += 1 + Buffer.byteLength(name, "utf8") + 3 + jsonBytes(member, name, measure);
       }
       return bytes === 0 ? 2 : bytes + 1;
     }
@@ -43,10 +58,15 @@ function jsonBytes(value: unknown, key: string): number {
 
 /**
  * An upper bound on the prompt's tokens: the UTF-8 bytes of its messages and tools as JSON, less escapes (a
- * model reads the text they stand for), with media at a flat allowance. No tokenizer makes a token of less
- * than a byte, and the JSON punctuation covers each message's framing tokens.
+ * model reads the text they stand for), with images and audio at a flat allowance. No tokenizer makes a
+ * token of less than a byte, and the JSON punctuation covers each message's framing tokens. A prompt with a
+ * document, file or video is bounded by the model's context instead (`unsized`).
  */
-export const promptTokenBound = (body: Record<string, unknown>): number => jsonBytes({ messages: body.messages, tools: body.tools }, "");
+export function promptTokenBound(body: Record<string, unknown>): { bytes: number; unsized: boolean } {
+  const measure: Measure = { unsized: false };
+  const bytes = jsonBytes({ messages: body.messages, tools: body.tools }, "", measure);
+  return { bytes, unsized: measure.unsized };
+}
 
 export interface WorstCase {
   promptTokens: number;
@@ -64,11 +84,13 @@ const dearest = (...prices: Array<string | undefined>) => prices.reduce((max, p)
 
 /** The most one attempt on this endpoint can cost: what its hold reserves. */
 export function worstCase(endpoint: ResolvedEndpoint, body: Record<string, unknown>): WorstCase {
-  const promptTokens = promptTokenBound(body);
+  const { bytes, unsized } = promptTokenBound(body);
+  // A document's tokens are known only to the provider: it can fill the context, and is held so.
+  const promptTokens = unsized ? Math.max(bytes, endpoint.context_length) : bytes;
   const asked = positive(body.max_completion_tokens) ?? positive(body.max_tokens);
-  const ceiling = endpoint.max_completion_tokens ?? Math.max(1, endpoint.context_length - promptTokens);
+  const ceiling = endpoint.max_completion_tokens ?? Math.max(1, endpoint.context_length - bytes);
   const completionTokens = asked === undefined ? ceiling : Math.min(asked, ceiling);
-  const p = endpoint.pricing;
+  const p = tierPricing(endpoint, pricedTier(body.service_tier));
   const completionPrice = dearest(p.completion, p.internal_reasoning);
   const fixed = BigInt(promptTokens) * dearest(p.prompt, p.input_cache_write, p.input_cache_write_1h) + toPico(p.request);
   return { promptTokens, completionTokens, completionPrice, fixed, amount: fixed + BigInt(completionTokens) * completionPrice };
