@@ -148,7 +148,7 @@ export const resolvedEndpoint = z.object({
   upstream_model: z.string(),
   pricing: z.record(z.string(), z.string()),
   /** Prices of the service tiers the endpoint serves (`flex`, `priority`, `scale`), each over `pricing`. */
-  service_tiers: z.record(z.string(), z.record(z.string(), z.string())).default({}),
+  service_tiers: z.record(z.string(), z.record(z.string(), z.string())).optional(),
   context_length: z.number().int(),
   max_completion_tokens: z.number().int().nullable(),
   /** Embeddings and rerank: the most inputs one request may carry (null: no limit of the endpoint's own). */

@@ -10,7 +10,6 @@ const endpoint = (provider: string, prompt: string, extra: Partial<ResolvedEndpo
   base_url: "http://127.0.0.1:9/v1",
   upstream_model: "m",
   pricing: { prompt, completion: prompt },
-  service_tiers: {},
   context_length: 1000,
   max_completion_tokens: null,
   max_inputs: null,

@@ -1,6 +1,7 @@
 import { HttpError, type Logger } from "@switchyard/runtime";
 import type { AttemptSignal } from "./attempt-timeouts.js";
 import { firstAccepting, type Attempt, type AttemptContext, type UpstreamTarget } from "./attempts.js";
+import { UpstreamError } from "./errors.js";
 import type { Candidate } from "./candidates.js";
 import { upstreamFailure } from "./failure.js";
 import { holdAmount, type HoldContext } from "./holds.js";
@@ -37,19 +38,28 @@ export async function firstAcceptingHeld<P, T>(
   call: (provider: P, target: UpstreamTarget, candidate: Candidate, attempt: AttemptSignal) => Promise<T>,
 ): Promise<{ result: T; candidate: Candidate; held: bigint }> {
   const held = new Map<Candidate, bigint>();
-  let current: Candidate | undefined;
+  let holding = false;
+  /** The endpoint whose provider has the request now; none between attempts. */
+  let working: Candidate | undefined;
   try {
     const accepted = await firstAccepting(providers, candidates, context, attempts, async (provider, target, candidate, attempt) => {
       const amount = worstCase(candidate);
       await holdAmount(options.hold, amount, candidate.byokKey !== undefined);
       held.set(candidate, amount);
-      current = candidate;
-      return call(provider, target, candidate, attempt);
+      holding = true;
+      working = candidate;
+      try {
+        return await call(provider, target, candidate, attempt);
+      } catch (error) {
+        // A provider that answered with an error, or was never reached, did no work to charge for.
+        if (!context.signal.aborted || (error instanceof UpstreamError && error.status !== null)) working = undefined;
+        throw error;
+      }
     });
     return { result: accepted.result, candidate: accepted.candidate, held: held.get(accepted.candidate)! };
   } catch (error) {
-    if (current && options.abandoned && context.signal.aborted && !options.timedOut()) options.abandoned(current, held.get(current)!);
-    else if (current) await releaseHold(options.hold, context.logger);
+    if (working && options.abandoned && context.signal.aborted && !options.timedOut()) options.abandoned(working, held.get(working)!);
+    else if (holding) await releaseHold(options.hold, context.logger);
     throw error instanceof HttpError ? error : upstreamFailure(error, options.timedOut());
   }
 }

@@ -1,6 +1,6 @@
 import type { GenerationContent } from "@switchyard/contracts";
 import { extended, HttpError } from "@switchyard/runtime";
-import { capCharge, findingsRecord, firstEventThenIdle, noteGeneration, upstreamFailure, type AttemptSignal, type Candidate, type Finding, type UpstreamTarget } from "@switchyard/upstream";
+import { capCharge, findingsRecord, firstEventThenIdle, noteGeneration, UpstreamError, upstreamFailure, type AttemptSignal, type Candidate, type Finding, type UpstreamTarget } from "@switchyard/upstream";
 import type { Attempt } from "../generations/store.js";
 import { dropUnsupported } from "../parameters.js";
 import { compressMessages } from "../plugins.js";
@@ -129,10 +129,16 @@ export class Generation {
         await this.hold.reserve(candidate, body);
         this.dispatched = performance.now();
         const { own } = this;
-        if (!own || !speaksOwnBody(provider)) return call(provider, target, body, attempt);
-        const ownBody = own.body(body);
-        this.sent.set(candidate, extended(ownBody, { model: candidate.endpoint.upstream_model }));
-        return call(provider, own.headers ? { ...target, headers: own.headers } : target, ownBody, attempt);
+        try {
+          if (!own || !speaksOwnBody(provider)) return await call(provider, target, body, attempt);
+          const ownBody = own.body(body);
+          this.sent.set(candidate, extended(ownBody, { model: candidate.endpoint.upstream_model }));
+          return await call(provider, own.headers ? { ...target, headers: own.headers } : target, ownBody, attempt);
+        } catch (error) {
+          // A provider that answered with an error, or was never reached, did no work to charge for.
+          if (!plan.signal.aborted || (error instanceof UpstreamError && error.status !== null)) this.hold.attemptFailed(candidate);
+          throw error;
+        }
       });
     } catch (error) {
       const abandoned = this.hold.abandonedBy(plan.signal, plan.timedOut());

@@ -16,7 +16,7 @@ import { reserve } from "../spend/holds.js";
 export class SpendHold {
   private state: "open" | "held" | "settled" | "released" = "open";
   private readonly amounts = new Map<Candidate, bigint>();
-  /** The endpoint whose request is under way. */
+  /** The endpoint whose request is under way; none between attempts. */
   private current: Candidate | undefined;
 
   constructor(
@@ -31,6 +31,11 @@ export class SpendHold {
     this.amounts.set(candidate, await reserve(context, candidate.endpoint, body, candidate.byokKey !== undefined));
     this.state = "held";
     this.current = candidate;
+  }
+
+  /** The attempt on `candidate` failed while its client was there: the request under way is no longer its. */
+  attemptFailed(candidate: Candidate): void {
+    if (this.current === candidate) this.current = undefined;
   }
 
   /** The generation is recorded for `candidate`: its charge may be at most what was held for it. */
