@@ -1,4 +1,6 @@
 import { noteRequest, picoToUsd, toPico } from "@switchyard/runtime";
+import { createHash } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
 import { endAttemptSpan, type AttemptAnswer } from "./attempt-span.js";
 import type { Attempt } from "./attempts.js";
 import type { Candidate } from "./candidates.js";
@@ -6,6 +8,38 @@ import type { Candidate } from "./candidates.js";
 /** `GET /generation`'s `provider_responses`: each attempt's status, endpoint and time, inference's and media's alike. */
 export const providerResponses = (attempts: readonly Attempt[]) =>
   attempts.map((a) => ({ status: a.status, provider_name: a.provider, model_permaslug: a.model, latency: a.latencyMs }));
+
+/** Headers a generation keeps are cut to this many characters: they describe the caller, they are not its data. */
+const headerChars = 1000;
+
+/** A header's value as a record keeps it: its first non-empty name of `names`, cut to `headerChars`; else null. */
+export function keptHeader(headers: IncomingHttpHeaders, ...names: string[]): string | null {
+  for (const name of names) {
+    const value = headers[name];
+    if (typeof value === "string" && value) return value.slice(0, headerChars);
+  }
+  return null;
+}
+
+/** The app that asked, as every generation records it: its URL, its name and its client. */
+export const appOf = (headers: IncomingHttpHeaders) => ({
+  httpReferer: keptHeader(headers, "http-referer", "referer"),
+  appTitle: keptHeader(headers, "x-title", "x-openrouter-title"),
+  userAgent: keptHeader(headers, "user-agent"),
+});
+
+/** An app is known by its URL (`HTTP-Referer`): the same URL is the same app, a stable number without a registry. */
+export const appId = (referer: string | null): number | null => (referer ? createHash("sha256").update(referer).digest().readUIntBE(0, 6) : null);
+
+/** The origin of the app's URL (`GET /generation`'s `origin`), empty when it has none. */
+export function originOf(referer: string | null): string {
+  if (!referer) return "";
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return "";
+  }
+}
 
 /** The most a recorded count may be: generation and ledger rows keep tokens as 32-bit integers. */
 export const countCeiling = 2 ** 31 - 1;

@@ -1,29 +1,14 @@
 import { chatCompletionRequest, type ChatCompletionRequest, type ResolvedModel } from "@switchyard/contracts";
 import { parseInput } from "@switchyard/runtime";
+import { appOf } from "@switchyard/upstream";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Attribution } from "./generations/store.js";
 
 type Preset = NonNullable<ResolvedModel["preset"]>;
 
-/** Headers a generation keeps are cut to this many characters: they describe the caller, they are not its data. */
-const headerChars = 1000;
-
 /** Who asked, as the generation records it: the end user and metadata of the body, the app of the headers. */
 export function attributionOf(req: { headers: IncomingHttpHeaders }, request: Pick<ChatCompletionRequest, "user" | "metadata">): Attribution {
-  const kept = (...names: string[]) => {
-    for (const name of names) {
-      const value = req.headers[name];
-      if (typeof value === "string" && value) return value.slice(0, headerChars);
-    }
-    return null;
-  };
-  return {
-    externalUser: request.user ?? null,
-    metadata: request.metadata ?? null,
-    httpReferer: kept("http-referer", "referer"),
-    appTitle: kept("x-title", "x-openrouter-title"),
-    userAgent: kept("user-agent"),
-  };
+  return { externalUser: request.user ?? null, metadata: request.metadata ?? null, ...appOf(req.headers) };
 }
 
 /**

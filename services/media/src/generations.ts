@@ -1,7 +1,6 @@
-import { createHash } from "node:crypto";
 import type { ContentFilterFinding, Generation, GenerationScope } from "@switchyard/contracts";
 import type { Queryable } from "@switchyard/runtime";
-import { generationCost, providerResponses, type Attempt } from "@switchyard/upstream";
+import { appId, generationCost, originOf, providerResponses, type Attempt } from "@switchyard/upstream";
 
 interface Row {
   id: string;
@@ -28,18 +27,6 @@ interface Row {
   app_title: string | null;
   user_agent: string | null;
   created_at: Date;
-}
-
-/** An app is known by its URL (`HTTP-Referer`), as inference numbers it: the same URL is the same app. */
-const appId = (referer: string | null): number | null => (referer ? createHash("sha256").update(referer).digest().readUIntBE(0, 6) : null);
-
-function originOf(referer: string | null): string {
-  if (!referer) return "";
-  try {
-    return new URL(referer).origin;
-  } catch {
-    return "";
-  }
 }
 
 /** OpenRouter's name for each kind of media generation. */

@@ -1,8 +1,6 @@
 import { sessionIdHeader } from "@switchyard/contracts";
+import { appOf, keptHeader } from "@switchyard/upstream";
 import type { IncomingHttpHeaders } from "node:http";
-
-/** The characters a kept header is cut to: headers describe the caller, they are not its data. */
-const headerChars = 1000;
 
 /** Who asked, as the generation records it: the session, and the app of the headers. */
 export interface Attribution {
@@ -15,18 +13,7 @@ export interface Attribution {
 }
 
 /** The attribution of a media request, as inference keeps it for chat. */
-export function attributionOf(headers: IncomingHttpHeaders, sessionId: string | undefined): Attribution {
-  const kept = (...names: string[]) => {
-    for (const name of names) {
-      const value = headers[name];
-      if (typeof value === "string" && value) return value.slice(0, headerChars);
-    }
-    return null;
-  };
-  return {
-    sessionId: sessionId ?? kept(sessionIdHeader),
-    httpReferer: kept("http-referer", "referer"),
-    appTitle: kept("x-title", "x-openrouter-title"),
-    userAgent: kept("user-agent"),
-  };
-}
+export const attributionOf = (headers: IncomingHttpHeaders, sessionId: string | undefined): Attribution => ({
+  sessionId: sessionId ?? keptHeader(headers, sessionIdHeader),
+  ...appOf(headers),
+});

@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { generationCost, providerResponses, servingModel, type Attempt, type Charge } from "@switchyard/upstream";
+import { appId, generationCost, originOf, providerResponses, servingModel, type Attempt, type Charge } from "@switchyard/upstream";
 export type { Attempt } from "@switchyard/upstream";
 import type { ContentFilterFinding, Generation, GenerationScope } from "@switchyard/contracts";
 import { notFound, picoToDecimal, type EventSink, type OutboxInsertion, type Queryable } from "@switchyard/runtime";
@@ -237,19 +236,6 @@ export async function findGeneration(db: Queryable, scope: GenerationScope, id: 
     [id, scope.organizationId, scope.workspaceId ?? null],
   );
   return r && toGeneration(r);
-}
-
-/** An app is known by its URL (`HTTP-Referer`): the same URL is the same app, a stable number without a registry. */
-const appId = (referer: string | null): number | null =>
-  referer ? createHash("sha256").update(referer).digest().readUIntBE(0, 6) : null;
-
-function originOf(referer: string | null): string {
-  if (!referer) return "";
-  try {
-    return new URL(referer).origin;
-  } catch {
-    return "";
-  }
 }
 
 export function toGeneration(r: GenerationRow): Generation {
