@@ -2,7 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { MessageCountTokensParams, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./support/eventually.js";
-import { cachedPrefixTokens, fakeUsage, greeting } from "./support/fake-anthropic.js";
+import { cachedPrefixTokens, fakeUsage, greeting, tooLongMessage } from "./support/fake-anthropic.js";
 import { bootstrapKey } from "./support/gateway.js";
 import { endpointKey, pricing, startMessagesGateway, type MessagesFixture } from "./support/messages-fixture.js";
 
@@ -77,6 +77,24 @@ describe("errors on /messages, in Anthropic's shape and the SDK's classes", () =
     }
     expect(fx.claude.requests.at(-1)!.body.model).toBe("overloaded");
   });
+
+  it("passes a provider's 4xx on with the provider's own message, buffered and streamed, as chat shows it in provider_message", async () => {
+    // Claude Code reads Anthropic's words to compact a conversation that outgrew the context.
+    const params = { model: "anthropic/too-long", max_tokens: 10, messages: hi };
+    for (const call of [() => client.messages.create(params), () => client.messages.stream(params).finalMessage()]) {
+      const error = await thrown(call());
+      expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+      expect(error).toMatchObject({ status: 400, type: "invalid_request_error", apiMessage: tooLongMessage });
+    }
+    const chat = await fx.gw.call("POST", "/chat/completions", { key: fx.key, body: { model: "anthropic/too-long", max_tokens: 10, messages: hi } });
+    const chatError = chat.body.error as { message: string; metadata?: { provider_message?: string } } | undefined;
+    expect(chat.status).toBe(400);
+    expect(chatError?.message).toBe("Provider rejected the request");
+    expect(chatError?.metadata?.provider_message).toContain(tooLongMessage);
+    // An OpenAI-compatible endpoint's own error, read from its envelope the same way.
+    const other = await post("/messages", { model: "openai/rejects", max_tokens: 10, messages: hi }, { "x-api-key": fx.key });
+    expect(other).toEqual({ status: 400, body: { type: "error", error: { type: "invalid_request_error", message: "context too long" } } });
+  });
 });
 
 describe("messages.countTokens", () => {
@@ -97,10 +115,11 @@ describe("messages.countTokens", () => {
 
   it("is an estimate that says so on another endpoint, which is never called", async () => {
     const image = { type: "image" as const, source: { type: "base64" as const, media_type: "image/png" as const, data: "iVBORw0KGgo=" } };
+    const before = fx.compat.requests.length;
     const counted = await client.messages.countTokens({ model: "openai/compat", system: "Be brief.", messages: [{ role: "user", content: [image, { type: "text", text: "What is this?" }] }] });
     // "Be brief.\nWhat is this?" is 23 characters, 6 tokens at four a token; an image counts 1600.
     expect(counted).toEqual({ input_tokens: 6 + 1600, estimated: true });
-    expect(fx.compat.requests).toHaveLength(0);
+    expect(fx.compat.requests).toHaveLength(before);
   });
 });
 
@@ -143,6 +162,13 @@ describe("records of /messages", () => {
     const third = await generation(message.id);
     expect(third).toMatchObject({ streamed: true, tokens_prompt: second.tokens_prompt, tokens_completion: second.tokens_completion, native_tokens_cached: cachedPrefixTokens });
     expect(third.total_cost).toBe(second.total_cost);
+  });
+
+  it("says a provider's rejection in its own words after keep-alive comments began the stream", async () => {
+    const stream = client.messages.stream({ model: "anthropic/late-too-long", max_tokens: 10, messages: hi });
+    const error = await thrown(stream.finalMessage());
+    expect(error).toBeInstanceOf(Anthropic.APIError);
+    expect((error as InstanceType<typeof Anthropic.APIError>).message).toContain(tooLongMessage);
   });
 
   it("records a stream the client aborted as cancelled", async () => {

@@ -79,6 +79,24 @@ function cacheUsage(cache: Set<string>, body: Json): Json {
   };
 }
 
+/** What the fake answers a prompt too long for its context, word for word as Anthropic's API says it. */
+export const tooLongMessage = "prompt is too long: 210000 tokens > 200000 maximum";
+/** The citation of the `cited` model's second text block: the first sentence of the first document. */
+export const citation = { type: "char_location", cited_text: "The grass is green.", document_index: 0, document_title: "Colours", start_char_index: 0, end_char_index: 19, file_id: null };
+/** The `cited` model's answer: a plain text block, then one citing the document. */
+export const citedBlocks: Json[] = [
+  { type: "text", text: "According to the document, " },
+  { type: "text", text: "the grass is green.", citations: [citation] },
+];
+/** The `interleaved` model's answer (interleaved thinking): thinking, words, a call, more thinking, another call. */
+export const interleavedBlocks = (tool: string): Json[] => [
+  { type: "thinking", thinking: "First I look up Paris.", signature: "sig-first" },
+  { type: "text", text: "Let me check both cities." },
+  { type: "tool_use", id: "toolu_first", name: tool, input: { city: "Paris" } },
+  { type: "thinking", thinking: "Now Lyon as well.", signature: "sig-second" },
+  { type: "tool_use", id: "toolu_second", name: tool, input: { city: "Lyon" } },
+];
+
 /** A call the last user turn asks for in words: `call tool <name> with <JSON input>`. */
 const toolRequest = /call tool (\S+) with (\{.*\})/s;
 
@@ -91,6 +109,8 @@ function answerBlocks(body: Json, model: string): Json[] {
   const messages = Array.isArray(body.messages) ? body.messages.filter(isObject) : [];
   const last = blocksOf(messages.at(-1)?.content);
   const tools = Array.isArray(body.tools) ? body.tools.filter(isObject) : [];
+  if (model.includes("cited")) return citedBlocks;
+  if (model.includes("interleaved")) return interleavedBlocks(String(tools[0]?.name ?? "get_weather"));
   const blocks: Json[] = [];
   const thinks = model.includes("thinking") || (isObject(body.thinking) && body.thinking.type === "enabled");
   if (thinks) blocks.push({ type: "thinking", thinking: thinkingPieces.join(""), signature });
@@ -119,18 +139,22 @@ function sendError(res: ServerResponse, status: number, type: string, message: s
   res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({ type: "error", error: { type, message } }));
 }
 
-/** The events of one block, as Anthropic streams it: start, deltas in pieces, stop. */
+/** A text in two pieces, the first the longer; an empty piece is left out. */
+const halves = (text: string): string[] => [text.slice(0, Math.ceil(text.length / 2)), text.slice(Math.ceil(text.length / 2))].filter(Boolean);
+
+/** The events of one block, as Anthropic streams it: start (citations first, when it cites), deltas in pieces, stop. */
 function blockEvents(block: Json, index: number): Json[] {
   const events: Json[] = [];
   const delta = (d: Json) => events.push({ type: "content_block_delta", index, delta: d });
   if (block.type === "text") {
-    events.push({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
-    const text = String(block.text);
-    const cut = Math.ceil(text.length / 2);
-    for (const piece of [text.slice(0, cut), text.slice(cut)]) if (piece) delta({ type: "text_delta", text: piece });
+    const cited = Array.isArray(block.citations);
+    events.push({ type: "content_block_start", index, content_block: { type: "text", text: "", ...(cited ? { citations: [] } : {}) } });
+    if (cited) for (const c of block.citations as Json[]) delta({ type: "citations_delta", citation: c });
+    for (const piece of halves(String(block.text))) delta({ type: "text_delta", text: piece });
   } else if (block.type === "thinking") {
     events.push({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } });
-    for (const piece of thinkingPieces) delta({ type: "thinking_delta", thinking: piece });
+    const thinking = String(block.thinking);
+    for (const piece of thinking === thinkingPieces.join("") ? thinkingPieces : halves(thinking)) delta({ type: "thinking_delta", thinking: piece });
     delta({ type: "signature_delta", signature: String(block.signature) });
   } else if (block.type === "tool_use") {
     events.push({ type: "content_block_start", index, content_block: { ...block, input: {} } });
@@ -144,8 +168,9 @@ function blockEvents(block: Json, index: number): Json[] {
 /**
  * A fake Anthropic Messages API on 127.0.0.1 that records the bytes it receives. The model name picks the
  * answer: `thinking` (a signed thinking block first, and a 400 when a tool turn comes back without it),
- * `tools` (a call of the first tool; a tool result is quoted back), `image` (counts the images),
- * `overloaded` (529), `mid-error` (an error event after the first words), `slow` (the first words, then
+ * `tools` (a call of the first tool; a tool result is quoted back), `image` (counts the images), `cited`
+ * (`citedBlocks`), `interleaved` (`interleavedBlocks` with the first tool's name), `too-long` (400
+ * `tooLongMessage`; `late-too-long` after 2.5 s, once keep-alive comments began the stream), `overloaded` (529), `mid-error` (an error event after the first words), `slow` (the first words, then
  * nothing for ten seconds), `stop` (ends on the stop sequence `STOP`); anything else greets. Whatever the model,
  * `thinking: {type: "enabled"}` gets a signed thinking block first, a last user turn saying `call tool <name>
  * with <JSON>` gets a sentence and that call (when the tool is declared), and `max_tokens: 1` gets one word
@@ -177,6 +202,8 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
       if (req.url === "/v1/messages/count_tokens") return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ input_tokens: countedTokens }));
       const model = String(body.model);
       if (model.includes("overloaded")) return sendError(res, 529, "overloaded_error", "Overloaded");
+      if (model.includes("late-too-long")) return void setTimeout(() => sendError(res, 400, "invalid_request_error", tooLongMessage), 2500);
+      if (model.includes("too-long")) return sendError(res, 400, "invalid_request_error", tooLongMessage);
       if (missingThinking(body)) return sendError(res, 400, "invalid_request_error", "Expected `thinking` or `redacted_thinking`, but found `tool_use`");
       const cached = cacheUsage(cache, body);
       const cut = body.max_tokens === 1;

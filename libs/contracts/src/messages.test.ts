@@ -83,13 +83,19 @@ describe("messagesRequest", () => {
     expect(refusal({ ...minimal, response_format: { type: "json_object" }, seed: 1 })).toBe("Invalid body: unknown fields response_format, seed");
   });
 
-  it("refuses a thinking budget under 1024 and a temperature over 1", () => {
+  it("refuses a thinking budget under 1024 or not under max_tokens, and a temperature over 1", () => {
     expect(refusal({ ...minimal, thinking: { type: "enabled", budget_tokens: 1023 } })).toBe("Invalid body: thinking.budget_tokens: must be at least 1024");
-    expect(refusal({ ...minimal, thinking: { type: "enabled", budget_tokens: 1024 } })).toBeUndefined();
+    expect(refusal({ ...minimal, max_tokens: 1025, thinking: { type: "enabled", budget_tokens: 1024 } })).toBeUndefined();
+    expect(refusal({ ...minimal, thinking: { type: "enabled", budget_tokens: 1024 } })).toBe("Invalid body: thinking.budget_tokens: must be less than max_tokens (1024)");
+    expect(refusal({ ...minimal, max_tokens: 2000, thinking: { type: "enabled", budget_tokens: 4000 } })).toBe("Invalid body: thinking.budget_tokens: must be less than max_tokens (2000)");
     expect(refusal({ ...minimal, thinking: { type: "enabled" } })).toMatch(/^Invalid body: thinking\.budget_tokens: /);
     expect(refusal({ ...minimal, thinking: { type: "adaptive" } })).toBeUndefined();
     expect(refusal({ ...minimal, temperature: 1.5 })).toBe("Invalid body: temperature: Too big: expected number to be <=1");
     expect(refusal({ ...minimal, temperature: 0 })).toBeUndefined();
+  });
+
+  it("takes more stop sequences than Chat Completions does, as Anthropic does", () => {
+    expect(refusal({ ...minimal, stop_sequences: ["a", "b", "c", "d", "e", "f", "g", "h"] })).toBeUndefined();
   });
 
   it("takes Anthropic's tool_choice shapes only", () => {

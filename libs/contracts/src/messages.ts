@@ -111,22 +111,30 @@ export type MessagesCountTokensRequest = z.infer<typeof messagesCountTokensReque
 
 /**
  * `POST /messages`: Anthropic's Messages API with OpenRouter's routing extensions. Unknown fields are refused,
- * so a setting that would have no effect never passes silently.
+ * so a setting that would have no effect never passes silently. As Anthropic's API, it takes stop sequences
+ * without a count limit (endpoints that take fewer are left out by the gateway), and a thinking budget must
+ * be less than `max_tokens`.
  */
-export const messagesRequest = messagesCountTokensRequest.extend({
-  max_tokens: z.number().int().min(1, "must be at least 1"),
-  stop_sequences: z.array(z.string()).max(4, "must have at most 4 stop sequences").optional(),
-  temperature: z.number().min(0).max(1).optional(),
-  top_p: z.number().min(0).max(1).optional(),
-  top_k: z.number().int().min(1, "must be at least 1").optional(),
-  metadata: z.strictObject({ user_id: z.string().max(256).nullable().optional() }).optional(),
-  stream: z.boolean().optional(),
-  service_tier: z.enum(["auto", "standard_only"]).optional(),
-  session_id: chat.session_id,
-  trace: chat.trace,
-  plugins: chat.plugins,
-  user: chat.user,
-});
+export const messagesRequest = messagesCountTokensRequest
+  .extend({
+    max_tokens: z.number().int().min(1, "must be at least 1"),
+    stop_sequences: z.array(z.string()).optional(),
+    temperature: z.number().min(0).max(1).optional(),
+    top_p: z.number().min(0).max(1).optional(),
+    top_k: z.number().int().min(1, "must be at least 1").optional(),
+    metadata: z.strictObject({ user_id: z.string().max(256).nullable().optional() }).optional(),
+    stream: z.boolean().optional(),
+    service_tier: z.enum(["auto", "standard_only"]).optional(),
+    session_id: chat.session_id,
+    trace: chat.trace,
+    plugins: chat.plugins,
+    user: chat.user,
+  })
+  .superRefine((request, ctx) => {
+    if (request.thinking?.type === "enabled" && request.thinking.budget_tokens >= request.max_tokens) {
+      ctx.addIssue({ code: "custom", path: ["thinking", "budget_tokens"], message: `must be less than max_tokens (${request.max_tokens})` });
+    }
+  });
 export type MessagesRequest = z.infer<typeof messagesRequest>;
 
 const usage = z.object({

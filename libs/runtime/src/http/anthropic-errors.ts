@@ -21,16 +21,58 @@ export function anthropicErrorBody(status: number, message: string) {
   return { type: "error", error: { type: anthropicErrorType(status), message } };
 }
 
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** How the gateway quotes a provider's answer in `provider_message`: `<provider> answered <status>: <body>`. */
+const quoted = /^\S+ answered \d{3}: /;
+/** The `message` of an error envelope cut short (a quoted body ends after 500 characters). */
+const cutMessage = /"message"\s*:\s*"((?:[^"\\]|\\.)*)/;
+
+/** The message of a provider's error body: Anthropic's and OpenAI's envelopes (`error.message`), a bare `message` or `error`. */
+function messageOf(body: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (!isObject(parsed)) return undefined;
+    if (isObject(parsed.error) && typeof parsed.error.message === "string") return parsed.error.message;
+    if (typeof parsed.message === "string") return parsed.message;
+    if (typeof parsed.error === "string") return parsed.error;
+    return undefined;
+  } catch {
+    const cut = cutMessage.exec(body)?.[1];
+    if (cut === undefined) return undefined;
+    try {
+      return JSON.parse(`"${cut}"`) as string;
+    } catch {
+      return cut;
+    }
+  }
+}
+
+/**
+ * What the provider said when it rejected a request (a 4xx): the gateway's envelope names it
+ * `provider_message` in its metadata, where Anthropic's has no place, so the message is the provider's own
+ * words ("prompt is too long: 210000 tokens > 200000 maximum", which Claude Code reads to compact). Other
+ * failures keep the gateway's message.
+ */
+export function anthropicErrorMessage(status: number, message: string, metadata: Json | undefined): string {
+  const said = metadata?.provider_message;
+  if (status >= 500 || typeof said !== "string") return message;
+  const body = said.replace(quoted, "");
+  return messageOf(body) ?? (body.trim() || message);
+}
+
 /**
  * Answers an error in Anthropic's shape on the Messages routes, with the same status, headers and logging as
  * every other error answer; a response already started just ends.
  */
 export function sendAnthropicError(res: ServerResponse, error: unknown, logger: Logger, reqId: unknown): void {
-  const { status, message } = describeError(error, logger, reqId, res);
+  const { status, message, metadata } = describeError(error, logger, reqId, res);
   if (res.headersSent) {
     res.end();
     return;
   }
   setErrorHeaders(res, status);
-  sendJson(res, status, anthropicErrorBody(status, message));
+  sendJson(res, status, anthropicErrorBody(status, anthropicErrorMessage(status, message, metadata)));
 }

@@ -13,7 +13,7 @@ export interface DialectEvents {
   /** The server tool calls the gateway ran, after the turn that made them. */
   serverCalls(calls: readonly ServerToolCallDetail[]): void;
   /** The in-band failure, after which the stream ends. */
-  fail(status: number, message: string): void;
+  fail(status: number, message: string, metadata?: Record<string, unknown>): void;
 }
 
 /**
@@ -47,7 +47,7 @@ export abstract class EventStream<E extends DialectEvents> extends SseStream imp
     this.events(candidate.model).serverCalls(entries);
   }
 
-  fail(code: number, message: string, model: string): void {
-    this.events(model).fail(code, message);
+  fail(code: number, message: string, model: string, metadata?: Record<string, unknown>): void {
+    this.events(model).fail(code, message, metadata);
   }
 }

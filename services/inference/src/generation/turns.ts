@@ -55,7 +55,8 @@ export interface StreamSink {
   accepted(generation: Generation, candidate: Candidate): void;
   parts(batch: PartBatch, candidate: Candidate): void;
   /** The in-band failure, once the stream has begun. */
-  fail(code: number, message: string, model: string): void;
+  /** The in-band failure; `metadata` is the error's (a rejecting provider's own words: `provider_message`). */
+  fail(code: number, message: string, model: string, metadata?: Record<string, unknown>): void;
 }
 
 /**
@@ -182,8 +183,8 @@ export async function relayTurn(generation: Generation, sink: StreamSink, filter
   } catch (error) {
     sink.keepAlive(false);
     if (!sink.started) throw error;
-    const failure = error as { status?: number; message?: string };
-    sink.fail(failure.status ?? 502, failure.message ?? "Provider returned error", plan.requested);
+    const failure = error as { status?: number; message?: string; metadata?: Record<string, unknown> };
+    sink.fail(failure.status ?? 502, failure.message ?? "Provider returned error", plan.requested, failure.metadata);
     return undefined;
   }
   const { result: batches, candidate } = attempt;

@@ -2,7 +2,7 @@ import { extended } from "@switchyard/runtime";
 import { z } from "zod";
 import { messagesRequest } from "./anthropic-messages.js";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
-import type { CompletionChoice, PartBatch } from "../generation/parts.js";
+import type { CompletionChoice, Json, PartBatch, StreamPart } from "../generation/parts.js";
 import type { Detail } from "../tools/reasoning.js";
 import type { ToolCall } from "../tools/run.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
@@ -79,8 +79,20 @@ function call(path: string, request: Record<string, unknown>, target: UpstreamTa
   ];
 }
 
-/** A whole Messages response as one choice; the stop reason stays native for the gateway to map. */
-function toChoice(m: z.infer<typeof message>): CompletionChoice {
+/**
+ * Where the Messages API's own reader (`anthropicMessages`, which only the Messages dialect's requests reach)
+ * carries Anthropic's blocks as they came, beside the normalised answer the gateway reads: a buffered
+ * choice's `fields` hold the content blocks, and each streamed content event comes first in its batch as a
+ * `passthrough` part's field. The Messages dialect relays them, in order, citations and all.
+ */
+export const nativeContentField = "anthropic_content";
+export const nativeEventField = "anthropic_event";
+
+/**
+ * A whole Messages response as one choice; the stop reason stays native for the gateway to map. `native`
+ * keeps the content blocks as they came too (`nativeContentField`).
+ */
+function toChoice(m: z.infer<typeof message>, native: boolean): CompletionChoice {
   let content = "";
   let reasoning = "";
   const details: Detail[] = [];
@@ -101,7 +113,7 @@ function toChoice(m: z.infer<typeof message>): CompletionChoice {
     toolCalls,
     finishReason: m.stop_reason ?? null,
     ...(m.stop_sequence ? { stopSequence: m.stop_sequence } : {}),
-    fields: {},
+    fields: native ? { [nativeContentField]: m.content as Json } : {},
     choiceFields: {},
   };
 }
@@ -115,11 +127,14 @@ const isDelta = (value: unknown): value is DeltaEvent => {
   return typeof e === "object" && e !== null && e.type === "content_block_delta" && typeof e.index === "number" && typeof e.delta === "object" && e.delta !== null;
 };
 
-/** One delta's parts; tool input goes to the call its block began. */
+/** One delta's parts; tool input goes to the call its block began (a server tool's input, to none). */
 function deltaBatch(e: DeltaEvent, toolIndex: ReadonlyMap<number, number>): PartBatch | undefined {
   const d = e.delta;
   if (d.type === "text_delta") return [{ type: "text", choice: 0, text: text(d.text) }];
-  if (d.type === "input_json_delta") return [{ type: "tool-call-delta", choice: 0, index: toolIndex.get(e.index) ?? 0, arguments: text(d.partial_json) }];
+  if (d.type === "input_json_delta") {
+    const index = toolIndex.get(e.index);
+    return index === undefined ? undefined : [{ type: "tool-call-delta", choice: 0, index, arguments: text(d.partial_json) }];
+  }
   if (d.type === "thinking_delta") {
     return [
       { type: "reasoning", choice: 0, text: text(d.thinking) },
@@ -133,8 +148,36 @@ function deltaBatch(e: DeltaEvent, toolIndex: ReadonlyMap<number, number>): Part
 /** Anthropic's last event: the stream's reader stops there and drains what follows. */
 const endsStream = (data: string): boolean => data.includes('"message_stop"');
 
-/** Turns Anthropic's stream events into parts, keeping the usage it reports at the start and the end. */
-async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch> {
+type BlockEvent = Extract<z.infer<typeof event>, { type: "content_block_start" | "content_block_stop" }>;
+
+/** The parts a block's start or stop gives: a tool call begun or ended, text it starts with, redacted thinking. */
+function blockParts(e: BlockEvent, toolIndex: Map<number, number>): StreamPart[] {
+  if (e.type === "content_block_stop") {
+    const index = toolIndex.get(e.index);
+    return index === undefined ? [] : [{ type: "tool-call-end", choice: 0, index }];
+  }
+  const block = e.content_block;
+  if (block.type === "tool_use") {
+    toolIndex.set(e.index, toolIndex.size);
+    return [{ type: "tool-call-start", choice: 0, index: toolIndex.get(e.index)!, id: block.id ?? `call_${e.index}`, name: block.name ?? "" }];
+  }
+  if (block.type === "text" && block.text) return [{ type: "text", choice: 0, text: block.text }];
+  if (block.type === "redacted_thinking") return [{ type: "reasoning-detail", choice: 0, detail: { type: "reasoning.encrypted", data: block.data ?? "", format: reasoningFormat, index: e.index } }];
+  return [];
+}
+
+/** A content event as it came, for the Messages dialect to relay (`nativeEventField`). */
+const asIs = (raw: unknown): StreamPart => ({ type: "passthrough", choice: 0, fields: { [nativeEventField]: raw as Json } });
+const isContentEvent = (raw: unknown): boolean => {
+  const type = (raw as { type?: unknown } | null)?.type;
+  return type === "content_block_start" || type === "content_block_stop";
+};
+
+/**
+ * Turns Anthropic's stream events into parts, keeping the usage it reports at the start and the end; `native`
+ * puts each content event as it came in front of its parts.
+ */
+async function* batches(events: AsyncIterable<string>, native: boolean): AsyncGenerator<PartBatch> {
   let counted: Usage = {};
   let stopped = false;
   const toolIndex = new Map<number, number>();
@@ -147,26 +190,24 @@ async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch
     }
     if (isDelta(raw)) {
       const batch = deltaBatch(raw, toolIndex);
-      if (batch) yield batch;
+      if (native) yield [asIs(raw), ...(batch ?? [])];
+      else if (batch) yield batch;
       continue;
     }
+    const lead = native && isContentEvent(raw) ? [asIs(raw)] : [];
     const parsed = event.safeParse(raw);
-    // Event types added after this adapter are skipped.
-    if (!parsed.success) continue;
+    // Event types added after this adapter are skipped; a content event of the Messages API's own reader still goes as it came.
+    if (!parsed.success) {
+      if (lead.length) yield lead;
+      continue;
+    }
     const e = parsed.data;
-    if (e.type === "message_start") {
+    if (e.type === "content_block_start" || e.type === "content_block_stop") {
+      const parts = [...lead, ...blockParts(e, toolIndex)];
+      if (parts.length) yield parts;
+    } else if (e.type === "message_start") {
       counted = { ...counted, ...(e.message.usage ?? {}) };
       yield [{ type: "metadata", promptUsage: { ...toUsage(counted), completionTokens: 0 } }, { type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }];
-    } else if (e.type === "content_block_start" && e.content_block.type === "tool_use") {
-      toolIndex.set(e.index, toolIndex.size);
-      yield [{ type: "tool-call-start", choice: 0, index: toolIndex.get(e.index)!, id: e.content_block.id ?? `call_${e.index}`, name: e.content_block.name ?? "" }];
-    } else if (e.type === "content_block_start" && e.content_block.type === "text" && e.content_block.text) {
-      yield [{ type: "text", choice: 0, text: e.content_block.text }];
-    } else if (e.type === "content_block_start" && e.content_block.type === "redacted_thinking") {
-      yield [{ type: "reasoning-detail", choice: 0, detail: { type: "reasoning.encrypted", data: e.content_block.data ?? "", format: reasoningFormat, index: e.index } }];
-    } else if (e.type === "content_block_stop") {
-      const index = toolIndex.get(e.index);
-      if (index !== undefined) yield [{ type: "tool-call-end", choice: 0, index }];
     } else if (e.type === "message_delta") {
       counted = { ...counted, ...Object.fromEntries(Object.entries(e.usage ?? {}).filter(([, v]) => v !== null && v !== undefined)) };
       const { stop_reason: reason, stop_sequence: stopSequence } = e.delta;
@@ -181,15 +222,18 @@ async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch
   if (!stopped) throw new UpstreamError("anthropic's stream ended before message_stop", 502, false);
 }
 
-/** An adapter over Anthropic's Messages API, given how it makes a Messages body of the body it gets. */
-function messagesApi(toMessages: (body: Record<string, unknown>, target: UpstreamTarget) => Record<string, unknown>): ChatProvider {
+/**
+ * An adapter over Anthropic's Messages API, given how it makes a Messages body of the body it gets; `native`
+ * carries Anthropic's blocks as they came beside the normalised answer (`nativeContentField`, `nativeEventField`).
+ */
+function messagesApi(toMessages: (body: Record<string, unknown>, target: UpstreamTarget) => Record<string, unknown>, native: boolean): ChatProvider {
   return {
     async complete(body, target, signal) {
       const parsed = message.safeParse(await postJsonAnswer(...call("/messages", toMessages(body, target), target, false), signal));
       if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a message`, 502, true);
       return {
         id: parsed.data.id ?? null,
-        choices: [toChoice(parsed.data)],
+        choices: [toChoice(parsed.data, native)],
         usage: parsed.data.usage ? toUsage(parsed.data.usage) : undefined,
         systemFingerprint: null,
         serviceTier: null,
@@ -197,16 +241,16 @@ function messagesApi(toMessages: (body: Record<string, unknown>, target: Upstrea
     },
     async stream(body, target, signal) {
       const res = await postJson(...call("/messages", toMessages(body, target), target, true), signal);
-      return batches(sseData(res.body, endsStream));
+      return batches(sseData(res.body, endsStream), native);
     },
   };
 }
 
 /** Anthropic's Messages API, for requests in Chat Completions' shape: translated. */
-export const anthropic = messagesApi((body, target) => messagesRequest(body, target.upstreamModel, target.maxCompletionTokens));
+export const anthropic = messagesApi((body, target) => messagesRequest(body, target.upstreamModel, target.maxCompletionTokens), false);
 
 /** Anthropic's Messages API, for requests already in its shape (the Messages dialect's own body): sent as they are. */
-export const anthropicMessages = messagesApi((body) => body);
+export const anthropicMessages = messagesApi((body) => body, true);
 
 const tokenCount = z.object({ input_tokens: z.number().int().min(0) });
 

@@ -1,7 +1,8 @@
 import { messageObject, type ServerToolCallDetail } from "@switchyard/contracts";
 import { describe, expect, it } from "vitest";
 import type { Accounted } from "../../accounting.js";
-import type { CompletionChoice } from "../../generation/parts.js";
+import type { CompletionChoice, Json } from "../../generation/parts.js";
+import { nativeContentField } from "../../providers/anthropic.js";
 import { contentBlocks, messageBody, stopReason, thinkingBlock, toolUseBlock, usageOf } from "./answer.js";
 
 const claude = "anthropic-claude-v1";
@@ -137,5 +138,29 @@ describe("messageBody", () => {
     });
     expect(messageBody(frame, undefined, accounted, { finishReason: null })).toMatchObject({ content: [], stop_reason: "end_turn", stop_sequence: null });
     expect(messageBody(frame, choice({ finishReason: "length" }), accounted).stop_reason).toBe("max_tokens");
+  });
+});
+
+describe("an endpoint's own answer", () => {
+  const cited = { type: "char_location", cited_text: "Green.", document_index: 0, document_title: null, start_char_index: 0, end_char_index: 6, file_id: null };
+  const native: Json[] = [
+    { type: "thinking", thinking: "First.", signature: "sig-1" },
+    { type: "text", text: "Per the document, " },
+    { type: "text", text: "it is green.", citations: [cited] },
+    { type: "tool_use", id: "toolu_1", name: "f", input: { a: 1 } },
+    { type: "thinking", thinking: "Second.", signature: "sig-2" },
+  ];
+
+  it("answers an Anthropic endpoint's blocks as it sent them, in order with their citations", () => {
+    const own = choice({ text: "Per the document, it is green.", fields: { [nativeContentField]: native }, finishReason: "tool_use" });
+    expect(contentBlocks(own)).toEqual(native);
+    // Response healing rewrote the words: the gateway's reading of them stands.
+    expect(contentBlocks({ ...own, text: "{}" })).toEqual([{ type: "text", text: "{}" }]);
+  });
+
+  it("answers an OpenAI-compatible endpoint's refusal as text, with stop_reason refusal", () => {
+    const refused = choice({ text: null, finishReason: "stop", fields: { refusal: "I can't help with that." } });
+    expect(messageBody(frame, refused, accounted)).toMatchObject({ content: [{ type: "text", text: "I can't help with that." }], stop_reason: "refusal" });
+    expect(messageBody(frame, choice({ fields: { refusal: null } }), accounted)).toMatchObject({ content: [{ type: "text", text: "Hello" }], stop_reason: "end_turn" });
   });
 });

@@ -1,7 +1,8 @@
 import type { ServerToolCallDetail } from "@switchyard/contracts";
 import type { Accounted } from "../../accounting.js";
 import { normalizeFinishReason } from "../../accounting.js";
-import type { CompletionChoice } from "../../generation/parts.js";
+import type { CompletionChoice, Passthrough } from "../../generation/parts.js";
+import { nativeContentField } from "../../providers/anthropic.js";
 import type { Detail } from "../../tools/reasoning.js";
 import type { ToolCall } from "../../tools/run.js";
 import { objectOf } from "../../json.js";
@@ -52,9 +53,28 @@ export function thinkingBlock(detail: Detail): Json | undefined {
   return undefined;
 }
 
-/** A buffered choice's content blocks: reasoning, server tool calls the gateway ran, words, then the client's tool calls. */
+/** What an OpenAI-compatible endpoint said in refusing (`refusal` beside its content); empty when it did not. */
+export const refusalOf = (fields: Passthrough): string => (typeof fields.refusal === "string" ? fields.refusal : "");
+
+/**
+ * An Anthropic endpoint's content blocks as it sent them (`nativeContentField`), when the gateway's reading of
+ * them still stands: the answer's text is theirs (response healing did not rewrite it).
+ */
+function nativeBlocks(choice: CompletionChoice): Json[] | undefined {
+  const blocks = choice.fields[nativeContentField];
+  if (!Array.isArray(blocks)) return undefined;
+  const said = blocks.map((b) => (typeof b === "object" && b !== null && !Array.isArray(b) && b.type === "text" && typeof b.text === "string" ? b.text : "")).join("");
+  return said === (choice.text ?? "") ? (blocks as Json[]) : undefined;
+}
+
+/**
+ * A buffered choice's content blocks: an Anthropic endpoint's own, in its order; else reasoning, server tool
+ * calls the gateway ran, words (a refusal's too), then the client's tool calls.
+ */
 export function contentBlocks(choice: CompletionChoice | undefined, serverCalls: readonly ServerToolCallDetail[] = []): Json[] {
   if (!choice) return [];
+  const native = serverCalls.length === 0 ? nativeBlocks(choice) : undefined;
+  if (native) return native;
   const blocks: Json[] = [];
   for (const detail of choice.reasoningDetails) {
     const block = thinkingBlock(detail);
@@ -63,21 +83,24 @@ export function contentBlocks(choice: CompletionChoice | undefined, serverCalls:
   if (blocks.length === 0 && choice.reasoning) blocks.push({ type: "thinking", thinking: choice.reasoning, signature: "" });
   for (const call of serverCalls) blocks.push(...serverCallBlocks(call));
   if (choice.text) blocks.push({ type: "text", text: choice.text });
+  const refusal = refusalOf(choice.fields);
+  if (refusal) blocks.push({ type: "text", text: refusal });
   for (const call of choice.toolCalls) blocks.push(toolUseBlock(call));
   return blocks;
 }
 
 export const toolUseBlock = (call: ToolCall): Json => ({ type: "tool_use", id: call.id, name: call.function.name, input: objectOf(call.function.arguments) });
 
-/** The `message` object of a buffered answer. */
+/** The `message` object of a buffered answer; a refusal's stop reason is `refusal`. */
 export function messageBody(frame: MessageFrame, choice: CompletionChoice | undefined, accounted: Accounted, extra: { serverCalls?: readonly ServerToolCallDetail[]; finishReason?: string | null; metadata?: Json } = {}): Json {
+  const finishReason = extra.finishReason !== undefined ? extra.finishReason : (choice?.finishReason ?? null);
   return {
     id: frame.id,
     type: "message",
     role: "assistant",
     model: frame.model,
     content: contentBlocks(choice, extra.serverCalls),
-    stop_reason: stopReason(extra.finishReason !== undefined ? extra.finishReason : (choice?.finishReason ?? null)),
+    stop_reason: choice && refusalOf(choice.fields) ? "refusal" : stopReason(finishReason),
     stop_sequence: choice?.stopSequence ?? null,
     usage: usageOf(accounted.usage),
     ...extra.metadata,

@@ -5,6 +5,7 @@ import { messageObject, type ServerToolCallDetail } from "@switchyard/contracts"
 import { describe, expect, it } from "vitest";
 import type { Accounted } from "../../accounting.js";
 import type { CompletionChoice, StreamPart } from "../../generation/parts.js";
+import { nativeEventField } from "../../providers/anthropic.js";
 import { messageBody } from "./answer.js";
 import { MessagesEvents } from "./events.js";
 
@@ -283,5 +284,39 @@ describe("MessagesEvents", () => {
       [null, "end_turn"],
     ];
     expect(table.map(([reason]) => finished(reason))).toEqual(table.map(([, expected]) => expected));
+  });
+
+  it("relays an Anthropic endpoint's own content events as they came, and renders its parts no more", async () => {
+    const { stream, events } = renderer();
+    const own = (event: Json): StreamPart => ({ type: "passthrough", choice: 0, fields: { [nativeEventField]: event as never } });
+    const citation = { type: "char_location", cited_text: "Green.", document_index: 0, document_title: null, start_char_index: 0, end_char_index: 6, file_id: null };
+    stream.push([{ type: "passthrough", choice: 0, fields: { role: "assistant" } }, text("")]);
+    stream.push([own({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } })]);
+    stream.push([own({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Per the document, " } }), text("Per the document, ")]);
+    stream.push([own({ type: "content_block_stop", index: 0 })]);
+    stream.push([own({ type: "content_block_start", index: 1, content_block: { type: "text", text: "", citations: [] } })]);
+    stream.push([own({ type: "content_block_delta", index: 1, delta: { type: "citations_delta", citation } })]);
+    stream.push([own({ type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "it is green." } }), text("it is green.")]);
+    stream.push([own({ type: "content_block_stop", index: 1 })]);
+    stream.push([own({ type: "content_block_start", index: 2, content_block: { type: "tool_use", id: "toolu_1", name: "f", input: {} } }), callStart(0, "toolu_1", "f")]);
+    stream.push([own({ type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json: '{"a":1}' } }), callDelta(0, '{"a":1}')]);
+    stream.push([own({ type: "content_block_stop", index: 2 }), callEnd(0), { type: "finish", choice: 0, reason: "tool_use" }]);
+    stream.finish(accounted, "tool_use");
+    expect(checked(events)).toEqual([...opened, ...block(1), ...block(1, 2), ...block(1), ...closed]);
+    expect((await sdkMessage(events)).content).toEqual([
+      { type: "text", text: "Per the document, " },
+      { type: "text", text: "it is green.", citations: [citation] },
+      { type: "tool_use", id: "toolu_1", name: "f", input: { a: 1 } },
+    ]);
+  });
+
+  it("writes an OpenAI-compatible endpoint's refusal as text, and stops for refusal", async () => {
+    const { stream, events } = renderer();
+    stream.push([{ type: "passthrough", choice: 0, fields: { role: "assistant", refusal: "I can't " } }]);
+    stream.push([{ type: "passthrough", choice: 0, fields: { refusal: "help." } }, { type: "finish", choice: 0, reason: "stop" }]);
+    stream.finish(accounted, "stop");
+    expect(checked(events)).toEqual([...opened, ...block(1, 2), ...closed]);
+    const message = await sdkMessage(events);
+    expect(message).toMatchObject({ content: [{ type: "text", text: "I can't help." }], stop_reason: "refusal" });
   });
 });

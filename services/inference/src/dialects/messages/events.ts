@@ -1,18 +1,23 @@
 import type { ServerToolCallDetail } from "@switchyard/contracts";
 import type { Accounted } from "../../accounting.js";
-import type { PartBatch, StreamPart } from "../../generation/parts.js";
-import { anthropicErrorType } from "@switchyard/runtime";
-import { stopReason, thinkingBlock, usageOf, type MessageFrame } from "./answer.js";
+import type { Passthrough, PartBatch, StreamPart } from "../../generation/parts.js";
+import { nativeEventField } from "../../providers/anthropic.js";
+import { anthropicErrorMessage, anthropicErrorType } from "@switchyard/runtime";
+import { refusalOf, stopReason, thinkingBlock, usageOf, type MessageFrame } from "./answer.js";
 import { wrapReasoning } from "./request.js";
 import { serverCallBlocks } from "./server-calls.js";
 
 type Json = Record<string, unknown>;
-type Open = "text" | "thinking" | "tool" | undefined;
+/** The kind of the block open now; `native` is a block of an Anthropic endpoint's, relayed as it came. */
+type Open = "text" | "thinking" | "tool" | "native" | undefined;
 
 /**
  * One streamed message as Anthropic's events, from the parts of its turns: `message_start`, then each content
  * block opened, filled with deltas and stopped (blocks are numbered in order from 0, as the Anthropic SDK
- * reads them), then `message_delta` with the stop reason and the usage, and `message_stop`.
+ * reads them), then `message_delta` with the stop reason and the usage, and `message_stop`. An Anthropic
+ * endpoint's own content events (`nativeEventField`) are relayed as they came, renumbered only, and the parts
+ * read from them are then not rendered again; a refusal (`refusal` of an OpenAI-compatible endpoint) is text,
+ * and the message's stop reason is `refusal`.
  */
 export class MessagesEvents {
   /** The block open now and its number; -1 before the first. */
@@ -21,6 +26,11 @@ export class MessagesEvents {
   /** The block number of each tool call of the turn, by the call's index among the parts. */
   private readonly toolBlocks = new Map<number, number>();
   private stopSequence: string | null = null;
+  /** The provider's content events are relayed as they came; the block number of each, by the provider's. */
+  private native = false;
+  private readonly nativeBlocks = new Map<number, number>();
+  /** The provider refused: its words were sent as text. */
+  private refused = false;
   /** `message_start` was sent. */
   private begun = false;
   /**
@@ -56,6 +66,9 @@ export class MessagesEvents {
   }
 
   private part(part: StreamPart, reasoned: boolean): void {
+    if (part.type === "passthrough") return this.passthrough(part.fields);
+    // The blocks come whole from the provider's own events; its parts serve the gateway's accounts.
+    if (this.native && part.type !== "finish") return;
     switch (part.type) {
       case "text":
         if (part.text) this.delta("text", { type: "text", text: "" }, { type: "text_delta", text: part.text });
@@ -93,6 +106,31 @@ export class MessagesEvents {
       default:
         return;
     }
+  }
+
+  /** A provider's fields the parts do not carry: its own content events, a refusal. */
+  private passthrough(fields: Passthrough): void {
+    const event = fields[nativeEventField];
+    if (typeof event === "object" && event !== null && !Array.isArray(event)) return this.relay(event);
+    const refusal = refusalOf(fields);
+    if (!refusal) return;
+    this.refused = true;
+    this.delta("text", { type: "text", text: "" }, { type: "text_delta", text: refusal });
+  }
+
+  /** An Anthropic endpoint's content event, numbered among the message's blocks. */
+  private relay(event: Json): void {
+    this.native = true;
+    const at = typeof event.index === "number" ? event.index : -1;
+    if (event.type === "content_block_start") {
+      this.openBlock("native", event.content_block as Json);
+      this.nativeBlocks.set(at, this.index);
+      return;
+    }
+    const index = this.nativeBlocks.get(at);
+    if (index === undefined) return;
+    if (event.type === "content_block_delta") this.send({ type: "content_block_delta", index, delta: event.delta });
+    else if (event.type === "content_block_stop" && this.open === "native" && index === this.index) this.close();
   }
 
   /** Thinking text: the open thinking block's, unless it is signed (a block ends with its signature). */
@@ -143,17 +181,17 @@ export class MessagesEvents {
     for (const call of calls) for (const block of serverCallBlocks(call)) this.whole(block);
   }
 
-  /** The in-band failure: Anthropic's `error` event, after which the stream ends. */
-  fail(status: number, message: string): void {
+  /** The in-band failure: Anthropic's `error` event, in a rejecting provider's own words, after which the stream ends. */
+  fail(status: number, message: string, metadata?: Record<string, unknown>): void {
     this.begin();
     this.close();
-    this.send({ type: "error", error: { type: anthropicErrorType(status), message } });
+    this.send({ type: "error", error: { type: anthropicErrorType(status), message: anthropicErrorMessage(status, message, metadata) } });
   }
 
   finish(accounted: Accounted, finishReason: string | null, extra: Json = {}): void {
     this.begin();
     this.close();
-    const delta = { stop_reason: stopReason(finishReason), stop_sequence: this.stopSequence };
+    const delta = { stop_reason: this.refused ? "refusal" : stopReason(finishReason), stop_sequence: this.stopSequence };
     this.send({ type: "message_delta", delta, usage: usageOf(accounted.usage), ...extra });
     this.send({ type: "message_stop" });
   }

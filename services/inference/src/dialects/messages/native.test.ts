@@ -58,6 +58,7 @@ describe("nativeBody", () => {
         trace: { trace_id: "t-1" },
         plugins: [{ id: "web" }],
         user: "u-raw",
+        max_tokens: 4096,
         tools,
         tool_choice: { type: "auto", disable_parallel_tool_use: true },
         thinking: { type: "enabled", budget_tokens: 2048 },
@@ -82,7 +83,7 @@ describe("nativeBody", () => {
       "metadata",
     ]);
     expect(native).toEqual({
-      max_tokens: 1024,
+      max_tokens: 4096,
       messages: [conversation[0], conversation[1], { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "18°C", cache_control: ephemeral }] }],
       system,
       output_config: { effort: "high" },
@@ -115,6 +116,13 @@ describe("nativeBody", () => {
     expect(nativeOf(body).native).toEqual({ ...sentOf(body), model: undefined });
     const { native } = nativeOf(body, { temperature: undefined, top_k: null, stop: undefined });
     expect(native).toEqual({ max_tokens: 1024, messages: [{ role: "user", content: "Hi" }], top_p: 0.9 });
+  });
+
+  it("sends every stop sequence, more than the chat body carries, unless the endpoint drops them", () => {
+    const stops = ["A", "B", "C", "D", "E", "F"];
+    expect(nativeOf({ stop_sequences: stops }).native.stop_sequences).toEqual(stops);
+    expect(nativeOf({ stop_sequences: stops }, { stop: undefined }).native).not.toHaveProperty("stop_sequences");
+    expect(nativeOf({ stop_sequences: stops.slice(0, 4) }).native.stop_sequences).toEqual(stops.slice(0, 4));
   });
 
   it("takes a preset's settings from the chat body: a stop string as a list, its max tokens", () => {

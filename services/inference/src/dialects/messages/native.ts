@@ -2,6 +2,7 @@ import type { MessagesRequest } from "@switchyard/contracts";
 import { madeFrom } from "@switchyard/runtime";
 import type { IncomingHttpHeaders } from "node:http";
 import type { OwnWire } from "../../generation/generation.js";
+import { chatStopLimit } from "./request.js";
 
 type Json = Record<string, unknown>;
 
@@ -15,6 +16,16 @@ const sampling: ReadonlyArray<readonly [native: string, chat: string]> = [
   ["top_k", "top_k"],
   ["stop_sequences", "stop"],
 ];
+
+/**
+ * The stop sequences for Anthropic: all the client's where the chat form carries the first of them as it
+ * does (`chatStopLimit`), else the chat form's (a preset's).
+ */
+function stopSequences(request: MessagesRequest, value: unknown): unknown {
+  const sent = request.stop_sequences ?? [];
+  const first = Array.isArray(value) && value.length === chatStopLimit && value.every((s, i) => s === sent[i]);
+  return first && sent.length > chatStopLimit ? sent : typeof value === "string" ? [value] : value;
+}
 
 /**
  * A top-level `cache_control` as Anthropic reads a breakpoint: on the last block that can carry one. Only
@@ -46,7 +57,7 @@ export function nativeBody(request: MessagesRequest, sent: Json, chat: Json): Js
   for (const [native, ours] of sampling) {
     const value = chat[ours];
     if (value === undefined || value === null) delete body[native];
-    else body[native] = native === "stop_sequences" && typeof value === "string" ? [value] : value;
+    else body[native] = native === "stop_sequences" ? stopSequences(request, value) : value;
   }
   body.max_tokens = chat.max_tokens ?? chat.max_completion_tokens ?? request.max_tokens;
   if (typeof chat.user === "string") body.metadata = { user_id: chat.user };

@@ -88,8 +88,10 @@ describe("toChatRequest: prompt", () => {
       "messages[2].content[3].source.content: blocks other than text",
       "messages[2].content[4]: blocks of type search_result in a user turn",
     ]);
-    // The stand-ins are what the hold counts and the guardrails read; this chat form is never sent.
-    expect((result.chat.messages as Json[])[2]).toEqual({ role: "user", content: content.map((block, i) => ({ type: "text", text: i === 0 ? "Read these" : JSON.stringify(block) })) });
+    // The stand-ins are what the hold counts and the guardrails read; this chat form is never sent. A
+    // document's says so, for the hold.
+    const standIn = (block: Json, i: number) => (i === 0 ? { type: "text", text: "Read these" } : { type: "text", text: JSON.stringify(block), ...(block.type === "document" ? { held_as: { type: "document" } } : {}) });
+    expect((result.chat.messages as Json[])[2]).toEqual({ role: "user", content: content.map(standIn) });
   });
 
   it("sends tool results as tool messages before the rest of the user's turn", () => {
@@ -341,6 +343,11 @@ describe("toChatRequest: settings", () => {
     });
     expect(chatOf({ ...user("Hi"), user: "u-1", service_tier: "auto", stop_sequences: [] })).toMatchObject({ user: "u-1", service_tier: "auto" });
     expect(chatOf({ ...user("Hi"), stop_sequences: [], metadata: { user_id: null } })).not.toHaveProperty("stop");
+    // More stop sequences than Chat Completions takes: the first ones in the chat form, and only Anthropic carries the request.
+    const five = mapped({ ...user("Hi"), stop_sequences: ["A", "B", "C", "D", "E"] });
+    expect(five.chat.stop).toEqual(["A", "B", "C", "D"]);
+    expect(five.anthropicOnly).toEqual(["stop_sequences: 5 given; endpoints other than Anthropic's take at most 4"]);
+    expect(chatCompletionRequest.safeParse(five.chat).error).toBeUndefined();
     expect(chatOf({ ...user("Hi"), metadata: {} })).not.toHaveProperty("user");
   });
 
@@ -371,6 +378,7 @@ describe("toChatRequest: settings", () => {
       ],
       tools: [{ name: "get_weather", description: "Weather", input_schema: schema }, { type: "web_search_20250305", name: "web_search", max_uses: 3 }],
       tool_choice: { type: "auto", disable_parallel_tool_use: true },
+      max_tokens: 4096,
       thinking: { type: "enabled", budget_tokens: 1024 },
       metadata: { user_id: "u-1" },
       stop_sequences: ["END"],

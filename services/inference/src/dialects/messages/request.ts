@@ -70,11 +70,13 @@ class Mapper {
 
   /**
    * Notes what only Anthropic reads. The block stands in the chat form as its JSON text, so that the spend
-   * hold counts it and the guardrails' filters read it; that form is then never sent anywhere.
+   * hold counts it and the guardrails' filters read it; that form is then never sent anywhere. A document's
+   * stand-in says so (`type: "document"` in `held_as`), so that the hold takes it at the model's context.
    */
   only(where: string, what: string, block: unknown): Json {
     this.anthropicOnly.push(`${where}: ${what}`);
-    return { type: "text", text: JSON.stringify(block) };
+    const type = (block as { type?: unknown }).type;
+    return { type: "text", text: JSON.stringify(block), ...(type === "document" ? { held_as: { type } } : {}) };
   }
 
   /** An image or document source as a URL chat takes: a data URL or the http(s) URL itself; undefined for others. */
@@ -246,6 +248,12 @@ function toolChoice(choice: MessagesRequest["tool_choice"]): Json {
   return { tool_choice: choice.type === "any" ? "required" : choice.type, ...parallel };
 }
 
+/**
+ * The most stop sequences Chat Completions takes, and with it every endpoint but Anthropic's: a request with
+ * more goes only to Anthropic endpoints, with the request as sent; the chat form carries the first ones.
+ */
+export const chatStopLimit = 4;
+
 /** A Messages request (or a count_tokens one) as a chat request, and what in it only Anthropic reads. */
 export function toChatRequest(request: MessagesCountTokensRequest & Partial<MessagesRequest>): MappedMessages {
   const mapper = new Mapper();
@@ -260,6 +268,8 @@ export function toChatRequest(request: MessagesCountTokensRequest & Partial<Mess
   const tools = (request.tools ?? []).map((tool, i) => mapper.tool(tool, `tools[${i}]`)).filter((t): t is Json => t !== undefined);
   for (const field of unrelayedFields) if (request[field] !== undefined) refuseUnrelayed(field, "its tools");
   for (const field of anthropicOnlyFields) if (request[field] !== undefined) mapper.only(field, "Anthropic's own setting", request[field]);
+  const stops = request.stop_sequences ?? [];
+  if (stops.length > chatStopLimit) mapper.anthropicOnly.push(`stop_sequences: ${stops.length} given; endpoints other than Anthropic's take at most ${chatStopLimit}`);
   const effort = reasoning(request);
   const chat: Json = {
     model: modelName(request.model),
@@ -267,7 +277,7 @@ export function toChatRequest(request: MessagesCountTokensRequest & Partial<Mess
     ...(request.models ? { models: request.models.map(modelName) } : {}),
     ...(request.provider ? { provider: request.provider } : {}),
     ...(request.max_tokens !== undefined ? { max_tokens: request.max_tokens } : {}),
-    ...(request.stop_sequences?.length ? { stop: request.stop_sequences } : {}),
+    ...(stops.length ? { stop: stops.slice(0, chatStopLimit) } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     ...(request.top_p !== undefined ? { top_p: request.top_p } : {}),
     ...(request.top_k !== undefined ? { top_k: request.top_k } : {}),
