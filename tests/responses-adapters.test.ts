@@ -292,7 +292,7 @@ describe("Anthropic's Messages API", () => {
     expect(thinking).toMatchObject({
       type: "reasoning",
       summary: [{ type: "summary_text", text: "The user wants the weather in Paris; I should call the tool." }],
-      signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds",
+      encrypted_content: "switchyard:signature:anthropic-claude-v1::EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds",
       format: "anthropic-claude-v1",
     });
     expect(said).toMatchObject({ type: "message", content: [{ type: "output_text", text: "Let me check the weather." }] });
@@ -329,7 +329,10 @@ describe("Anthropic's Messages API", () => {
     expect(deltas(events, "response.output_text.delta")).toBe("Checking.");
     expect(deltas(events, "response.function_call_arguments.delta")).toBe('{"city": "Paris"}');
     expect(types(final)).toEqual(["reasoning", "message", "function_call"]);
-    expect(final.output[0]).toMatchObject({ content: [{ type: "reasoning_text", text: "I need the weather tool." }], signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds" });
+    expect(final.output[0]).toMatchObject({
+      content: [{ type: "reasoning_text", text: "I need the weather tool." }],
+      encrypted_content: "switchyard:signature:anthropic-claude-v1::EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds",
+    });
     expect(final.output[2]).toMatchObject({ call_id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", name: "get_weather", arguments: '{"city": "Paris"}', status: "completed" });
 
     // Asked for a summary, the thinking streams as one.

@@ -32,6 +32,15 @@ describe("responsesRequest", () => {
     expect(refusal({ ...minimal, input: items })).toBeUndefined();
   });
 
+  it("takes reasoning items as Codex sends them back: no id, no format, content null", () => {
+    const codex = [
+      { type: "reasoning", summary: [], content: null, encrypted_content: "gAAAA-opaque" },
+      { type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: "hmm" }], encrypted_content: "switchyard:signature:anthropic-claude-v1::sig" },
+      { type: "reasoning", summary: [{ type: "summary_text", text: "Plan" }], encrypted_content: null },
+    ];
+    expect(refusal({ ...minimal, input: codex })).toBeUndefined();
+  });
+
   it("takes what @openrouter/sdk sends, defaults included", () => {
     const sent = ResponsesRequest$outboundSchema.parse({
       model: "openai/gpt-4o",

@@ -113,9 +113,9 @@ const reasoningItem = z.looseObject({
   id: z.string().optional(),
   summary: z.array(z.looseObject({ type: z.literal("summary_text"), text: z.string() })).nullable().optional(),
   content: z.array(z.looseObject({ type: z.literal("reasoning_text"), text: z.string() })).nullable().optional(),
-  encrypted_content: z.string().nullable().optional().describe("Sent back unchanged from an earlier answer"),
-  signature: z.string().nullable().optional(),
-  format: z.string().nullable().optional(),
+  encrypted_content: z.string().nullable().optional().describe("Sent back unchanged from an earlier answer; without a switchyard: mark it is OpenAI's, unless format names another"),
+  signature: z.string().nullable().optional().describe("A thinking block's signature, as older answers gave it"),
+  format: z.string().nullable().optional().describe("The provider's format of unmarked encrypted_content or a signature, as older answers gave it"),
   status: itemStatus,
 });
 
@@ -193,7 +193,7 @@ export const responsesText = z.object({
   verbosity: z.enum(["low", "medium", "high", "xhigh", "max"]).nullable().optional(),
 });
 
-/** The one value of `include` Switchyard takes; encrypted reasoning is always in its answers. */
+/** The one value of `include` Switchyard takes: OpenAI's endpoints get it (as when reasoning is on); other providers' signed reasoning is always in answers. */
 export const includableReasoning = "reasoning.encrypted_content";
 
 const includeValue = z.string().refine((value) => value === includableReasoning, {
@@ -230,7 +230,7 @@ export const responsesRequest = z
     text: responsesText.nullable().optional(),
     metadata: chat.metadata.unwrap().nullable().optional(),
     user: chat.user,
-    safety_identifier: z.string().nullable().optional().describe("End-user id; stands in for user when user is absent"),
+    safety_identifier: z.string().nullable().optional().describe("End-user id, hashed per workspace; OpenAI gets it as safety_identifier, others as user when user is absent"),
     provider: chat.provider,
     plugins: chat.plugins,
     session_id: chat.session_id,
@@ -283,8 +283,7 @@ export const responseReasoningItem = z.object({
   status: outputStatus,
   summary: z.array(summaryText),
   content: z.array(reasoningText).optional().describe("The model's own reasoning text, when it is not a summary"),
-  encrypted_content: z.string().optional().describe("Send it back unchanged in the next request's input"),
-  signature: z.string().optional().describe("The signature of a thinking block; send it back unchanged"),
+  encrypted_content: z.string().optional().describe("What the provider needs to continue, to send back unchanged: OpenAI's as it is, another's marked switchyard:<kind>:<format>:<id>:"),
   format: z.string().optional().describe("The provider's reasoning format, e.g. anthropic-claude-v1"),
 });
 
@@ -348,7 +347,7 @@ export const responseUsage = z.object({
 });
 export type ResponseUsage = z.infer<typeof responseUsage>;
 
-/** The request's tools as an answer repeats them: a function tool's absent fields are null. */
+/** The request's tools as an answer repeats them: a function tool's absent fields are null, an absent `strict` true. */
 const echoedTool = z.union([
   z.object({ type: z.literal("function"), name: z.string(), description: z.string().nullable(), parameters: jsonObject.nullable(), strict: z.boolean().nullable() }),
   serverTool,

@@ -53,10 +53,17 @@ function blocks(content: unknown, explicitCaching: boolean, ttl: string | undefi
   return content.filter(isObject).map((part) => block(part, explicitCaching, ttl));
 }
 
-/** Reasoning the caller sends back (needed with tool use while thinking) as thinking blocks. */
+/** The `format` of Anthropic's own reasoning entries. */
+const reasoningFormat = "anthropic-claude-v1";
+
+/**
+ * Reasoning the caller sends back (needed with tool use while thinking) as thinking blocks. Only Anthropic's
+ * own entries become blocks: another provider's signature or encrypted reasoning means nothing here.
+ */
 function thinkingBlocks(details: unknown): Block[] {
   if (!Array.isArray(details)) return [];
   return details.filter(isObject).flatMap((d): Block[] => {
+    if (d.format !== reasoningFormat) return [];
     if (d.type === "reasoning.text" && typeof d.signature === "string") return [{ type: "thinking", thinking: text(d.text), signature: d.signature }];
     if (d.type === "reasoning.encrypted" && typeof d.data === "string") return [{ type: "redacted_thinking", data: d.data }];
     return [];

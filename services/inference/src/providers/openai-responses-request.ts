@@ -44,6 +44,10 @@ function inputPart(part: Json): Json {
   if (part.type === "image_url" && isObject(part.image_url)) {
     return { type: "input_image", image_url: text(part.image_url.url), detail: text(part.image_url.detail) || "auto", ...extra };
   }
+  // An image given by file id is a file part marked with the image's detail.
+  if (part.type === "file" && isObject(part.file) && typeof part.image_detail === "string" && text(part.file.file_id)) {
+    return { type: "input_image", file_id: text(part.file.file_id), detail: part.image_detail, ...extra };
+  }
   if (part.type === "file" && isObject(part.file)) return inputFile(part.file, extra);
   return refuse(`content of type ${String(part.type)} cannot be sent to the Responses API`);
 }
@@ -126,7 +130,10 @@ function inputItems(messages: unknown): Json[] {
   return items;
 }
 
-/** Function tools, flattened, each saying `strict`, which the Responses API would otherwise take as true. */
+/**
+ * Function tools, flattened. `strict` goes when the tool says it; a tool that leaves it out leaves it out
+ * here too, and the Responses API applies its own default (strict when the schema allows it).
+ */
 function functionTools(tools: unknown): Json[] {
   return objects(tools)
     .filter((t) => t.type === "function" && isObject(t.function))
@@ -137,7 +144,7 @@ function functionTools(tools: unknown): Json[] {
         name: text(fn.name),
         ...(typeof fn.description === "string" ? { description: fn.description } : {}),
         parameters: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
-        strict: fn.strict === true,
+        ...(typeof fn.strict === "boolean" ? { strict: fn.strict } : {}),
       };
     });
 }
@@ -178,6 +185,9 @@ function textOptions(body: Json): Json | undefined {
   return { ...(format ? { format } : {}), ...(verbosity ? { verbosity } : {}) };
 }
 
+/** Whether the request asks for encrypted reasoning in its `include`. */
+const includesEncrypted = (body: Json): boolean => Array.isArray(body.include) && body.include.includes("reasoning.encrypted_content");
+
 /** The reasoning options, and whether to ask for the encrypted reasoning a later turn must carry. */
 function reasoningOptions(body: Json, replaysReasoning: boolean): { reasoning?: Json; encrypted: boolean } {
   const config = isObject(body.reasoning) ? body.reasoning : {};
@@ -196,13 +206,19 @@ function reasoningOptions(body: Json, replaysReasoning: boolean): { reasoning?: 
   };
 }
 
-/** Sampling and bookkeeping fields the Responses API takes as Chat Completions does (`user` by its new name). */
+/**
+ * Sampling and bookkeeping fields the Responses API takes as Chat Completions does. The end user's id goes as
+ * `safety_identifier`, `user`'s successor; when the request has both, each keeps its own.
+ */
 function carriedFields(body: Json): Json {
   const out: Json = {};
   if (isNumber(body.temperature)) out.temperature = body.temperature;
   if (isNumber(body.top_p)) out.top_p = body.top_p;
   if (typeof body.parallel_tool_calls === "boolean") out.parallel_tool_calls = body.parallel_tool_calls;
-  if (typeof body.user === "string" && body.user) out.safety_identifier = body.user;
+  const user = text(body.user);
+  const safety = text(body.safety_identifier);
+  if (safety || user) out.safety_identifier = safety || user;
+  if (safety && user && user !== safety) out.user = user;
   if (typeof body.prompt_cache_key === "string" && body.prompt_cache_key) out.prompt_cache_key = body.prompt_cache_key;
   if (typeof body.service_tier === "string" && body.service_tier) out.service_tier = body.service_tier;
   if (isObject(body.metadata)) out.metadata = body.metadata;
@@ -229,7 +245,7 @@ export function responsesBody(body: Record<string, unknown>, upstreamModel: stri
     ...(textConfig ? { text: textConfig } : {}),
     ...(isNumber(maxTokens) ? { max_output_tokens: maxTokens } : {}),
     ...(think.reasoning ? { reasoning: think.reasoning } : {}),
-    ...(think.encrypted ? { include: ["reasoning.encrypted_content"] } : {}),
+    ...(think.encrypted || includesEncrypted(body) ? { include: ["reasoning.encrypted_content"] } : {}),
     ...carriedFields(body),
   };
 }

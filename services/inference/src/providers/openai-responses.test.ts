@@ -25,6 +25,7 @@ describe("responsesBody", () => {
               { type: "file", file: { filename: "a.pdf", file_data: "data:application/pdf;base64,JVBERi0=" } },
               { type: "file", file: { file_data: "https://example.com/b.pdf" } },
               { type: "file", file: { file_id: "file-123" } },
+              { type: "file", file: { file_id: "file-img" }, image_detail: "high" },
             ],
           },
           { role: "assistant", content: "Let me look.", tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
@@ -52,6 +53,7 @@ describe("responsesBody", () => {
           { type: "input_file", filename: "a.pdf", file_data: "data:application/pdf;base64,JVBERi0=" },
           { type: "input_file", file_url: "https://example.com/b.pdf" },
           { type: "input_file", file_id: "file-123" },
+          { type: "input_image", file_id: "file-img", detail: "high" },
         ],
       },
       { type: "message", role: "assistant", content: [{ type: "output_text", text: "Let me look." }] },
@@ -91,12 +93,14 @@ describe("responsesBody", () => {
     expect(out.stream).toBe(true);
   });
 
-  it("flattens tools, says strict, and maps tool_choice", () => {
-    const base = { messages: [{ role: "user", content: "Hi" }], tools: [weatherTool, { ...weatherTool, function: { name: "strict_one", parameters: { type: "object" }, strict: true } }] };
+  it("flattens tools, says strict only when the tool does, and maps tool_choice", () => {
+    const strict = (name: string, value: boolean) => ({ ...weatherTool, function: { name, parameters: { type: "object" }, strict: value } });
+    const base = { messages: [{ role: "user", content: "Hi" }], tools: [weatherTool, strict("strict_one", true), strict("loose_one", false)] };
     const out = responsesBody({ ...base, tool_choice: { type: "function", function: { name: "get_weather" } }, parallel_tool_calls: false }, "gpt-5", false);
     expect(out.tools).toEqual([
-      { type: "function", name: "get_weather", description: "Weather of a city", parameters: weatherTool.function.parameters, strict: false },
+      { type: "function", name: "get_weather", description: "Weather of a city", parameters: weatherTool.function.parameters },
       { type: "function", name: "strict_one", parameters: { type: "object" }, strict: true },
+      { type: "function", name: "loose_one", parameters: { type: "object" }, strict: false },
     ]);
     expect(out.tool_choice).toEqual({ type: "function", name: "get_weather" });
     expect(out.parallel_tool_calls).toBe(false);
@@ -131,6 +135,8 @@ describe("responsesBody", () => {
     const plain = responsesBody({ messages }, "gpt-4.1", false);
     expect(plain).not.toHaveProperty("reasoning");
     expect(plain).not.toHaveProperty("include");
+    const included = responsesBody({ messages, include: ["reasoning.encrypted_content"] }, "gpt-5", false);
+    expect([included.reasoning, included.include]).toEqual([undefined, ["reasoning.encrypted_content"]]);
   });
 
   it("carries limits, sampling and bookkeeping fields", () => {
@@ -151,6 +157,8 @@ describe("responsesBody", () => {
     );
     expect(out).toMatchObject({ max_output_tokens: 100, temperature: 0.3, top_p: 0.9, safety_identifier: "hashed-end-user", prompt_cache_key: "conversation-1", service_tier: "flex", metadata: { team: "search" } });
     expect(responsesBody({ messages: [{ role: "user", content: "Hi" }], max_tokens: 50 }, "gpt-5", false).max_output_tokens).toBe(50);
+    const both = responsesBody({ messages: [{ role: "user", content: "Hi" }], user: "hashed-user", safety_identifier: "hashed-safety" }, "gpt-5", false);
+    expect(both).toMatchObject({ safety_identifier: "hashed-safety", user: "hashed-user" });
   });
 
   it("refuses content the Responses API has no part for", () => {
@@ -253,7 +261,7 @@ describe("openAiResponses against a Responses server", () => {
     const [choice] = first.choices;
     expect(choice).toMatchObject({ text: null, finishReason: "tool_calls" });
     expect(choice!.toolCalls).toEqual([{ id: expect.stringMatching(/^call_fake_/), type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }]);
-    expect(fake.requests.at(-1)!.body.tools).toEqual([{ type: "function", name: "get_weather", description: "Weather of a city", parameters: weatherTool.function.parameters, strict: false }]);
+    expect(fake.requests.at(-1)!.body.tools).toEqual([{ type: "function", name: "get_weather", description: "Weather of a city", parameters: weatherTool.function.parameters }]);
     const callId = choice!.toolCalls[0]!.id;
     const next = { ...withTools, messages: [...withTools.messages, { role: "assistant", content: null, tool_calls: choice!.toolCalls }, { role: "tool", tool_call_id: callId, content: "18°C and sunny" }] };
     const second = await openAiResponses.complete(next, target("gpt-5"), signal);

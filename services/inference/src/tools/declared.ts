@@ -152,6 +152,8 @@ export function declaredTools(request: ChatCompletionRequest, availability: Tool
   const server = new Map<string, ServerTool>();
   const upstream: Array<Record<string, unknown>> = [];
   const clientNames = new Set<string>();
+  /** Server tools whose calls go back to the client, by function name. */
+  const handedBack = new Set<string>();
   tools.forEach((tool, i) => {
     const where = `tools.${i}`;
     if (tool.type === "function") {
@@ -174,22 +176,36 @@ export function declaredTools(request: ChatCompletionRequest, availability: Tool
     if (!passthrough) checkConfig(declared, where, availability);
     if (server.has(definition.name) || (passthrough && clientNames.has(definition.name))) throw badRequest(`Invalid body: ${where}: ${tool.type} is declared twice`);
     if (!passthrough) server.set(definition.name, declared);
-    else clientNames.add(definition.name);
-    upstream.push({ type: "function", function: definition });
+    else {
+      clientNames.add(definition.name);
+      handedBack.add(definition.name);
+    }
+    // The gateway's own functions are not strict, whatever a wire format's default.
+    upstream.push({ type: "function", function: { ...definition, strict: false } });
   });
   for (const name of server.keys()) {
     if (clientNames.has(name)) throw badRequest(`Invalid body: tools: a function named ${name} clashes with the server tool of that name`);
   }
+  const firstChoice = chosenTool(request.tool_choice, server, handedBack);
   if (upstream.length === tools.filter((t) => t.type === "function").length) return undefined;
-  const choice = request.tool_choice as { type?: string } | string | undefined;
-  let firstChoice: unknown = request.tool_choice;
-  if (choice && typeof choice === "object" && choice.type !== "function" && choice.type !== undefined) {
-    const kind = kinds[choice.type];
-    const named = kind ? [...server.values()].find((t) => t.kind === kind) : undefined;
-    if (!named) throw badRequest(`Invalid body: tool_choice: ${choice.type} is not one of the request's server tools`);
-    firstChoice = { type: "function", function: { name: named.name } };
-  }
   return { server, upstream, firstChoice };
+}
+
+/** Choices by type that name no server tool: a function, a set of allowed tools, a custom tool. */
+const clientChoiceTypes = new Set(["function", "allowed_tools", "custom"]);
+
+/**
+ * A `tool_choice` naming a server tool by its type, as the function choice of that tool; other choices as
+ * they are. A type no tool of the request has is refused: the choice would otherwise be dropped.
+ */
+function chosenTool(choice: unknown, server: Map<string, ServerTool>, handedBack: Set<string>): unknown {
+  const type = typeof choice === "object" && choice !== null ? (choice as { type?: unknown }).type : undefined;
+  if (typeof type !== "string" || clientChoiceTypes.has(type)) return choice;
+  const kind = kinds[type];
+  const run = kind ? [...server.values()].find((t) => t.kind === kind)?.name : undefined;
+  const named = run ?? (kind && handedBack.has(definitions[kind].name) ? definitions[kind].name : undefined);
+  if (!named) throw badRequest(`Invalid body: tool_choice: must name a tool of the request; ${type} names none of its tools`);
+  return { type: "function", function: { name: named } };
 }
 
 /** The container a sandboxed tool's commands run in. */

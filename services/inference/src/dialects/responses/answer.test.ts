@@ -125,7 +125,7 @@ describe("responseBody", () => {
     expect(body.output[0]).toMatchObject({ summary: [{ type: "summary_text", text: "Plan" }], format: "openai-responses-v1", status: "completed" });
     expect(body.output[1]).toMatchObject({ id: "rs_upstream", encrypted_content: "blob", summary: [] });
     expect(body.output[2]).toEqual({ type: "function_call", id: expect.stringMatching(/^fc_/), call_id: "call_1", name: "lookup", arguments: '{"q":1}', status: "completed" });
-    expect(body.tools).toEqual([{ type: "function", name: "lookup", description: null, parameters: null, strict: null }]);
+    expect(body.tools).toEqual([{ type: "function", name: "lookup", description: null, parameters: null, strict: true }]);
     expect(body.reasoning).toEqual({ effort: "high", summary: "auto" });
   });
 
@@ -136,9 +136,11 @@ describe("responseBody", () => {
     });
     const raw = responseBody({ frame: frameFor(), completion: completion(thinking), accounted });
     expectReadable(raw);
-    expect(raw.output[0]).toMatchObject({ type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: "Let me think" }], signature: "sig", format: "anthropic-claude-v1" });
+    const sealed = "switchyard:signature:anthropic-claude-v1::sig";
+    expect(raw.output[0]).toMatchObject({ type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: "Let me think" }], encrypted_content: sealed, format: "anthropic-claude-v1" });
+    expect(raw.output[0]).not.toHaveProperty("signature");
     const summarized = responseBody({ frame: frameFor({ reasoning: { summary: "auto" } }), completion: completion(thinking), accounted });
-    expect(summarized.output[0]).toMatchObject({ summary: [{ type: "summary_text", text: "Let me think" }], signature: "sig" });
+    expect(summarized.output[0]).toMatchObject({ summary: [{ type: "summary_text", text: "Let me think" }], encrypted_content: sealed });
     expect(summarized.output[0]).not.toHaveProperty("content");
     const hidden = responseBody({ frame: frameFor({ reasoning: { exclude: true } }), completion: completion(thinking), accounted });
     expect(hidden.output.map((i) => i.type)).toEqual(["message"]);

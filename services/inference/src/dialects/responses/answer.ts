@@ -12,6 +12,7 @@ import type { Completion, CompletionChoice, Passthrough } from "../../generation
 import { normalizeFinishReason, type Accounted } from "../../accounting.js";
 import type { Detail } from "../../tools/reasoning.js";
 import { objectOf, record, text } from "../../json.js";
+import { encryptedContent, type Continuation } from "./reasoning.js";
 
 type Item<T extends ResponseOutputItem["type"]> = Extract<ResponseOutputItem, { type: T }>;
 type ItemStatus = "in_progress" | "completed" | "incomplete";
@@ -45,11 +46,14 @@ export interface Outcome {
   error: ResponseObject["error"];
 }
 
-/** A function tool as the answer repeats it; server tools come back as declared. */
+/**
+ * A function tool as the answer repeats it; server tools come back as declared. A tool that left `strict`
+ * out shows OpenAI's documented default, true.
+ */
 function echoTool(tool: NonNullable<ResponsesRequest["tools"]>[number]): RequestEcho["tools"][number] {
   if (tool.type !== "function") return tool;
   const { name, description, parameters, strict } = tool as ResponsesFunctionTool;
-  return { type: "function", name, description: description ?? null, parameters: parameters ?? null, strict: strict ?? null };
+  return { type: "function", name, description: description ?? null, parameters: parameters ?? null, strict: strict ?? true };
 }
 
 const knownChoices = new Set(["web_search_preview", "web_search_preview_2025_03_11", "shell", "apply_patch"]);
@@ -171,27 +175,27 @@ export function functionCallItem(id: string, callId: string, name: string, args:
   return { type: "function_call", id, call_id: callId, name, arguments: args, status };
 }
 
-/** One reasoning item's content, gathered. */
-export interface Reasoning {
+/** One reasoning item's content, gathered: its text, and what the provider needs to continue from it. */
+export interface Reasoning extends Continuation {
   id: string;
   summary: string[];
   /** The model's own reasoning text, when it is not shown as a summary. */
   text: string | null;
-  encrypted?: string;
-  signature?: string;
-  format?: string;
 }
 
-/** A reasoning item: summary parts, the model's own text, and what a later request must send back. */
+/**
+ * A reasoning item: summary parts, the model's own text, and in `encrypted_content` what a later request
+ * must send back (marked with its provider's format when it is not OpenAI's; see `./reasoning.ts`).
+ */
 export function reasoningItem(r: Reasoning, status: ItemStatus): Item<"reasoning"> {
+  const sealed = encryptedContent(r);
   return {
     type: "reasoning",
     id: r.id,
     status,
     summary: r.summary.map((text) => ({ type: "summary_text" as const, text })),
     ...(r.text !== null ? { content: [{ type: "reasoning_text" as const, text: r.text }] } : {}),
-    ...(r.encrypted ? { encrypted_content: r.encrypted } : {}),
-    ...(r.signature ? { signature: r.signature } : {}),
+    ...(sealed ? { encrypted_content: sealed } : {}),
     ...(r.format ? { format: r.format } : {}),
   };
 }
@@ -284,6 +288,7 @@ export function responseObject(frame: ResponseFrame, output: ResponseOutputItem[
 function reasoningOf(choice: CompletionChoice, frame: ResponseFrame, ids: ItemIds): Reasoning[] {
   const details = choice.reasoningDetails.filter((d) => d.type !== serverToolCallType);
   const format = (d: Detail) => (typeof d.format === "string" ? { format: d.format } : {});
+  const entry = (d: Detail) => (text(d.id) ? { entryId: text(d.id) } : {});
   const shown = (value: string) => (frame.summarize ? { summary: [value], text: null } : { summary: [], text: value });
   const items: Reasoning[] = [];
   // Summaries the provider named by its reasoning item's id stay that item, under that id; the rest are one item.
@@ -292,20 +297,20 @@ function reasoningOf(choice: CompletionChoice, frame: ResponseFrame, ids: ItemId
   for (const d of summaries) {
     let item = named.get(text(d.id));
     if (!item) {
-      item = { id: text(d.id) ? ids.keep(text(d.id), "rs") : ids.next("rs"), summary: [], text: null, ...format(d) };
+      item = { id: text(d.id) ? ids.keep(text(d.id), "rs") : ids.next("rs"), summary: [], text: null, ...format(d), ...entry(d) };
       named.set(text(d.id), item);
       items.push(item);
     }
     item.summary.push(text(d.summary));
   }
   const blocks = details.filter((d) => d.type === "reasoning.text");
-  for (const d of blocks) items.push({ id: ids.next("rs"), ...shown(text(d.text)), ...(text(d.signature) ? { signature: text(d.signature) } : {}), ...format(d) });
+  for (const d of blocks) items.push({ id: ids.next("rs"), ...shown(text(d.text)), ...(text(d.signature) ? { signature: text(d.signature) } : {}), ...format(d), ...entry(d) });
   if (!summaries.length && !blocks.length && choice.reasoning) items.push({ id: ids.next("rs"), ...shown(choice.reasoning) });
   // Encrypted reasoning joins the summaries of its item, or the first item without any; else it is an item of its own.
   for (const d of details.filter((e) => e.type === "reasoning.encrypted")) {
     const open = text(d.id) ? named.get(text(d.id)) : items.find((r) => !r.encrypted && !r.signature);
-    if (open && !open.encrypted) open.encrypted = text(d.data);
-    else items.push({ id: text(d.id) ? ids.keep(text(d.id), "rs") : ids.next("rs"), summary: [], text: null, encrypted: text(d.data), ...format(d) });
+    if (open && !open.encrypted) Object.assign(open, { encrypted: text(d.data), ...format(d), ...entry(d) });
+    else items.push({ id: text(d.id) ? ids.keep(text(d.id), "rs") : ids.next("rs"), summary: [], text: null, encrypted: text(d.data), ...format(d), ...entry(d) });
   }
   return items;
 }

@@ -115,7 +115,8 @@ describe("ResponsesEvents", () => {
     stream.push([reasoning("Pl"), detail({ type: "reasoning.summary", summary: "Pl", index: 0, format: "openai-responses-v1" })]);
     stream.push([reasoning("an"), detail({ type: "reasoning.summary", summary: "an", index: 0 })]);
     stream.push([reasoning("Check"), detail({ type: "reasoning.summary", summary: "Check", index: 1 })]);
-    stream.push([detail({ type: "reasoning.encrypted", data: "blob", id: "rs_upstream", index: 2 })]);
+    stream.push([detail({ type: "reasoning.encrypted", data: "blob", id: "rs_upstream", format: "openai-responses-v1", index: 2 })]);
+    stream.push([detail({ type: "reasoning.encrypted", data: "other", id: "x:1" })]);
     stream.push([text("Done")]);
     const response = stream.finish(accounted, "stop");
     const part = ["response.reasoning_summary_part.added", "response.reasoning_summary_text.delta"];
@@ -131,18 +132,22 @@ describe("ResponsesEvents", () => {
       "response.output_item.done",
       "response.output_item.added",
       "response.output_item.done",
+      "response.output_item.added",
+      "response.output_item.done",
       ...textItem,
       "response.output_text.delta",
       ...textDone,
       "response.completed",
     ]);
-    expect(response?.output.slice(0, 2)).toEqual([
+    // OpenAI's encrypted reasoning is as it came; data of no known format carries a mark with its id.
+    expect(response?.output.slice(0, 3)).toEqual([
       { type: "reasoning", id: expect.stringMatching(/^rs_/), status: "completed", summary: [{ type: "summary_text", text: "Plan" }, { type: "summary_text", text: "Check" }], format: "openai-responses-v1" },
-      { type: "reasoning", id: "rs_upstream", status: "completed", summary: [], encrypted_content: "blob" },
+      { type: "reasoning", id: "rs_upstream", status: "completed", summary: [], encrypted_content: "blob", format: "openai-responses-v1" },
+      { type: "reasoning", id: "x:1", status: "completed", summary: [], encrypted_content: "switchyard:encrypted:unknown:x%3A1:other" },
     ]);
   });
 
-  it("writes a thinking block as reasoning text, with the signature that closes it", () => {
+  it("writes a thinking block as reasoning text, with the signature that closes it in encrypted_content", () => {
     const { stream, events } = renderer();
     const format = "anthropic-claude-v1";
     stream.push([reasoning("hm"), detail({ type: "reasoning.text", text: "hm", format, index: 0 })]);
@@ -162,7 +167,8 @@ describe("ResponsesEvents", () => {
       ...textDone,
       "response.completed",
     ]);
-    expect(response?.output[0]).toMatchObject({ content: [{ type: "reasoning_text", text: "hm" }], signature: "sig", format, summary: [] });
+    expect(response?.output[0]).toMatchObject({ content: [{ type: "reasoning_text", text: "hm" }], encrypted_content: `switchyard:signature:${format}::sig`, format, summary: [] });
+    expect(events.find((e) => e.type === "response.output_item.done")?.item).toMatchObject({ encrypted_content: `switchyard:signature:${format}::sig` });
   });
 
   it("writes reasoning text as a summary when the request asked for summaries", () => {

@@ -256,7 +256,8 @@ export class ResponsesEvents {
     const open = this.reasoning;
     if (open && open.mode === mode && !open.sealed && open.upstream === upstream) return open;
     this.closeWords("completed");
-    const state: Reasoning = { id: upstream ? this.ids.keep(upstream, "rs") : this.ids.next("rs"), summary: [], text: mode === "text" ? "" : null };
+    const named = upstream ? { entryId: upstream } : {};
+    const state: Reasoning = { id: upstream ? this.ids.keep(upstream, "rs") : this.ids.next("rs"), summary: [], text: mode === "text" ? "" : null, ...named };
     const index = this.add({ type: "reasoning", id: state.id, status: "in_progress", summary: [] });
     if (mode === "text") this.emit({ type: "response.content_part.added", item_id: state.id, output_index: index, content_index: 0, part: { type: "reasoning_text", text: "" } });
     this.reasoning = { index, state, mode, part: null, sealed: false, upstream };
@@ -338,15 +339,15 @@ export class ResponsesEvents {
   private encrypted(detail: Detail): void {
     const data = text(detail.data);
     const format = typeof detail.format === "string" ? { format: detail.format } : {};
+    const entry = text(detail.id) ? { entryId: text(detail.id) } : {};
     const open = this.reasoning;
     if ((!text(detail.id) || text(detail.id) === open?.upstream) && open && !open.sealed && !open.state.encrypted) {
-      open.state.encrypted = data;
-      Object.assign(open.state, format);
+      Object.assign(open.state, { encrypted: data, ...format, ...entry });
       return;
     }
     this.closeWords("completed");
     const id = text(detail.id) ? this.ids.keep(text(detail.id), "rs") : this.ids.next("rs");
-    const item = reasoningItem({ id, summary: [], text: null, encrypted: data, ...format }, "completed");
+    const item = reasoningItem({ id, summary: [], text: null, encrypted: data, ...format, ...entry }, "completed");
     const index = this.add({ ...item, status: "in_progress" });
     this.done(index, item);
   }

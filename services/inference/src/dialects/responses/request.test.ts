@@ -1,10 +1,11 @@
 import { chatCompletionRequest, responsesRequest, type ResponsesRequestInput } from "@switchyard/contracts";
+import { endUser } from "@switchyard/upstream";
 import { describe, expect, it } from "vitest";
 import { toChatRequest } from "./request.js";
 
 /** The request as the route parses it, mapped, and checked to be a chat request the gateway takes. */
 function mapped(body: Partial<ResponsesRequestInput>) {
-  const result = toChatRequest(responsesRequest.parse({ model: "openai/gpt-4o", ...body }));
+  const result = toChatRequest(responsesRequest.parse({ model: "openai/gpt-4o", ...body }), "ws_1");
   const parsed = chatCompletionRequest.safeParse(result.chat);
   expect(parsed.error).toBeUndefined();
   return result;
@@ -40,7 +41,7 @@ describe("toChatRequest", () => {
         role: "user",
         content: [
           { type: "image_url", image_url: { url: "https://a.example/x.png", detail: "low" } },
-          { type: "file", file: { file_id: "file_1" } },
+          { type: "file", file: { file_id: "file_1" }, image_detail: "auto" },
           { type: "file", file: { filename: "a.pdf", file_data: "data:application/pdf;base64,AAAA" } },
           { type: "file", file: { file_data: "https://a.example/b.pdf" } },
           { type: "input_audio", input_audio: { data: "AAAA", format: "wav" } },
@@ -103,6 +104,24 @@ describe("toChatRequest", () => {
     ]);
   });
 
+  it("reads what a provider needs from encrypted_content alone, as Codex sends reasoning back", () => {
+    const input = [
+      { role: "user", content: "Hi" },
+      { type: "reasoning", summary: [{ type: "summary_text", text: "Plan" }], encrypted_content: "gAAAA-openai" },
+      { type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: "hmm" }], encrypted_content: "switchyard:signature:anthropic-claude-v1::sig" },
+      { type: "reasoning", summary: [], encrypted_content: "switchyard:encrypted:anthropic-claude-v1::redacted" },
+      { type: "reasoning", summary: [], encrypted_content: "switchyard:encrypted:google-gemini-v1:call_1:CiIB" },
+      { type: "function_call", call_id: "call_1", name: "f", arguments: "{}" },
+    ] as const;
+    expect(messagesOf({ input: [...input] })[1]!.reasoning_details).toEqual([
+      { type: "reasoning.summary", summary: "Plan", format: "openai-responses-v1" },
+      { type: "reasoning.encrypted", data: "gAAAA-openai", format: "openai-responses-v1" },
+      { type: "reasoning.text", text: "hmm", signature: "sig", format: "anthropic-claude-v1" },
+      { type: "reasoning.encrypted", data: "redacted", format: "anthropic-claude-v1" },
+      { type: "reasoning.encrypted", data: "CiIB", id: "call_1", format: "google-gemini-v1" },
+    ]);
+  });
+
   it("replays a server tool call an answer showed as the entry chat replays", () => {
     const input = [
       { role: "user", content: "What time is it?" },
@@ -146,6 +165,7 @@ describe("toChatRequest", () => {
       service_tier: "auto",
       stream: true,
       store: false,
+      include: ["reasoning.encrypted_content"],
     });
     expect(summary).toBe("detailed");
     expect(chat).toEqual({
@@ -163,6 +183,7 @@ describe("toChatRequest", () => {
       parallel_tool_calls: false,
       metadata: { team: "a" },
       user: "end-user-1",
+      safety_identifier: endUser("ws_1", "end-user-1"),
       provider: { sort: "price" },
       plugins: [{ id: "web" }],
       session_id: "s1",
@@ -170,6 +191,7 @@ describe("toChatRequest", () => {
       prompt_cache_key: "k",
       service_tier: "auto",
       stream: true,
+      include: ["reasoning.encrypted_content"],
     });
   });
 

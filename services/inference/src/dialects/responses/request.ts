@@ -8,6 +8,8 @@ import {
   type ResponsesTextFormat,
   type ResponsesToolChoice,
 } from "@switchyard/contracts";
+import { endUser } from "@switchyard/upstream";
+import { anthropicFormat, openAiFormat, unseal } from "./reasoning.js";
 
 type Message = Record<string, unknown>;
 type Detail = Record<string, unknown> & { type: string };
@@ -25,6 +27,17 @@ export interface MappedRequest {
   summary: "auto" | "concise" | "detailed" | null;
 }
 
+/**
+ * An image given by a provider's file id, as chat carries it: a file part marked with the image's `detail`.
+ * Only OpenAI's Responses API takes it (as an `input_image` again); other endpoints cannot carry it.
+ */
+export const imageByFileId = (fileId: string, detail: string): Message => ({ type: "file", file: { file_id: fileId }, image_detail: detail });
+
+/** Whether chat messages hold an image given by file id. */
+export const holdsImageByFileId = (messages: unknown): boolean =>
+  Array.isArray(messages) &&
+  messages.some((m: { content?: unknown }) => Array.isArray(m.content) && m.content.some((p: Message) => p.type === "file" && typeof p.image_detail === "string"));
+
 /** One content part as chat takes it. */
 function chatPart(part: ResponsesContentPart): Message {
   switch (part.type) {
@@ -36,7 +49,7 @@ function chatPart(part: ResponsesContentPart): Message {
       return { type: "text", text: part.text };
     case "input_image":
       if (part.image_url) return { type: "image_url", image_url: { url: part.image_url, ...(part.detail ? { detail: part.detail } : {}) } };
-      return { type: "file", file: { file_id: part.file_id } };
+      return imageByFileId(part.file_id ?? "", part.detail ?? "auto");
     case "input_file": {
       const data = part.file_data ?? part.file_url;
       return { type: "file", file: { ...(part.filename ? { filename: part.filename } : {}), ...(data ? { file_data: data } : {}), ...(part.file_id ? { file_id: part.file_id } : {}) } };
@@ -51,19 +64,30 @@ function chatPart(part: ResponsesContentPart): Message {
 /** A message's content as chat takes it: a string stays one. */
 const chatContent = (content: string | ResponsesContentPart[]): string | Message[] => (typeof content === "string" ? content : content.map(chatPart));
 
-/** A reasoning item as the `reasoning_details` entries it came from; its summaries and encrypted content share its id. */
+/**
+ * A reasoning item as the `reasoning_details` entries it came from; its summaries and encrypted content share
+ * its id. What a provider needs to continue comes from `encrypted_content` (see `./reasoning.ts`): unmarked
+ * it is OpenAI's, unless the item names another `format`; the `signature` field of older clients is a
+ * thinking block's signature.
+ */
 export function reasoningDetails(item: Item<"reasoning">): Detail[] {
-  const format = item.format ? { format: item.format } : {};
-  const id = item.id ? { id: item.id } : {};
+  const content = item.encrypted_content ?? undefined;
+  const sealed = content ? unseal(content) : undefined;
+  const signature = sealed ? (sealed.kind === "signature" ? sealed.value : undefined) : (item.signature ?? undefined);
+  const data = sealed ? (sealed.kind === "encrypted" ? sealed.value : undefined) : content;
+  const named = sealed?.format ?? item.format ?? (data ? openAiFormat : signature ? anthropicFormat : undefined);
+  const format = named ? { format: named } : {};
+  const entryId = sealed ? sealed.id : item.id;
+  const id = entryId ? { id: entryId } : {};
   const texts = (item.content ?? []).map((c) => c.text);
   const summaries = (item.summary ?? []).map((s) => s.text);
   const out: Detail[] = [];
-  if (item.signature) out.push({ type: "reasoning.text", text: (texts.length ? texts : summaries).join(""), signature: item.signature, ...format });
+  if (signature) out.push({ type: "reasoning.text", text: (texts.length ? texts : summaries).join(""), signature, ...format });
   else {
     for (const text of texts) out.push({ type: "reasoning.text", text, ...format });
     for (const summary of summaries) out.push({ type: "reasoning.summary", summary, ...id, ...format });
   }
-  if (item.encrypted_content) out.push({ type: "reasoning.encrypted", data: item.encrypted_content, ...id, ...format });
+  if (data) out.push({ type: "reasoning.encrypted", data, ...id, ...format });
   return out;
 }
 
@@ -222,12 +246,19 @@ const shared = [
   "reasoning",
 ] as const satisfies ReadonlyArray<keyof ResponsesRequest>;
 
-/** The Responses request as the normalised chat request, and the reasoning summary it asked for. */
-export function toChatRequest(request: ResponsesRequest): MappedRequest {
+/**
+ * The Responses request as the normalised chat request, and the reasoning summary it asked for. The end
+ * user's ids never leave raw: `user` is hashed with the rest of chat's, and `safety_identifier`, which
+ * OpenAI's Responses API takes beside `user`, is hashed here the same way (per workspace). Providers
+ * without a place for it get it as `user` when the request has none.
+ */
+export function toChatRequest(request: ResponsesRequest, workspaceId: string): MappedRequest {
   const chat: Record<string, unknown> = { messages: chatMessages(request) };
   for (const key of shared) if (request[key] !== undefined && request[key] !== null) chat[key] = request[key];
   const user = request.user ?? request.safety_identifier;
   if (user) chat.user = user;
+  if (request.safety_identifier) chat.safety_identifier = endUser(workspaceId, request.safety_identifier);
+  if (request.include?.length) chat.include = request.include;
   if (request.max_output_tokens != null) chat.max_tokens = request.max_output_tokens;
   if (request.text?.format) chat.response_format = responseFormat(request.text.format);
   if (request.text?.verbosity) chat.verbosity = request.text.verbosity;

@@ -7,12 +7,13 @@ import { loopCompletion, runAgent } from "../../generation/agent.js";
 import { planGeneration } from "../../generation/generation.js";
 import { buildPlan, type Plan } from "../../generation/plan.js";
 import { bufferedTurn, relayTurn } from "../../generation/turns.js";
+import { hasOwnApi, wireFor } from "../../routing/attempts.js";
 import type { DeclaredTools } from "../../tools/declared.js";
 import type { JsonRequest } from "../chat/route.js";
 import { EventStream } from "../event-stream.js";
 import { responseBody, responseFrame } from "./answer.js";
 import { ResponsesEvents } from "./events.js";
-import { toChatRequest } from "./request.js";
+import { holdsImageByFileId, toChatRequest } from "./request.js";
 
 /** A streamed response: the Responses API's named events, each with its sequence number. */
 class ResponsesStream extends EventStream<ResponsesEvents> {
@@ -61,6 +62,12 @@ async function streamed(plan: Plan, request: ResponsesRequest, tools: DeclaredTo
   res.end();
 }
 
+/** Endpoints other than OpenAI's Responses API cannot take an image given by file id. */
+function imagesByFileId(chat: Record<string, unknown>) {
+  const refusal = "input_image by file_id: only OpenAI's Responses API takes an image by its file id; send image_url instead";
+  return (candidate: Candidate) => (hasOwnApi("responses", candidate.endpoint.adapter) && wireFor("responses", chat) === "responses" ? undefined : refusal);
+}
+
 /**
  * `POST /responses`: the OpenAI Responses API as OpenRouter serves it, stateless. The request is normalised to
  * a chat request and planned as every dialect is; OpenAI's own endpoints get their Responses API, others the
@@ -70,7 +77,9 @@ export const responsesRoute =
   (deps: InferenceDeps) =>
   async (req: JsonRequest, res: ServerResponse, caller: Caller): Promise<void> => {
     const request = parseInput(responsesRequest, req.body, "body");
-    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "responses", body: toChatRequest(request).chat, client: req.body });
+    const { chat } = toChatRequest(request, caller.workspaceId);
+    const cannotCarry = holdsImageByFileId(chat.messages) ? imagesByFileId(chat) : undefined;
+    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "responses", body: chat, client: req.body, ...(cannotCarry ? { cannotCarry } : {}) });
     if (plan.request.stream) await streamed(plan, request, plan.tools, res);
     else await buffered(plan, request, plan.tools, res);
   };
