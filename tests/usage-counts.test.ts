@@ -11,13 +11,17 @@ import { startTestGateway, type TestGateway } from "./support/gateway.js";
 let gw: TestGateway;
 let chat: FakeChat;
 const trillions = { prompt_tokens: 5e12, completion_tokens: 3e12, total_tokens: 8e12 };
+/** Four choices of at most 100 tokens each. */
+const fourChoices = { prompt_tokens: 10, completion_tokens: 400, total_tokens: 410 };
 
 beforeAll(async () => {
-  chat = await startFakeChat((body) => (body.model === "absurd" ? { content: "hi", usage: trillions } : { content: "ok" }));
+  chat = await startFakeChat((body) =>
+    body.model === "absurd" ? { content: "hi", usage: trillions } : body.model === "choices" ? { content: "ok", usage: fourChoices } : { content: "ok" },
+  );
   const pricing = { prompt: "0.000001", completion: "0.000002" };
   const catalog = {
     providers: [{ slug: "open", name: "Open", adapter: "openai-compatible", base_url: chat.baseUrl, requires_api_key: false }],
-    models: ["absurd", "plain"].map((id) => ({ id: `v/${id}`, name: id, context_length: 1000, endpoints: [{ provider: "open", upstream_model: id, pricing, max_completion_tokens: 100 }] })),
+    models: ["absurd", "plain", "choices"].map((id) => ({ id: `v/${id}`, name: id, context_length: 1000, endpoints: [{ provider: "open", upstream_model: id, pricing, max_completion_tokens: 100 }] })),
   };
   gw = await startTestGateway(await catalogEnv(catalog));
 });
@@ -48,5 +52,13 @@ describe("usage counts beyond what records keep", () => {
     expect(record).toMatchObject({ tokens_prompt: 2 ** 31 - 1, tokens_completion: 2 ** 31 - 1 });
     expect(record!.total_cost).toBeGreaterThan(0);
     expect(record!.total_cost).toBeLessThan(0.01);
+  });
+
+  it("holds and charges every choice a request asks for (n)", async () => {
+    const key = String((await gw.call("POST", "/keys", { body: { name: "choices" } })).body.key);
+    const res = await gw.call("POST", "/chat/completions", { key, body: { model: "v/choices", messages: [{ role: "user", content: "hello" }], max_tokens: 100, n: 4 } });
+    expect(res.status).toBe(200);
+    expect(chat.requests.at(-1)!.n).toBe(4);
+    expect((res.body.usage as { cost: number }).cost).toBeCloseTo(10 * 0.000001 + 400 * 0.000002, 12);
   });
 });

@@ -70,6 +70,13 @@ describe("worst case of an attempt", () => {
     expect(picoToDecimal(worst.amount)).toBe(picoToDecimal(BigInt(worst.promptTokens) * 1_250_000n + 100n * 3_000_000n + 10_000_000_000n));
   });
 
+  it("holds every choice the request asks for (n)", () => {
+    const one = worstCase(endpoint({ completion: "0.00001" }), { ...hello, max_tokens: 100 });
+    const four = worstCase(endpoint({ completion: "0.00001" }), { ...hello, max_tokens: 100, n: 4 });
+    expect(four.amount - four.fixed).toBe(4n * (one.amount - one.fixed));
+    expect(affordableTokens(four, 2_000_000_000n)).toBe(50); // $0.002 pays 200 tokens, 50 a choice
+  });
+
   it("says how many completion tokens what is left pays for", () => {
     const worst = worstCase(endpoint({ completion: "0.00001" }), { ...hello, max_tokens: 1000 });
     expect(affordableTokens(worst, 1_000_000_000n)).toBe(100); // $0.001 at $0.00001 a token

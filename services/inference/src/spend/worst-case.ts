@@ -70,8 +70,10 @@ export function promptTokenBound(body: Record<string, unknown>): { bytes: number
 
 export interface WorstCase {
   promptTokens: number;
-  /** The completion tokens the request may produce: its own max, else the endpoint's, else the context left. */
+  /** The completion tokens one choice may produce: the request's own max, else the endpoint's, else the context left. */
   completionTokens: number;
+  /** The choices asked for (`n`): each may produce that many tokens. */
+  choices: number;
   /** Price of one completion token at the dearest rate (reasoning may cost more). */
   completionPrice: bigint;
   /** Prompt and per-request charges, fixed once the request is sent. */
@@ -93,13 +95,14 @@ export function worstCase(endpoint: ResolvedEndpoint, body: Record<string, unkno
   const p = tierPricing(endpoint, pricedTier(body.service_tier));
   const completionPrice = dearest(p.completion, p.internal_reasoning);
   const fixed = BigInt(promptTokens) * dearest(p.prompt, p.input_cache_write, p.input_cache_write_1h) + toPico(p.request);
-  return { promptTokens, completionTokens, completionPrice, fixed, amount: fixed + BigInt(completionTokens) * completionPrice };
+  const choices = positive(body.n) ?? 1;
+  return { promptTokens, completionTokens, choices, completionPrice, fixed, amount: fixed + BigInt(completionTokens) * BigInt(choices) * completionPrice };
 }
 
-/** How many completion tokens `remaining` pays for once the fixed part is paid. */
+/** How many completion tokens a choice may have for `remaining` to pay for them all once the fixed part is paid. */
 export function affordableTokens(worst: WorstCase, remaining: bigint): number {
   const left = remaining - worst.fixed;
   if (left <= 0n || worst.completionPrice === 0n) return 0;
-  const tokens = left / worst.completionPrice;
+  const tokens = left / (worst.completionPrice * BigInt(worst.choices));
   return tokens > BigInt(worst.completionTokens) ? worst.completionTokens : Number(tokens);
 }
