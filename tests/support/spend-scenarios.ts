@@ -157,13 +157,19 @@ export async function guardrailBudgetUnderConcurrency(d: SpendDriver): Promise<v
   const before = d.upstreamCalls("cent");
   const answers = await d.burst(50, () => Promise.all(Array.from({ length: 50 }, (_, i) => chat(i % 2 ? a.key : b.key, "spend/cent"))));
   expect(answers.filter((r) => r.status === 200)).toHaveLength(5);
-  expect(answers.filter((r) => r.status === 402)).toHaveLength(45);
-  expect(answers.find((r) => r.status === 402)?.body.error?.message).toContain(`guardrail ${id}`);
+  // Refused while the budget is held (402), or once its spend is settled (403, used up until it resets).
+  const refused = answers.filter((r) => r.status === 402 || r.status === 403);
+  expect(refused).toHaveLength(45);
+  expect(refused[0]?.body.error?.message).toContain(`guardrail ${id}`);
   expect(d.upstreamCalls("cent") - before).toBe(5);
 
   const total = async () => ((await keyRecord(a.hash)).usage ?? 0) + ((await keyRecord(b.hash)).usage ?? 0);
   await eventually(async () => (await total()) >= 0.05, d.usageWithinMs);
   expect(Number((await total()).toFixed(12))).toBe(0.05);
+  // Settled, the budget is used up: a 403 until it resets.
+  const after = await chat(a.key, "spend/cent");
+  expect(after.status).toBe(403);
+  expect(after.body.error?.message).toContain(`budget of guardrail ${id} is used up`);
   await d.call("DELETE", `/guardrails/${id}`);
 }
 

@@ -23,8 +23,8 @@ export interface HoldContext {
 }
 
 /**
- * Asks identity to hold `amount` picodollars for the generation. A key whose settled spend has reached its
- * limit is refused with 403 `Key limit exceeded` here; other refusals come back for the caller to explain.
+ * Asks identity to hold `amount` picodollars for the generation. A key or guardrail budget whose settled
+ * spend has reached its limit is refused with 403 here; other refusals come back for the caller to explain.
  */
 export async function requestHold(context: HoldContext, amount: bigint, isByok = false): Promise<HoldDecision & { granted: false } | undefined> {
   let decision: HoldDecision;
@@ -43,7 +43,12 @@ export async function requestHold(context: HoldContext, amount: bigint, isByok =
   }
   // Identity counts holds (switchyard_spend_holds_total), where they are granted, settled, released and expire.
   if (decision.granted) return undefined;
+  // A used-up key limit or guardrail budget refuses every request until it resets (403), as OpenRouter's do;
+  // credits that are not enough for this request's worst case are a 402.
   if (decision.limited_by === "key" && decision.exhausted) throw new HttpError("forbidden", "Key limit exceeded");
+  if (decision.limited_by === "guardrail" && decision.exhausted) {
+    throw new HttpError("forbidden", `Guardrail budget exceeded: the budget of guardrail ${decision.guardrail_id} is used up until it resets`, { guardrail_id: decision.guardrail_id });
+  }
   return decision;
 }
 
