@@ -143,6 +143,13 @@ describe("guardrails", () => {
     expect(sdk.data.contentFilterBuiltins).toEqual([{ slug: "credit-card", label: "[CREDIT_CARD]", action: "flag" }]);
   });
 
+  it("keeps a budget to the picodollar", async () => {
+    const created = await gw.call("POST", "/guardrails", { body: { name: "fine", limit_usd: 0.123456789012, reset_interval: "daily" } });
+    expect(created.status).toBe(201);
+    expect((await gw.call("GET", `/guardrails/${String(created.body.data?.id)}`)).body.data).toMatchObject({ limit_usd: 0.123456789012 });
+    await gw.call("DELETE", `/guardrails/${String(created.body.data?.id)}`);
+  });
+
   it("rejects invalid input, non-management keys and other organizations", async () => {
     const cases: [string, string, unknown, number][] = [
       ["GET", "/guardrails/not-a-uuid", undefined, 400],

@@ -39,6 +39,12 @@ describe("credits", () => {
     expect(sdk.data).toEqual({ totalCredits: 1e9, totalUsage: 0 });
   });
 
+  it("keeps the credits to the picodollar", async () => {
+    expect((await setCredits(1000.123456789012)).status).toBe(200);
+    expect((await credits()).total_credits).toBe(1000.123456789012);
+    expect((await setCredits(null)).status).toBe(200);
+  });
+
   it("binds every key of the organization: 50 concurrent requests of two unlimited keys get exactly the credits' worth", () =>
     creditsUnderConcurrency(driver));
 

@@ -130,6 +130,13 @@ describe("PATCH /keys/{hash}", () => {
     expect(cleared.body.data?.updated_at).not.toBe(res.body.data?.updated_at);
   });
 
+  it("keeps a limit to the picodollar", async () => {
+    const { record } = await createKey({ limit: 0.123456789012 });
+    expect(record.limit).toBe(0.123456789012);
+    const res = await gw.call("PATCH", `/keys/${String(record.hash)}`, { body: { limit: 5e-12 } });
+    expect(res.body.data).toMatchObject({ limit: 5e-12, limit_remaining: 5e-12 });
+  });
+
   it("disables and re-enables a key, effective on the next request", async () => {
     const { secret, record } = await createKey();
     expect((await gw.call("GET", "/key", { key: secret })).status).toBe(200);

@@ -67,4 +67,9 @@ CREATE TABLE catalog.guardrail_keys (
 CREATE INDEX guardrail_keys_by_key ON catalog.guardrail_keys (key_hash);
 `,
   },
+  {
+    id: "002_guardrail_limit_to_the_picodollar",
+    // A budget is kept to the picodollar, as the spend it bounds is.
+    sql: "ALTER TABLE catalog.guardrails ALTER COLUMN limit_usd TYPE numeric(22, 12);",
+  },
 ];

@@ -342,4 +342,13 @@ CREATE INDEX holds_by_organization ON identity.holds (organization_id);
 DROP INDEX identity.ledger_by_key;
 `,
   },
+  {
+    id: "013_limits_to_the_picodollar",
+    sql: `
+-- Limits are kept to the picodollar, as the spend they bound is.
+ALTER TABLE identity.api_keys ALTER COLUMN spend_limit TYPE numeric(22, 12);
+ALTER TABLE identity.auth_codes ALTER COLUMN key_limit TYPE numeric(22, 12);
+ALTER TABLE identity.organizations ALTER COLUMN credit_limit TYPE numeric(22, 12);
+`,
+  },
 ];
