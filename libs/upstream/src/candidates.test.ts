@@ -76,6 +76,16 @@ describe("candidate order", () => {
     expect(providers(orderCandidates(three, { ...base, preferences: { data_collection: "deny", sort: "price" } }))).toEqual(["b", "a"]);
   });
 
+  it("counts a parameter's alias as the parameter under require_parameters", () => {
+    const require = { require_parameters: true };
+    const listed = resolved([endpoint("a", "0.000001", { supported_parameters: ["max_tokens", "reasoning"] }), endpoint("b", "0.000001", { supported_parameters: ["max_completion_tokens"] })]);
+    const asked = (requestedParameters: string[]) => orderCandidates(listed, { ...base, requestedParameters, preferences: require });
+    expect(providers(asked(["max_completion_tokens"])).sort()).toEqual(["a", "b"]);
+    expect(providers(asked(["max_tokens"])).sort()).toEqual(["a", "b"]);
+    expect(providers(asked(["reasoning_effort"]))).toEqual(["a"]);
+    expect(asked(["reasoning_effort"]).dropped).toEqual(["b: does not support reasoning_effort (provider.require_parameters)"]);
+  });
+
   it("tries resting endpoints last", () => {
     const r = orderCandidates(three, { ...base, preferences: { sort: "price" }, coolingDown: (e) => e.provider === "b" });
     expect(providers(r)).toEqual(["c", "a", "b"]);

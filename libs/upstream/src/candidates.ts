@@ -75,6 +75,16 @@ function seeded(seed: string): () => number {
   };
 }
 
+/** Parameters that are one setting under two names: an endpoint that lists either supports both. */
+const aliases: ReadonlyArray<readonly [string, string]> = [
+  ["max_completion_tokens", "max_tokens"],
+  ["reasoning_effort", "reasoning"],
+];
+
+/** Whether an endpoint's `supported_parameters` cover `parameter`, under its own name or its alias. */
+const supports = (supported: readonly string[], parameter: string): boolean =>
+  supported.includes(parameter) || aliases.some((pair) => pair.includes(parameter) && pair.some((name) => supported.includes(name)));
+
 export interface OrderOptions {
   preferences: ProviderPreferences | undefined;
   sessionId: string | undefined;
@@ -110,7 +120,7 @@ export function orderCandidates(resolved: ResolvedModel, options: OrderOptions):
     }
     if (prefs?.zdr && !e.zdr) return void dropped.push(`${e.provider}: no zero data retention (provider.zdr)`);
     if (prefs?.require_parameters) {
-      const missing = options.requestedParameters.filter((p) => !e.supported_parameters.includes(p));
+      const missing = options.requestedParameters.filter((p) => !supports(e.supported_parameters, p));
       if (missing.length) return void dropped.push(`${e.provider}: does not support ${missing.join(", ")} (provider.require_parameters)`);
     }
     return true;

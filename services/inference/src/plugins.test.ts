@@ -1,5 +1,6 @@
+import type { ChatCompletionRequest } from "@switchyard/contracts";
 import { describe, expect, it } from "vitest";
-import { compressMessages, healJson } from "./plugins.js";
+import { activePlugins, compressMessages, healJson } from "./plugins.js";
 import { dropUnsupported } from "./parameters.js";
 
 describe("response healing", () => {
@@ -37,5 +38,26 @@ describe("unsupported parameters", () => {
     expect(body).toEqual({ messages: [], temperature: 1, seed: 3, custom: true });
     expect(dropped).toEqual(["top_k"]);
     expect(dropUnsupported({ top_k: 1 }, []).dropped).toEqual([]);
+  });
+});
+
+describe("plugins and transforms", () => {
+  const request = (extra: Record<string, unknown>) => ({ messages: [{ role: "user", content: "Hi" }], stream: false, ...extra }) as ChatCompletionRequest;
+
+  it("turns context compression on for middle-out, as a plugin or a transform", () => {
+    expect(activePlugins(request({ transforms: ["middle-out"] })).contextCompression).toBe(true);
+    expect(activePlugins(request({ plugins: [{ id: "middle-out" }] })).contextCompression).toBe(true);
+    expect(activePlugins(request({ transforms: [] })).contextCompression).toBe(false);
+    expect(activePlugins(request({ transforms: null })).contextCompression).toBe(false);
+  });
+
+  it("refuses transforms it cannot apply, naming them", () => {
+    expect(() => activePlugins(request({ transforms: "middle-out" }))).toThrow(/transforms: must be an array of transform names.*known: middle-out/);
+    expect(() => activePlugins(request({ transforms: ["middle-out", "bogus", 3] }))).toThrow("transforms: unknown transform bogus, 3; known: middle-out");
+  });
+
+  it("points the web plugin to the web search server tool", () => {
+    expect(() => activePlugins(request({ plugins: [{ id: "web" }] }))).toThrow(/web plugin is not supported.*"openrouter:web_search"/);
+    expect(activePlugins(request({ plugins: [{ id: "web", enabled: false }] }))).toEqual({ responseHealing: false, contextCompression: false });
   });
 });

@@ -9,6 +9,18 @@ export interface ActivePlugins {
   contextCompression: boolean;
 }
 
+/** The `transforms` this gateway applies: middle-out, which context compression does. */
+const knownTransforms = ["middle-out"];
+
+/** `transforms` as OpenRouter takes them, an array of names; a value the gateway cannot apply is a 400 naming it. */
+function transformsOf(transforms: unknown): string[] {
+  if (transforms === undefined || transforms === null) return [];
+  if (!Array.isArray(transforms)) throw badRequest(`Invalid body: transforms: must be an array of transform names, e.g. ["middle-out"]; known: ${knownTransforms.join(", ")}`);
+  const unknown = transforms.filter((t) => typeof t !== "string" || !knownTransforms.includes(t));
+  if (unknown.length) throw badRequest(`Invalid body: transforms: unknown transform ${unknown.map(String).join(", ")}; known: ${knownTransforms.join(", ")}`);
+  return transforms as string[];
+}
+
 /** Plugin ids this gateway knows; anything else is a 400 rather than silently ignored. */
 export function activePlugins(request: ChatCompletionRequest): ActivePlugins {
   const active: ActivePlugins = { responseHealing: false, contextCompression: false };
@@ -16,10 +28,13 @@ export function activePlugins(request: ChatCompletionRequest): ActivePlugins {
     if (plugin.enabled === false) continue;
     if (plugin.id === "response-healing") active.responseHealing = true;
     else if (plugin.id === "context-compression" || plugin.id === "middle-out") active.contextCompression = true;
-    else if (plugin.id === "web") throw badRequest("Invalid body: plugins: web search needs a search backend, and none is configured");
-    else throw badRequest(`Invalid body: plugins: unknown plugin id ${plugin.id}; known: response-healing, context-compression`);
+    else if (plugin.id === "web") {
+      throw badRequest(
+        'Invalid body: plugins: the web plugin is not supported; for web search, add the server tool {"type": "openrouter:web_search"} to tools (it searches on the operator\'s backend, WEB_SEARCH_URL)',
+      );
+    } else throw badRequest(`Invalid body: plugins: unknown plugin id ${plugin.id}; known: response-healing, context-compression`);
   }
-  if (Array.isArray(request.transforms) && request.transforms.includes("middle-out")) active.contextCompression = true;
+  if (transformsOf(request.transforms).includes("middle-out")) active.contextCompression = true;
   return active;
 }
 

@@ -1,5 +1,6 @@
-import { endUser } from "@switchyard/upstream";
 import type { ChatCompletionRequest } from "@switchyard/contracts";
+import { badRequest } from "@switchyard/runtime";
+import { endUser, sortOf } from "@switchyard/upstream";
 
 /** Fields that steer the gateway itself and mean nothing (or something else) to a provider. */
 const gatewayOnly = new Set([
@@ -25,6 +26,25 @@ const gatewayOnly = new Set([
 ]);
 
 /**
+ * The request's provider preferences with the deprecated `route` applied, as the spec maps it: `fallback`
+ * is `provider.sort`'s partition `model` (the default), `sort` is partition `none` (the endpoints of every
+ * model sorted as one list). A partition given beside it must agree with it.
+ */
+export function routedPreferences(request: ChatCompletionRequest): ChatCompletionRequest["provider"] {
+  const preferences = request.provider;
+  if (!request.route) return preferences;
+  const partition = request.route === "sort" ? "none" : "model";
+  const sort = preferences?.sort;
+  const given = typeof sort === "object" && sort !== null ? sort.partition : undefined;
+  if (given !== undefined && given !== partition) {
+    throw badRequest(`Invalid body: route: ${request.route} (partition ${partition}) conflicts with provider.sort.partition ${given}; send one of them`);
+  }
+  const by = sortOf(preferences ?? undefined);
+  if (partition === "model" || given !== undefined || (by !== "price" && by !== "latency" && by !== "throughput")) return preferences;
+  return { ...preferences, sort: { by, partition } };
+}
+
+/**
  * The body sent upstream: the caller's parameters, unknown ones included, without the gateway's own.
  * The end-user id never leaves raw: providers see a per-workspace hash of it.
  */
@@ -43,7 +63,7 @@ export function upstreamBody(request: ChatCompletionRequest, workspaceId: string
   return body;
 }
 
-/** The request's parameters that an endpoint must support under `provider.require_parameters`. */
+/** The request's parameters that an endpoint must support under `provider.require_parameters`; null asks for the default. */
 export function requestedParameters(request: ChatCompletionRequest): string[] {
-  return Object.keys(request).filter((name) => !gatewayOnly.has(name) && name !== "messages" && request[name] !== undefined);
+  return Object.keys(request).filter((name) => !gatewayOnly.has(name) && name !== "messages" && request[name] !== undefined && request[name] !== null);
 }

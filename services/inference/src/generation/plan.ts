@@ -8,7 +8,7 @@ import type { InferenceDeps } from "../deps.js";
 import type { Attribution } from "../generations/store.js";
 import { activePlugins, type ActivePlugins } from "../plugins.js";
 import { attributionOf, withPreset } from "../request-context.js";
-import { requestedParameters, upstreamBody } from "../request-body.js";
+import { requestedParameters, routedPreferences, upstreamBody } from "../request-body.js";
 import { declaredTools, type DeclaredTools } from "../tools/declared.js";
 import { carriedBy, modelResolver, resolveModels } from "./resolution.js";
 import { unpricedTier } from "../spend/service-tier.js";
@@ -101,7 +101,8 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   if (request.debug?.echo_upstream_body && !request.stream) throw badRequest("Invalid body: debug.echo_upstream_body: only available with stream: true");
   const sessionId = request.session_id ?? headerOf(headers, sessionIdHeader);
 
-  const resolution = await resolveModels(deps, models, { modality: "text", preferences: request.provider ?? undefined, sessionId, requestedParameters: requestedParameters(request) }, resolve);
+  const preferences = routedPreferences(request) ?? undefined;
+  const resolution = await resolveModels(deps, models, { modality: "text", preferences, sessionId, requestedParameters: requestedParameters(request) }, resolve);
   // A tier priced apart goes only to endpoints that price it: its charge must be what the provider bills.
   const own = input.cannotCarry;
   const carried = carriedBy(resolution, (c) => unpricedTier(c.endpoint, request.service_tier) ?? own?.(c));

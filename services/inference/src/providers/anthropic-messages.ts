@@ -99,17 +99,29 @@ function limitBreakpoints(tools: Json[], system: Block[], messages: Message[]): 
   for (const b of marked.slice(0, Math.max(0, marked.length - maxCacheBreakpoints))) delete b.cache_control;
 }
 
+/** Anthropic's least thinking budget; a budget must also stay below the request's `max_tokens`. */
+const leastThinkingBudget = 1024;
+
+/**
+ * Thinking from the reasoning options: none for `enabled: false`, effort `none` or a budget of 0; else the
+ * budget asked (`reasoning.max_tokens`) or the effort's share of `max_tokens`, raised to Anthropic's least.
+ * A budget Anthropic cannot take is refused before it is called, saying what it requires.
+ */
 function thinking(body: Json, maxTokens: number): Json | undefined {
   const reasoning = isObject(body.reasoning) ? body.reasoning : {};
   const effort = text(body.reasoning_effort) || text(reasoning.effort);
-  if (effort === "none" || reasoning.enabled === false) return undefined;
-  let budget: number | undefined;
-  if (typeof reasoning.max_tokens === "number") budget = reasoning.max_tokens;
-  else if (effort) budget = Math.floor(maxTokens * (effortShare[effort] ?? 0.5));
-  else if (reasoning.enabled === true) budget = Math.floor(maxTokens * 0.5);
-  if (budget === undefined) return undefined;
-  // Anthropic's floor is 1024 thinking tokens, and thinking must leave room for the answer.
-  return { type: "enabled", budget_tokens: Math.max(1024, Math.min(budget, maxTokens - 1)) };
+  if (effort === "none" || reasoning.enabled === false || reasoning.max_tokens === 0) return undefined;
+  const asked = typeof reasoning.max_tokens === "number" ? reasoning.max_tokens : undefined;
+  if (asked === undefined && !effort && reasoning.enabled !== true) return undefined;
+  if (asked !== undefined && asked < leastThinkingBudget) {
+    refuse(`reasoning.max_tokens must be 0 (no thinking) or at least ${leastThinkingBudget}: Anthropic's thinking budget is at least ${leastThinkingBudget} tokens`);
+  }
+  if (asked === undefined && maxTokens <= leastThinkingBudget) {
+    refuse(`thinking needs max_tokens above ${leastThinkingBudget} (${maxTokens} given): Anthropic's thinking budget is at least ${leastThinkingBudget} tokens and below max_tokens; raise max_tokens or turn reasoning off`);
+  }
+  const budget = asked ?? Math.max(leastThinkingBudget, Math.floor(maxTokens * (effortShare[effort] ?? 0.5)));
+  if (budget >= maxTokens) refuse(`reasoning.max_tokens (${budget}) must be below max_tokens (${maxTokens}): Anthropic's thinking budget is part of the output`);
+  return { type: "enabled", budget_tokens: budget };
 }
 
 function toolChoice(choice: unknown, parallel: unknown): Json | undefined {

@@ -2,6 +2,7 @@ import { extended } from "@switchyard/runtime";
 import { z } from "zod";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { PartBatch, StreamPart } from "../generation/parts.js";
+import { isObject, text } from "../json.js";
 import { chatChoice, chatDeltaParts } from "./chat-parts.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
@@ -54,38 +55,94 @@ function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boo
   ];
 }
 
-/** OpenAI's Chat Completions wire format, spoken by OpenAI and most other servers. */
-export const openAiCompatible: ChatProvider = {
-  async complete(body, target, signal) {
-    const parsed = completion.safeParse(await postJsonAnswer(...call(body, target, false), signal));
-    if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a chat completion`, 502, true);
-    const c = parsed.data;
-    return {
-      id: c.id ?? null,
-      choices: c.choices.map(chatChoice),
-      usage: toUsage(c.usage),
-      systemFingerprint: c.system_fingerprint ?? null,
-      serviceTier: c.service_tier ?? null,
-    };
-  },
-  async stream(body, target, signal) {
-    const res = await postJson(...call(body, target, true), signal);
-    const stream = res.body;
-    return (async function* (): AsyncGenerator<PartBatch> {
-      const started = new Set<string>();
-      for await (const data of sseData(stream)) {
-        const parsed = completion.safeParse(JSON.parse(data));
-        if (!parsed.success) throw new UpstreamError(`${target.provider} sent a chunk that does not parse`, 502, false);
-        const c = parsed.data;
-        // The provider's own in-band failure: the stream failed mid-way, whatever its last chunk said.
-        if (c.error) throw new UpstreamError(`${target.provider}: ${c.error.message ?? "error mid-stream"}`, typeof c.error.code === "number" ? c.error.code : 502, false);
-        const parts: StreamPart[] = [];
-        if (c.system_fingerprint || c.service_tier) parts.push({ type: "metadata", systemFingerprint: c.system_fingerprint ?? null, serviceTier: c.service_tier ?? null });
-        for (const [i, choice] of c.choices.entries()) parts.push(...chatDeltaParts(choice, i, started));
-        const used = toUsage(c.usage);
-        if (used) parts.push({ type: "usage", usage: used });
-        if (parts.length) yield parts;
-      }
-    })();
-  },
+/** The `reasoning_effort` values OpenAI's Chat Completions take (each model takes some of them). */
+const openAiEfforts = ["none", "minimal", "low", "medium", "high", "xhigh"];
+
+/**
+ * The share of the output limit each effort gives to reasoning, as OpenRouter documents it: a reasoning
+ * budget in tokens asks for the effort of the nearest share. `xhigh` is not among them, as fewer models take it.
+ */
+const effortShares: ReadonlyArray<readonly [string, number]> = [
+  ["minimal", 0.1],
+  ["low", 0.2],
+  ["medium", 0.5],
+  ["high", 0.8],
+];
+
+const refuse = (message: string): never => {
+  throw new UpstreamError(`openai: ${message}`, 400, false);
 };
+
+/** The effort OpenAI gets for the reasoning options; none when they ask for none in particular. */
+function openAiEffort(body: Record<string, unknown>, outputLimit: number | null): string | undefined {
+  const reasoning = isObject(body.reasoning) ? body.reasoning : {};
+  if (reasoning.enabled === false || reasoning.max_tokens === 0) return "none";
+  const effort = text(body.reasoning_effort) || text(reasoning.effort);
+  if (effort) return openAiEfforts.includes(effort) ? effort : refuse(`reasoning effort "${effort}" is not one OpenAI takes; use one of ${openAiEfforts.join(", ")}`);
+  const budget = reasoning.max_tokens;
+  if (typeof budget !== "number") return undefined;
+  if (!outputLimit) return refuse("reasoning.max_tokens is weighed against the output limit, and this endpoint has none: set max_completion_tokens or use reasoning.effort");
+  const share = budget / outputLimit;
+  return effortShares.reduce((best, next) => (Math.abs(next[1] - share) < Math.abs(best[1] - share) ? next : best))[0];
+}
+
+/**
+ * The body OpenAI's own Chat Completions take: the output limit as `max_completion_tokens` (reasoning models
+ * refuse `max_tokens`, and every current chat model takes the former), and the reasoning options as
+ * `reasoning_effort` alone (OpenAI refuses the `reasoning` object).
+ */
+export function openAiBody(body: Record<string, unknown>, endpointMaxTokens: number | null): Record<string, unknown> {
+  const out = { ...body };
+  delete out.max_tokens;
+  delete out.reasoning;
+  delete out.reasoning_effort;
+  const limit = body.max_completion_tokens ?? body.max_tokens;
+  if (typeof limit === "number") out.max_completion_tokens = limit;
+  const effort = openAiEffort(body, typeof limit === "number" ? limit : endpointMaxTokens);
+  if (effort) out.reasoning_effort = effort;
+  return out;
+}
+
+/** A wire format of Chat Completions, given how it makes its body of the gateway's. */
+function chatCompletions(shape: (body: Record<string, unknown>, target: UpstreamTarget) => Record<string, unknown>): ChatProvider {
+  return {
+    async complete(body, target, signal) {
+      const parsed = completion.safeParse(await postJsonAnswer(...call(shape(body, target), target, false), signal));
+      if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a chat completion`, 502, true);
+      const c = parsed.data;
+      return {
+        id: c.id ?? null,
+        choices: c.choices.map(chatChoice),
+        usage: toUsage(c.usage),
+        systemFingerprint: c.system_fingerprint ?? null,
+        serviceTier: c.service_tier ?? null,
+      };
+    },
+    async stream(body, target, signal) {
+      const res = await postJson(...call(shape(body, target), target, true), signal);
+      const stream = res.body;
+      return (async function* (): AsyncGenerator<PartBatch> {
+        const started = new Set<string>();
+        for await (const data of sseData(stream)) {
+          const parsed = completion.safeParse(JSON.parse(data));
+          if (!parsed.success) throw new UpstreamError(`${target.provider} sent a chunk that does not parse`, 502, false);
+          const c = parsed.data;
+          // The provider's own in-band failure: the stream failed mid-way, whatever its last chunk said.
+          if (c.error) throw new UpstreamError(`${target.provider}: ${c.error.message ?? "error mid-stream"}`, typeof c.error.code === "number" ? c.error.code : 502, false);
+          const parts: StreamPart[] = [];
+          if (c.system_fingerprint || c.service_tier) parts.push({ type: "metadata", systemFingerprint: c.system_fingerprint ?? null, serviceTier: c.service_tier ?? null });
+          for (const [i, choice] of c.choices.entries()) parts.push(...chatDeltaParts(choice, i, started));
+          const used = toUsage(c.usage);
+          if (used) parts.push({ type: "usage", usage: used });
+          if (parts.length) yield parts;
+        }
+      })();
+    },
+  };
+}
+
+/** OpenAI's Chat Completions wire format as other servers speak it (OpenRouter-style, vLLM…): the body as the gateway has it. */
+export const openAiCompatible: ChatProvider = chatCompletions((body) => body);
+
+/** OpenAI's own Chat Completions: the body in the parameters OpenAI takes (`openAiBody`). */
+export const openAi: ChatProvider = chatCompletions((body, target) => openAiBody(body, target.maxCompletionTokens));

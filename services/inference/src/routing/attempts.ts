@@ -1,7 +1,7 @@
 import { firstAccepting as tryInOrder, type Attempt, type AttemptContext, type AttemptSignal, type Candidate, type UpstreamTarget } from "@switchyard/upstream";
 import { anthropic, anthropicMessages } from "../providers/anthropic.js";
 import { google } from "../providers/google.js";
-import { openAiCompatible } from "../providers/openai-compatible.js";
+import { openAi, openAiCompatible } from "../providers/openai-compatible.js";
 import { openAiResponses } from "../providers/openai-responses.js";
 import { openAiText } from "../providers/openai-text.js";
 import type { ChatProvider } from "../providers/types.js";
@@ -16,7 +16,7 @@ import type { Dialect } from "../generation/plan.js";
  */
 export type Wire = "chat" | "responses" | "text" | "messages";
 
-const chat: Record<string, ChatProvider> = { openai: openAiCompatible, "openai-compatible": openAiCompatible, anthropic, google };
+const chat: Record<string, ChatProvider> = { openai: openAi, "openai-compatible": openAiCompatible, anthropic, google };
 
 const byWire: Record<Wire, Record<string, ChatProvider>> = {
   chat,

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { messagesRequest } from "./anthropic-messages.js";
+
+const messages = [{ role: "user", content: "Hi" }];
+const request = (body: Record<string, unknown>, endpointMaxTokens: number | null = 64_000) => messagesRequest({ messages, ...body }, "claude", endpointMaxTokens);
+const thinkingOf = (body: Record<string, unknown>, endpointMaxTokens?: number | null) => request(body, endpointMaxTokens).thinking;
+
+describe("Anthropic's thinking budget", () => {
+  it("is the budget asked, or the effort's share of max_tokens raised to 1024", () => {
+    expect(thinkingOf({ max_tokens: 4000, reasoning: { max_tokens: 2000 } })).toEqual({ type: "enabled", budget_tokens: 2000 });
+    expect(thinkingOf({ max_tokens: 4000, reasoning: { effort: "high" } })).toEqual({ type: "enabled", budget_tokens: 3200 });
+    expect(thinkingOf({ max_completion_tokens: 4000, reasoning_effort: "medium" })).toEqual({ type: "enabled", budget_tokens: 2000 });
+    expect(thinkingOf({ max_tokens: 2000, reasoning: { effort: "minimal" } })).toEqual({ type: "enabled", budget_tokens: 1024 });
+    expect(thinkingOf({ max_tokens: 1025, reasoning: { enabled: true } })).toEqual({ type: "enabled", budget_tokens: 1024 });
+    // Without max_tokens, the endpoint's output limit is the whole.
+    expect(thinkingOf({ reasoning: { effort: "low" } }, 10_000)).toEqual({ type: "enabled", budget_tokens: 2000 });
+  });
+
+  it("is off for a budget of 0, enabled: false, effort none, or no reasoning asked", () => {
+    expect(thinkingOf({ max_tokens: 4000, reasoning: { max_tokens: 0 } })).toBeUndefined();
+    expect(thinkingOf({ max_tokens: 4000, reasoning: { enabled: false, max_tokens: 2000 } })).toBeUndefined();
+    expect(thinkingOf({ max_tokens: 4000, reasoning_effort: "none" })).toBeUndefined();
+    expect(thinkingOf({ max_tokens: 4000, reasoning: { exclude: true } })).toBeUndefined();
+    // Without thinking, sampling goes as asked.
+    expect(request({ max_tokens: 4000, temperature: 0.5, reasoning: { max_tokens: 0 } }).temperature).toBe(0.5);
+  });
+
+  it("refuses a budget Anthropic cannot take, saying what it requires", () => {
+    expect(() => thinkingOf({ max_tokens: 500, reasoning: { effort: "high" } })).toThrow(/thinking needs max_tokens above 1024 \(500 given\)/);
+    expect(() => thinkingOf({ max_tokens: 1024, reasoning: { max_tokens: 1024 } })).toThrow("reasoning.max_tokens (1024) must be below max_tokens (1024)");
+    expect(() => thinkingOf({ max_tokens: 4000, reasoning: { max_tokens: 500 } })).toThrow(/must be 0 \(no thinking\) or at least 1024/);
+    expect(() => thinkingOf({ reasoning: { max_tokens: 8000 } }, 4096)).toThrow("reasoning.max_tokens (8000) must be below max_tokens (4096)");
+  });
+});
