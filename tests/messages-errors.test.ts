@@ -70,8 +70,9 @@ describe("errors on /messages, in Anthropic's shape and the SDK's classes", () =
 
   it("passes an upstream 529 on as Anthropic's overloaded_error, buffered and streamed", async () => {
     const params = { model: "anthropic/overloaded", max_tokens: 10, messages: hi };
-    for (const call of [client.messages.create(params), client.messages.stream(params).finalMessage()]) {
-      const error = await thrown(call);
+    // One call at a time: a second call started beside the first would reject before it is awaited.
+    for (const call of [() => client.messages.create(params), () => client.messages.stream(params).finalMessage()]) {
+      const error = await thrown(call());
       expect(error).toBeInstanceOf(Anthropic.OverloadedError);
       expect(error).toMatchObject({ status: 529, type: "overloaded_error" });
     }

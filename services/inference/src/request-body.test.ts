@@ -1,32 +1,33 @@
 import type { ChatCompletionRequest } from "@switchyard/contracts";
 import { describe, expect, it } from "vitest";
-import { requestedParameters, upstreamBody } from "./request-body.js";
+import { requestedParameters, routedPreferences, upstreamBody } from "./request-body.js";
 
 const request = (extra: Record<string, unknown>) => ({ messages: [{ role: "user", content: "Hi" }], stream: false, ...extra }) as ChatCompletionRequest;
 const two = { model: "a/one", models: ["a/two"] };
 
 describe("route", () => {
-  it("is refused where sorting every model as one list would change the order", () => {
-    for (const sort of ["price", { by: "latency" }]) {
-      expect(() => upstreamBody(request({ ...two, provider: { sort }, route: "sort" }), "ws")).toThrow(/route: sort is not applied; send provider.sort as \{"by": "(price|latency)", "partition": "none"\}/);
-    }
+  it("sorts the endpoints of every model as one list for sort, as provider.sort's partition none", () => {
+    expect(routedPreferences(request({ ...two, provider: { sort: "price" }, route: "sort" }))).toEqual({ sort: { by: "price", partition: "none" } });
+    expect(routedPreferences(request({ ...two, provider: { sort: { by: "latency" } }, route: "sort" }))).toEqual({ sort: { by: "latency", partition: "none" } });
   });
 
-  it("is accepted where it changes nothing, and never sent upstream", () => {
-    const accepted = [
+  it("leaves the preferences as they are where it changes nothing, and is never sent upstream", () => {
+    const unchanged = [
       { ...two, provider: { sort: "price" }, route: "fallback" },
       { ...two, route: "sort" },
-      { model: "a/one", provider: { sort: "price" }, route: "sort" },
       { ...two, provider: { sort: "exacto" }, route: "sort" },
       { ...two, provider: { sort: { by: "price", partition: "none" } }, route: "sort" },
       { ...two, provider: { sort: { by: "price", partition: "model" } }, route: "fallback" },
       { ...two, provider: { sort: "price" }, route: null },
     ];
-    for (const extra of accepted) expect(upstreamBody(request(extra), "ws")).not.toHaveProperty("route");
+    for (const extra of unchanged) {
+      expect(routedPreferences(request(extra))).toEqual(extra.provider);
+      expect(upstreamBody(request(extra), "ws")).not.toHaveProperty("route");
+    }
   });
 
   it("must agree with a partition given beside it", () => {
-    expect(() => upstreamBody(request({ ...two, provider: { sort: { by: "price", partition: "model" } }, route: "sort" }), "ws")).toThrow(
+    expect(() => routedPreferences(request({ ...two, provider: { sort: { by: "price", partition: "model" } }, route: "sort" }))).toThrow(
       "route: sort (partition none) conflicts with provider.sort.partition model",
     );
   });
