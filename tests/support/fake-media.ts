@@ -59,7 +59,7 @@ async function parse(req: IncomingMessage, raw: Buffer): Promise<Pick<MediaReque
 const modelOf = (path: string, fields: Record<string, unknown>) =>
   String(fields.model ?? new URL(path, "http://fake").searchParams.get("model") ?? /\/models\/([^:/]+):/.exec(path)?.[1] ?? "");
 
-/** Tokens `over-usage` reports for any audio: far more than its length allows (`absurd-usage`: five trillion of each). */
+/** Tokens `over-usage` reports for all audio: far more than its length allows (`absurd-usage`: five trillion of each). */
 export const overTranscription = { input_tokens: 1_000_000, output_tokens: 500_000 };
 
 function transcription(path: string, fields: Record<string, unknown>, audio: number, seconds: number, behavior: MediaBehavior) {

@@ -9,7 +9,7 @@ import type { Candidate } from "./candidates.js";
 export const providerResponses = (attempts: readonly Attempt[]) =>
   attempts.map((a) => ({ status: a.status, provider_name: a.provider, model_permaslug: a.model, latency: a.latencyMs }));
 
-/** Headers a generation keeps are cut to this many characters: they describe the caller, they are not its data. */
+/** Headers a generation keeps are cut to this length: they describe the caller, they are not its data. */
 const headerChars = 1000;
 
 /** A header's value as a record keeps it: its first non-empty name of `names`, cut to `headerChars`; else null. */

@@ -72,7 +72,7 @@ export interface WorstCase {
   promptTokens: number;
   /** The completion tokens one choice may produce: the request's own max, else the endpoint's, else the context left. */
   completionTokens: number;
-  /** The choices asked for (`n`): each may produce that many tokens. */
+  /** The choices asked for (`n`): each may produce `completionTokens`. */
   choices: number;
   /** Price of one completion token at the dearest rate (reasoning may cost more). */
   completionPrice: bigint;
@@ -99,7 +99,7 @@ export function worstCase(endpoint: ResolvedEndpoint, body: Record<string, unkno
   return { promptTokens, completionTokens, choices, completionPrice, fixed, amount: fixed + BigInt(completionTokens) * BigInt(choices) * completionPrice };
 }
 
-/** How many completion tokens a choice may have for `remaining` to pay for them all once the fixed part is paid. */
+/** The completion tokens a choice may have for `remaining` to pay for every choice once the fixed part is paid. */
 export function affordableTokens(worst: WorstCase, remaining: bigint): number {
   const left = remaining - worst.fixed;
   if (left <= 0n || worst.completionPrice === 0n) return 0;

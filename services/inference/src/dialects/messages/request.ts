@@ -70,7 +70,7 @@ class Mapper {
 
   /**
    * Notes what only Anthropic reads. The block stands in the chat form as its JSON text, so that the spend
-   * hold counts it and the guardrails' filters read it; that form is then never sent anywhere. A document's
+   * hold counts it and the guardrails' filters read it; that form is then never sent on. A document's
    * stand-in says so (`type: "document"` in `held_as`), so that the hold takes it at the model's context.
    */
   only(where: string, what: string, block: unknown): Json {

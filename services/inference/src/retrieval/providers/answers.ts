@@ -31,7 +31,7 @@ export const count = z.number().min(0).max(countCeiling).transform(Math.ceil).nu
 
 /**
  * Checks the vectors of an answer against the call: one per input, all of one size, and that size
- * `dimensions` when the caller asked for that many (a server that ignores `dimensions` must not pass off
+ * `dimensions` when the caller asked for that number (a server that ignores `dimensions` must not pass off
  * another size).
  */
 export function checkVectors(target: UpstreamTarget, vectors: Vector[], inputs: number, dimensions: number | undefined): Vector[] {
