@@ -21,7 +21,7 @@ describe("route", () => {
       { ...two, provider: { sort: "price" }, route: null },
     ];
     for (const extra of unchanged) {
-      expect(routedPreferences(request(extra))).toEqual(extra.provider);
+      expect(routedPreferences(request(extra))).toEqual((extra as { provider?: unknown }).provider);
       expect(upstreamBody(request(extra), "ws")).not.toHaveProperty("route");
     }
   });
