@@ -108,6 +108,15 @@ describe("the output limit on OpenAI's own Chat Completions", () => {
   });
 });
 
+describe("the end user's ids", () => {
+  it("reach the provider only as the workspace's hash, safety_identifier as user is", async () => {
+    expect((await chat({ model: "openai/gpt-4o", messages: user, user: "alice", safety_identifier: "alice" })).status).toBe(200);
+    const sent = up.last().body;
+    expect(sent.safety_identifier).toBe(sent.user);
+    expect(JSON.stringify(sent)).not.toContain("alice");
+  });
+});
+
 describe("Anthropic's thinking budget", () => {
   const claude = "anthropic/claude-sonnet-4.5";
 

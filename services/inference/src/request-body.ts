@@ -46,7 +46,7 @@ export function routedPreferences(request: ChatCompletionRequest): ChatCompletio
 
 /**
  * The body sent upstream: the caller's parameters, unknown ones included, without the gateway's own.
- * The end-user id never leaves raw: providers see a per-workspace hash of it.
+ * The end-user ids (`user`, `safety_identifier`) never leave raw: providers see a per-workspace hash.
  */
 export function upstreamBody(request: ChatCompletionRequest, workspaceId: string, systemPrompt?: string) {
   const body: Record<string, unknown> = {};
@@ -56,6 +56,8 @@ export function upstreamBody(request: ChatCompletionRequest, workspaceId: string
   // `fast` is the spec's alias of `priority`; providers know only the latter.
   if (body.service_tier === "fast") body.service_tier = "priority";
   if (typeof request.user === "string") body.user = endUser(workspaceId, request.user);
+  // OpenAI's successor of `user` names the end user too, and leaves as the same per-workspace hash.
+  if (typeof body.safety_identifier === "string") body.safety_identifier = endUser(workspaceId, body.safety_identifier);
   if (typeof body.reasoning_effort !== "string" && typeof request.reasoning?.effort === "string") body.reasoning_effort = request.reasoning.effort;
   if (systemPrompt && Array.isArray(body.messages) && !body.messages.some((m) => (m as { role?: string }).role === "system")) {
     body.messages = [{ role: "system", content: systemPrompt }, ...body.messages];

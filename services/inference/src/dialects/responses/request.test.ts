@@ -1,11 +1,10 @@
 import { chatCompletionRequest, responsesRequest, type ResponsesRequestInput } from "@switchyard/contracts";
-import { endUser } from "@switchyard/upstream";
 import { describe, expect, it } from "vitest";
 import { toChatRequest } from "./request.js";
 
 /** The request as the route parses it, mapped, and checked to be a chat request the gateway takes. */
 function mapped(body: Partial<ResponsesRequestInput>) {
-  const result = toChatRequest(responsesRequest.parse({ model: "openai/gpt-4o", ...body }), "ws_1");
+  const result = toChatRequest(responsesRequest.parse({ model: "openai/gpt-4o", ...body }));
   const parsed = chatCompletionRequest.safeParse(result.chat);
   expect(parsed.error).toBeUndefined();
   return result;
@@ -183,7 +182,7 @@ describe("toChatRequest", () => {
       parallel_tool_calls: false,
       metadata: { team: "a" },
       user: "end-user-1",
-      safety_identifier: endUser("ws_1", "end-user-1"),
+      safety_identifier: "end-user-1",
       provider: { sort: "price" },
       plugins: [{ id: "web" }],
       session_id: "s1",

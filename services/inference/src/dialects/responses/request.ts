@@ -8,7 +8,6 @@ import {
   type ResponsesTextFormat,
   type ResponsesToolChoice,
 } from "@switchyard/contracts";
-import { endUser } from "@switchyard/upstream";
 import { anthropicFormat, openAiFormat, unseal } from "./reasoning.js";
 
 type Message = Record<string, unknown>;
@@ -248,16 +247,16 @@ const shared = [
 
 /**
  * The Responses request as the normalised chat request, and the reasoning summary it asked for. The end
- * user's ids never leave raw: `user` is hashed with the rest of chat's, and `safety_identifier`, which
- * OpenAI's Responses API takes beside `user`, is hashed here the same way (per workspace). Providers
- * without a place for it get it as `user` when the request has none.
+ * user's ids never leave raw: `user` and `safety_identifier`, which OpenAI's Responses API takes beside
+ * `user`, are hashed with the rest of chat's (per workspace). Providers without a place for the latter get
+ * it as `user` when the request has none.
  */
-export function toChatRequest(request: ResponsesRequest, workspaceId: string): MappedRequest {
+export function toChatRequest(request: ResponsesRequest): MappedRequest {
   const chat: Record<string, unknown> = { messages: chatMessages(request) };
   for (const key of shared) if (request[key] !== undefined && request[key] !== null) chat[key] = request[key];
   const user = request.user ?? request.safety_identifier;
   if (user) chat.user = user;
-  if (request.safety_identifier) chat.safety_identifier = endUser(workspaceId, request.safety_identifier);
+  if (request.safety_identifier) chat.safety_identifier = request.safety_identifier;
   if (request.include?.length) chat.include = request.include;
   if (request.max_output_tokens != null) chat.max_tokens = request.max_output_tokens;
   if (request.text?.format) chat.response_format = responseFormat(request.text.format);

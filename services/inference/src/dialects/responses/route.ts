@@ -77,7 +77,7 @@ export const responsesRoute =
   (deps: InferenceDeps) =>
   async (req: JsonRequest, res: ServerResponse, caller: Caller): Promise<void> => {
     const request = parseInput(responsesRequest, req.body, "body");
-    const { chat } = toChatRequest(request, caller.workspaceId);
+    const { chat } = toChatRequest(request);
     const cannotCarry = holdsImageByFileId(chat.messages) ? imagesByFileId(chat) : undefined;
     const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "responses", body: chat, client: req.body, ...(cannotCarry ? { cannotCarry } : {}) });
     if (plan.request.stream) await streamed(plan, request, plan.tools, res);
