@@ -59,7 +59,8 @@ describe.skipIf(why !== undefined && !testEnv.ci)("a container's own limits", ()
     const started = Date.now();
     const result = await runner.run(box, "bomb() { bomb | bomb & }; bomb; sleep 30", { ...loose, timeoutMs: 2000 });
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(result.timed_out).toBe(true);
+    // The command ends at its timeout, or sooner when the limit leaves the shell no process for `sleep`.
+    expect(result.timed_out || result.exit_code !== 0).toBe(true);
     expect(result.error).toMatch(/limit of 24 processes/);
     expect((await runner.run(box, "echo alive", loose)).stdout).toBe("alive\n");
   });
