@@ -1,66 +1,39 @@
-import { join } from "node:path";
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { ResponseInputItem, ResponseOutputItem } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogEnv } from "./support/catalog-fixture.js";
-import { startFakeResponses, type FakeResponses } from "./support/fake-responses.js";
-import { startTestGateway, type TestGateway } from "./support/gateway.js";
-import { startReplayProvider, type Answer, type ReplayProvider } from "./support/replay-provider.js";
+import type { FakeResponses } from "./support/fake-responses.js";
 import { collect } from "./support/responses-events.js";
+import { startResponsesGateway, type ResponsesFixture } from "./support/responses-fixture.js";
 
 /**
  * Reasoning sent back the way Codex sends it: a reasoning item keeps only `type`, `summary`, `content` and
  * `encrypted_content`, so whatever a provider needs to continue must travel in `encrypted_content`, and
  * each provider gets only the reasoning of its own kind.
  */
-let gw: TestGateway;
+let fx: ResponsesFixture;
 let responses: FakeResponses;
-let claude: ReplayProvider;
-let gemini: ReplayProvider;
 let openai: OpenAI;
 
-const anthropicAnswers: Record<string, Answer> = { text: { file: "message.json" }, tools: { file: "tool-use.json" } };
-const anthropicStreams: Record<string, Answer> = { text: { file: "stream.sse" }, tools: { file: "tool-stream.sse" } };
-const googleAnswers: Record<string, Answer> = { text: { file: "generate.json" }, tools: { file: "tools.json" } };
-const googleStreams: Record<string, Answer> = { text: { file: "stream.sse" }, tools: { file: "tools-stream.sse" } };
-const pricing = { prompt: "0.000002", completion: "0.000008" };
-const model = (id: string, provider: string, upstream: string) => ({
-  id,
-  name: id,
-  context_length: 200000,
-  endpoints: [{ provider, upstream_model: upstream, pricing, max_completion_tokens: 8192 }],
-});
+const replies = {
+  claude: { buffered: { text: { file: "message.json" }, tools: { file: "tool-use.json" } }, streamed: { text: { file: "stream.sse" }, tools: { file: "tool-stream.sse" } } },
+  gemini: { buffered: { text: { file: "generate.json" }, tools: { file: "tools.json" } }, streamed: { text: { file: "stream.sse" }, tools: { file: "tools-stream.sse" } } },
+};
 
 beforeAll(async () => {
-  responses = await startFakeResponses();
-  const fixtures = join(import.meta.dirname, "fixtures");
-  claude = await startReplayProvider(join(fixtures, "anthropic"), (req) => (req.body.stream ? anthropicStreams : anthropicAnswers)[String(req.body.model)]!);
-  gemini = await startReplayProvider(join(fixtures, "google"), (req) => {
-    const [, name, method] = /\/models\/([^:]+):(\w+)/.exec(req.path) ?? [];
-    return (method === "streamGenerateContent" ? googleStreams : googleAnswers)[name ?? ""]!;
-  });
-  const catalog = {
-    providers: [
-      { slug: "openai", name: "OpenAI", adapter: "openai", base_url: responses.baseUrl, requires_api_key: false },
-      { slug: "claude", name: "Claude", adapter: "anthropic", base_url: claude.baseUrl, requires_api_key: false },
-      { slug: "gemini", name: "Gemini", adapter: "google", base_url: gemini.baseUrl, requires_api_key: false },
+  fx = await startResponsesGateway(
+    "round-trip",
+    [
+      ["openai/reasoning", "openai", "gpt-reasoning"],
+      ["anthropic/text", "claude", "text"],
+      ["anthropic/tools", "claude", "tools"],
+      ["google/text", "gemini", "text"],
+      ["google/tools", "gemini", "tools"],
     ],
-    models: [
-      model("openai/reasoning", "openai", "gpt-reasoning"),
-      model("anthropic/text", "claude", "text"),
-      model("anthropic/tools", "claude", "tools"),
-      model("google/text", "gemini", "text"),
-      model("google/tools", "gemini", "tools"),
-    ],
-  };
-  gw = await startTestGateway(await catalogEnv(catalog));
-  const key = String((await gw.call("POST", "/keys", { body: { name: "round-trip" } })).body.key);
-  openai = new OpenAI({ apiKey: key, baseURL: gw.apiUrl });
+    replies,
+  );
+  ({ responses, openai } = fx);
 }, 60_000);
-afterAll(async () => {
-  await gw?.stop();
-  await Promise.all([responses?.stop(), claude?.stop(), gemini?.stop()]);
-});
+afterAll(() => fx?.stop());
 
 const weather = { type: "function" as const, name: "get_weather", description: "Weather by city", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false };
 
@@ -95,8 +68,8 @@ const resultsOf = (items: ResponseOutputItem[]): ResponseInputItem[] =>
 
 const reasoningOf = (items: ResponseOutputItem[]) => items.filter((item) => item.type === "reasoning");
 const lastOpenAi = () => responses.requests.at(-1)!.body;
-const claudeAssistant = () => (claude.requests.at(-1)!.body.messages as Array<{ role: string; content: Array<{ type: string }> }>).find((m) => m.role === "assistant")!;
-const geminiModelTurn = () => (gemini.requests.at(-1)!.body.contents as Array<{ role: string; parts: Array<Record<string, unknown>> }>).find((c) => c.role === "model")!;
+const claudeAssistant = () => (fx.claude.requests.at(-1)!.body.messages as Array<{ role: string; content: Array<{ type: string }> }>).find((m) => m.role === "assistant")!;
+const geminiModelTurn = () => (fx.gemini.requests.at(-1)!.body.contents as Array<{ role: string; parts: Array<Record<string, unknown>> }>).find((c) => c.role === "model")!;
 
 const signature = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds";
 const thoughtSignature = "CiIBVKhc7oDTmE0jbiHhOj0RrhbuVcLIR6f2I3CIJ9bgkjHsQm4a";

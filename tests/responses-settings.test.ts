@@ -1,14 +1,14 @@
-import { join } from "node:path";
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { FunctionTool } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogEnv } from "./support/catalog-fixture.js";
-import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
-import { startFakeResponses, type FakeResponses } from "./support/fake-responses.js";
-import { startTestGateway, type TestGateway } from "./support/gateway.js";
-import { startReplayProvider, type ReplayProvider } from "./support/replay-provider.js";
+import type { FakeProvider } from "./support/fake-provider.js";
+import type { FakeResponses } from "./support/fake-responses.js";
+import type { TestGateway } from "./support/gateway.js";
+import type { ReplayProvider } from "./support/replay-provider.js";
+import { startResponsesGateway, type Replies, type ResponsesFixture } from "./support/responses-fixture.js";
 
 /** Settings of a Responses request have their effect where it shows: in what the provider receives. */
+let fx: ResponsesFixture;
 let gw: TestGateway;
 let compat: FakeProvider;
 let responses: FakeResponses;
@@ -17,44 +17,24 @@ let gemini: ReplayProvider;
 let key: string;
 let openai: OpenAI;
 
-const pricing = { prompt: "0.000002", completion: "0.000008" };
-const model = (id: string, provider: string, upstream: string) => ({
-  id,
-  name: id,
-  context_length: 200000,
-  input_modalities: ["text", "image"],
-  endpoints: [{ provider, upstream_model: upstream, pricing, max_completion_tokens: 8192 }],
-});
+/** Anthropic and Gemini answer with their recorded text, asked for a stream or not. */
+const text = (file: string): Replies => ({ buffered: { text: { file } }, streamed: { text: { file } } });
 
 beforeAll(async () => {
-  compat = await startFakeProvider("compat");
-  responses = await startFakeResponses();
-  const fixtures = join(import.meta.dirname, "fixtures");
-  claude = await startReplayProvider(join(fixtures, "anthropic"), () => ({ file: "message.json" }));
-  gemini = await startReplayProvider(join(fixtures, "google"), () => ({ file: "generate.json" }));
-  const catalog = {
-    providers: [
-      { slug: "compat", name: "Compat", adapter: "openai-compatible", base_url: compat.baseUrl, requires_api_key: false },
-      { slug: "openai", name: "OpenAI", adapter: "openai", base_url: responses.baseUrl, requires_api_key: false },
-      { slug: "claude", name: "Claude", adapter: "anthropic", base_url: claude.baseUrl, requires_api_key: false },
-      { slug: "gemini", name: "Gemini", adapter: "google", base_url: gemini.baseUrl, requires_api_key: false },
+  fx = await startResponsesGateway(
+    "settings",
+    [
+      ["compat/ok", "compat", "ok"],
+      ["openai/gpt", "openai", "gpt"],
+      ["openai/reasoning", "openai", "gpt-reasoning"],
+      ["anthropic/text", "claude", "text"],
+      ["google/text", "gemini", "text"],
     ],
-    models: [
-      model("compat/ok", "compat", "ok"),
-      model("openai/gpt", "openai", "gpt"),
-      model("openai/reasoning", "openai", "gpt-reasoning"),
-      model("anthropic/text", "claude", "text"),
-      model("google/text", "gemini", "text"),
-    ],
-  };
-  gw = await startTestGateway(await catalogEnv(catalog));
-  key = String((await gw.call("POST", "/keys", { body: { name: "settings" } })).body.key);
-  openai = new OpenAI({ apiKey: key, baseURL: gw.apiUrl });
+    { claude: text("message.json"), gemini: text("generate.json") },
+  );
+  ({ gw, compat, responses, claude, gemini, key, openai } = fx);
 }, 60_000);
-afterAll(async () => {
-  await gw?.stop();
-  await Promise.all([compat?.stop(), responses?.stop(), claude?.stop(), gemini?.stop()]);
-});
+afterAll(() => fx?.stop());
 
 const post = (body: Record<string, unknown>) => gw.call("POST", "/responses", { key, body });
 const lastOpenAi = () => responses.requests.at(-1)!.body;

@@ -11,6 +11,13 @@ export async function releaseHold(context: Pick<HoldContext, "holds" | "generati
   await context.holds.release(context.generationId).catch((err: unknown) => logger.warn({ err, generationId: context.generationId }, "could not release a spend hold; it will expire"));
 }
 
+/**
+ * Whether an attempt that threw did so because its client left while the provider worked on the request
+ * (charged), rather than because the provider answered with an error or was never reached (no work to
+ * charge for).
+ */
+export const leftWhileWorking = (error: unknown, request: AbortSignal): boolean => request.aborted && !(error instanceof UpstreamError && error.status !== null);
+
 export interface HeldAttemptOptions {
   hold: HoldContext;
   /** The request's deadline passed (as opposed to its client leaving). */
@@ -51,8 +58,7 @@ export async function firstAcceptingHeld<P, T>(
       try {
         return await call(provider, target, candidate, attempt);
       } catch (error) {
-        // A provider that answered with an error, or was never reached, did no work to charge for.
-        if (!context.signal.aborted || (error instanceof UpstreamError && error.status !== null)) working = undefined;
+        if (!leftWhileWorking(error, context.signal)) working = undefined;
         throw error;
       }
     });

@@ -1,6 +1,6 @@
 import type { GenerationContent } from "@switchyard/contracts";
 import { extended, HttpError } from "@switchyard/runtime";
-import { capCharge, findingsRecord, firstEventThenIdle, noteGeneration, UpstreamError, upstreamFailure, type AttemptSignal, type Candidate, type Finding, type UpstreamTarget } from "@switchyard/upstream";
+import { capCharge, findingsRecord, firstEventThenIdle, leftWhileWorking, noteGeneration, upstreamFailure, type AttemptSignal, type Candidate, type Finding, type UpstreamTarget } from "@switchyard/upstream";
 import type { Attempt } from "../generations/store.js";
 import { dropUnsupported } from "../parameters.js";
 import { compressMessages } from "../plugins.js";
@@ -135,8 +135,7 @@ export class Generation {
           this.sent.set(candidate, extended(ownBody, { model: candidate.endpoint.upstream_model }));
           return await call(provider, own.headers ? { ...target, headers: own.headers } : target, ownBody, attempt);
         } catch (error) {
-          // A provider that answered with an error, or was never reached, did no work to charge for.
-          if (!plan.signal.aborted || (error instanceof UpstreamError && error.status !== null)) this.hold.attemptFailed(candidate);
+          if (!leftWhileWorking(error, plan.signal)) this.hold.attemptFailed(candidate);
           throw error;
         }
       });
