@@ -37,7 +37,7 @@ describe("presets", () => {
     const second = await save("support-bot", { model: "vendor/b", temperature: 1 });
     expect(second.body.data).toMatchObject({ name: "Support bot", designated_version: { version: 2, config: { model: "vendor/b" } } });
 
-    // Any key of the workspace may read it; the designated version is inline.
+    // Every key of the workspace may read it; the designated version is inline.
     const read = await gw.call("GET", "/presets/support-bot", { key: inference });
     expect(read.status).toBe(200);
     expect(read.body.data).toMatchObject({ designated_version: { version: 2 } });

@@ -284,7 +284,7 @@ describe("guardrails on /responses and /completions", () => {
     ]);
   });
 
-  it.each(["responses", "completions"] as const)("refuses a %s prompt a block filter matches with 403 before any provider call, buffered and streamed", async (dialect) => {
+  it.each(["responses", "completions"] as const)("refuses a %s prompt a block filter matches with 403 before a provider is called, buffered and streamed", async (dialect) => {
     const { key, id } = await guardedKey({ content_filter_builtins: [{ slug: "ssn", action: "block" }] });
     const before = alpha.requests.length;
     for (const stream of [false, true]) {
@@ -304,7 +304,7 @@ describe("guardrails on /responses and /completions", () => {
     expect(alpha.requests.at(-1)!.body).toMatchObject({ prompt: "Dear", suffix: "Regards, [EMAIL]" });
   });
 
-  it("refuses a legacy completion whose suffix a block filter matches, before any provider call", async () => {
+  it("refuses a legacy completion whose suffix a block filter matches, before a provider is called", async () => {
     const { key } = await guardedKey({ content_filter_builtins: [{ slug: "ssn", action: "block" }] });
     const before = alpha.requests.length;
     const refused = await ask(key, "completions", bodyOf("completions", "dm/tokens", "Form", { suffix: `SSN: ${ssn}` }), false);

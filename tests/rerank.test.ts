@@ -59,7 +59,7 @@ describe("POST /rerank", () => {
     expect((nousage.body.usage as { cost: number }).cost).toBeCloseTo((1 + 1 + 1 + 2) * perToken, 12);
   });
 
-  it("refuses what no endpoint can take, before any provider is called", async () => {
+  it("refuses what no endpoint can take, before a provider is called", async () => {
     const before = r.fake.requests.length;
     const over = await rerank({ model: "rr/cohere", query, documents: [...documents, "one more"] });
     expect(over.status).toBe(400);

@@ -120,7 +120,7 @@ export const responseFormat = z.discriminatedUnion("type", [
   z.object({ type: z.literal("python") }),
 ]);
 
-/** Agent-loop stop conditions; any one firing halts the loop. */
+/** Agent-loop stop conditions; the first one that fires halts the loop. */
 /** OpenRouter's default and most server-tool agent steps of one request (`max_tool_calls`). */
 export const defaultMaxToolSteps = 30;
 

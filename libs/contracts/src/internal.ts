@@ -273,7 +273,7 @@ export const holdDecision = z.discriminatedUnion("granted", [
 export type HoldDecision = z.infer<typeof holdDecision>;
 export const holdResponse = z.object({ data: holdDecision });
 
-/** `POST /internal/holds/release`: the generation ended with nothing to charge (failed before any byte). */
+/** `POST /internal/holds/release`: the generation ended with nothing to charge (failed before its first byte). */
 export const releaseHoldBody = z.object({ generation_id: z.string().min(1).max(128) });
 export const releaseHoldResponse = z.object({ released: z.boolean() });
 
@@ -285,5 +285,5 @@ export const renewHoldsBody = z.object({ owner: holdOwner, lease_ms: holdLeaseMs
  * requests ended and their charges are on their way.
  */
 export const holdOwnerBody = z.object({ owner: holdOwner });
-/** How many holds a lease route touched. */
+/** The number of holds a lease route touched. */
 export const holdOwnerResponse = z.object({ holds: z.number().int() });

@@ -203,7 +203,7 @@ const includeValue = z.string().refine((value) => value === includableReasoning,
 /** A field of OpenAI's stored-response features, refused unless absent or null. */
 const refused = (message: string) => z.unknown().refine((value) => value === undefined || value === null, message).optional();
 
-/** A setting whose one value `bad` Switchyard cannot honour; any other is taken. */
+/** A setting whose one value `bad` Switchyard cannot honour; every other is taken. */
 const refusing = <T extends z.ZodType>(schema: T, bad: unknown, message: string) => schema.refine((value) => value !== bad, message);
 
 /**

@@ -96,7 +96,7 @@ export interface OrderOptions {
   figuresOf?: FiguresOf | undefined;
 }
 
-/** The endpoints of one resolved model in the order to try them, and why any were dropped. */
+/** The endpoints of one resolved model in the order to try them, and why the others were dropped. */
 export function orderCandidates(resolved: ResolvedModel, options: OrderOptions): { candidates: Candidate[]; dropped: string[] } {
   const prefs = options.preferences;
   const dropped: string[] = [];

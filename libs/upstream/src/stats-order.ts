@@ -48,7 +48,7 @@ export const sortOf = (prefs: ProviderPreferences | undefined): string | undefin
 
 const partitionOf = (prefs: ProviderPreferences | undefined) => (typeof prefs?.sort === "object" ? prefs.sort?.partition : undefined) ?? "model";
 
-/** An endpoint whose recent attempts failed this often, over at least this many, has had an outage. */
+/** An endpoint whose recent attempts failed this often, over at least this number of them, has had an outage. */
 const outageUptime = 80;
 const outageAttempts = 3;
 

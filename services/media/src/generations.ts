@@ -33,7 +33,7 @@ interface Row {
 const apiTypes = { transcription: "stt", image: "image", speech: "tts" } as const;
 
 /**
- * One media generation as `GET /generation` answers for any generation, or undefined when there is none in
+ * One media generation as `GET /generation` answers for every generation, or undefined when there is none in
  * the caller's scope. Media answers in one piece, so the time to its first byte is its whole time.
  */
 export async function findGeneration(db: Queryable, scope: GenerationScope, id: string): Promise<Generation | undefined> {

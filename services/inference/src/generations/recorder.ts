@@ -60,7 +60,7 @@ function observe(service: string, stats: RecorderOptions["stats"], g: FinishedGe
 
 /**
  * Group commit for generation records. Answers go out as soon as they are priced; the records and their
- * `inference.generation.completed.v1` events are written together a few milliseconds later, many per
+ * `inference.generation.completed.v1` events are written together a few milliseconds later, several per
  * transaction, which is what makes the hot path cheap. A failed write keeps the batch queued and retries
  * with a backoff; a drain (SIGTERM) writes what is queued before the process exits.
  */

@@ -50,7 +50,7 @@ export interface FinishedGeneration {
   attempts: Attempt[];
   /** Endpoints the routing left out, and why (`<model> on <provider>: <reason>`). */
   excluded: readonly string[];
-  /** Embeddings and rerank generations say so; a chat completion (any dialect) has none. */
+  /** Embeddings and rerank generations say so; a chat completion (of every dialect) has none. */
   operation?: "embeddings" | "rerank";
   /** A response cache hit: the generation whose kept answer it replayed. */
   cacheSourceId?: string;
@@ -154,7 +154,7 @@ const completedEvent = ({ generation: g, at }: RecordedGeneration) => ({
 
 /**
  * Generation rows and their completed events in one statement (so one round trip, and atomic without a
- * transaction): spend is never recorded without its event. A batch of any size has two parameters.
+ * transaction): spend is never recorded without its event. A batch has two parameters whatever its size.
  * Returns the events' insertion, for `EventSink.committed`.
  */
 export async function insertGenerations(db: Queryable, events: EventSink, batch: readonly RecordedGeneration[]): Promise<OutboxInsertion | undefined> {

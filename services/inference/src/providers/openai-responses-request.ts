@@ -194,7 +194,7 @@ function reasoningOptions(body: Json, replaysReasoning: boolean): { reasoning?: 
   const effort = text(body.reasoning_effort) || text(config.effort);
   const summary = text(config.summary);
   if (effort === "none") return { reasoning: { effort }, encrypted: false };
-  // Reasoning is on when asked for in any form, or when earlier reasoning comes back (a reasoning model).
+  // Reasoning is on when asked for in one form or another, or when earlier reasoning comes back (a reasoning model).
   const asked = effort !== "" || config.enabled === true || (isNumber(config.max_tokens) && config.max_tokens > 0) || summary !== "";
   if (config.enabled === false && !effort) return { encrypted: false };
   if (!asked && !replaysReasoning) return { encrypted: false };

@@ -4,8 +4,8 @@ import { estimateTokens } from "../cost.js";
 import type { EmbeddingInput, EmbeddingPart } from "./types.js";
 
 /**
- * No tokenizer's tokens average more than this many UTF-8 bytes over a text: a text longer than this many
- * bytes per allowed token is over the endpoint's limit whatever the tokenizer, and is refused before any
+ * No tokenizer's tokens average more UTF-8 bytes than this over a text: a text longer than this number of
+ * bytes per allowed token is over the endpoint's limit whatever the tokenizer, and is refused before a
  * provider is called. Shorter texts go to the provider, which counts exactly.
  */
 const bytesPerTokenCeiling = 6;

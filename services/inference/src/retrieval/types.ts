@@ -52,7 +52,7 @@ export interface EmbeddingProvider {
 export interface RerankCall {
   query: string;
   documents: string[];
-  /** How many of the best documents to return; all when undefined. */
+  /** The number of best documents to return; all when undefined. */
   topN: number | undefined;
   options: Record<string, unknown>;
 }

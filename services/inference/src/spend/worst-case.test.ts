@@ -77,7 +77,7 @@ describe("worst case of an attempt", () => {
     expect(affordableTokens(four, 2_000_000_000n)).toBe(50); // $0.002 pays 200 tokens, 50 a choice
   });
 
-  it("says how many completion tokens what is left pays for", () => {
+  it("says the completion tokens what is left pays for", () => {
     const worst = worstCase(endpoint({ completion: "0.00001" }), { ...hello, max_tokens: 1000 });
     expect(affordableTokens(worst, 1_000_000_000n)).toBe(100); // $0.001 at $0.00001 a token
     expect(affordableTokens(worst, 10n ** 12n)).toBe(1000); // never more than was asked for

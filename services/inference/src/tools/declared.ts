@@ -98,7 +98,7 @@ export interface ToolAvailability {
 }
 
 
-/** Checks one server tool's settings; what this gateway cannot honour is refused before any spend. */
+/** Checks one server tool's settings; what this gateway cannot honour is refused before spend is held. */
 function checkConfig(tool: ServerTool, where: string, availability: ToolAvailability) {
   const { config } = tool;
   if (tool.kind === "datetime" && config.timezone !== undefined && !validTimezone(config.timezone)) {

@@ -93,7 +93,7 @@ describe("responseBody", () => {
     });
   });
 
-  it("carries every key @openrouter/sdk requires: the SDK refuses the answer without any one of them", () => {
+  it("carries every key @openrouter/sdk requires: the SDK refuses the answer without one of them", () => {
     const body = responseBody({ frame: frameFor(), completion: completion(choice()), accounted }) as unknown as Record<string, unknown>;
     const required = ["id", "object", "created_at", "completed_at", "status", "error", "incomplete_details", "model", "output", "instructions"];
     required.push("metadata", "parallel_tool_calls", "temperature", "top_p", "frequency_penalty", "presence_penalty", "tool_choice", "tools");

@@ -306,7 +306,7 @@ function reasoningOf(choice: CompletionChoice, frame: ResponseFrame, ids: ItemId
   const blocks = details.filter((d) => d.type === "reasoning.text");
   for (const d of blocks) items.push({ id: ids.next("rs"), ...shown(text(d.text)), ...(text(d.signature) ? { signature: text(d.signature) } : {}), ...format(d), ...entry(d) });
   if (!summaries.length && !blocks.length && choice.reasoning) items.push({ id: ids.next("rs"), ...shown(choice.reasoning) });
-  // Encrypted reasoning joins the summaries of its item, or the first item without any; else it is an item of its own.
+  // Encrypted reasoning joins the summaries of its item, or the first item without summaries; else it is an item of its own.
   for (const d of details.filter((e) => e.type === "reasoning.encrypted")) {
     const open = text(d.id) ? named.get(text(d.id)) : items.find((r) => !r.encrypted && !r.signature);
     if (open && !open.encrypted) Object.assign(open, { encrypted: text(d.data), ...format(d), ...entry(d) });

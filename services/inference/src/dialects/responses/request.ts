@@ -133,7 +133,7 @@ class Conversation {
     else if (item.type !== "item_reference") this.pending.push(serverCallDetail(item));
   }
 
-  /** The messages, with any reasoning left at the end kept on the last turn. */
+  /** The messages, with reasoning left at the end kept on the last turn. */
   end(): Message[] {
     this.close();
     return this.messages;

@@ -14,7 +14,7 @@ const embedAnswer = z.looseObject({
 
 const rerankAnswer = z.looseObject({ id: z.string().nullish(), results: z.array(rankedDocument), meta });
 
-/** Cohere's input types by purpose; `image` and any other name pass as given. Cohere has no similarity type. */
+/** Cohere's input types by purpose; `image` and other names pass as given. Cohere has no similarity type. */
 const inputTypes = { query: "search_query", document: "search_document", classification: "classification", clustering: "clustering" };
 
 /** One input as Cohere's `inputs` item: text as a text part, images as `image_url` parts (Cohere reads `data:` URLs). */
