@@ -143,20 +143,55 @@ describe("guardrails", () => {
     expect(sdk.data.contentFilterBuiltins).toEqual([{ slug: "credit-card", label: "[CREDIT_CARD]", action: "flag" }]);
   });
 
-  it("keeps a budget to the picodollar", async () => {
+  it("keeps a budget to the picodollar, and refuses a finer one", async () => {
     const created = await gw.call("POST", "/guardrails", { body: { name: "fine", limit_usd: 0.123456789012, reset_interval: "daily" } });
     expect(created.status).toBe(201);
+    expect((await gw.call("GET", `/guardrails/${String(created.body.data?.id)}`)).body.data).toMatchObject({ limit_usd: 0.123456789012 });
+    const finer = await gw.call("PATCH", `/guardrails/${String(created.body.data?.id)}`, { body: { limit_usd: 4e-13 } });
+    expect(finer.status).toBe(400);
+    expect(finer.body.error?.message).toMatch(/limit_usd/);
     expect((await gw.call("GET", `/guardrails/${String(created.body.data?.id)}`)).body.data).toMatchObject({ limit_usd: 0.123456789012 });
     await gw.call("DELETE", `/guardrails/${String(created.body.data?.id)}`);
   });
 
+  it("clears a setting sent as null back to its default", async () => {
+    const created = await gw.call("POST", "/guardrails", {
+      body: {
+        name: "Clearable",
+        content_filters: [{ pattern: "secret-[0-9]+", action: "redact" }],
+        content_filter_builtins: [{ slug: "email", action: "block" }],
+        enforce_zdr_openai: true,
+        enable_paid_model_training: true,
+        disable_response_cache: true,
+        allowed_providers: ["alpha"],
+      },
+    });
+    expect(created.status).toBe(201);
+    const id = String(created.body.data?.id);
+    const cleared = await gw.call("PATCH", `/guardrails/${id}`, {
+      body: { content_filters: null, content_filter_builtins: null, enforce_zdr_openai: null, enable_paid_model_training: null, allowed_providers: null },
+    });
+    expect(cleared.status).toBe(200);
+    const defaults = { content_filters: null, content_filter_builtins: [], enforce_zdr_openai: false, enable_paid_model_training: false, allowed_providers: null };
+    expect(cleared.body.data).toMatchObject({ ...defaults, disable_response_cache: true });
+    expect((await gw.call("GET", `/guardrails/${id}`)).body.data).toMatchObject({ ...defaults, disable_response_cache: true });
+    // The deprecated switch fills the vendors not given; a vendor given as null is cleared all the same.
+    const mixed = await gw.call("PATCH", `/guardrails/${id}`, { body: { enforce_zdr: true, enforce_zdr_google: null, disable_response_cache: null } });
+    expect(mixed.body.data).toMatchObject({ enforce_zdr_openai: true, enforce_zdr_google: false, enforce_zdr_xai: true, disable_response_cache: false });
+    expect((await gw.call("GET", `/guardrails/${id}`)).body.data).toMatchObject({ enforce_zdr_openai: true, enforce_zdr_google: false, disable_response_cache: false });
+  });
+
   it("rejects invalid input, non-management keys and other organizations", async () => {
     const cases: [string, string, unknown, number][] = [
-      ["GET", "/guardrails/not-a-uuid", undefined, 400],
+      ["GET", "/guardrails/not-a-uuid", undefined, 404],
+      ["PATCH", "/guardrails/not-a-uuid", { name: "x" }, 404],
+      ["DELETE", "/guardrails/not-a-uuid", undefined, 404],
       ["GET", "/guardrails/6f1d7d8e-1b2c-4c3d-9e4f-5a6b7c8d9e0f", undefined, 404],
       ["POST", "/guardrails", { name: "" }, 400],
       ["POST", "/guardrails", { name: "x", limit_usd: 5 }, 400],
       ["POST", "/guardrails", { name: "x", limit_usd: -1, reset_interval: "daily" }, 400],
+      ["POST", "/guardrails", { name: "x", limit_usd: 4e-13, reset_interval: "daily" }, 400],
+      ["POST", "/guardrails", { name: "x", limit_usd: 1.0000000000001, reset_interval: "daily" }, 400],
       ["POST", "/guardrails", { name: "x", reset_interval: "hourly", limit_usd: 1 }, 400],
       ["POST", "/guardrails", { name: "x", allowed_data_regions: ["mars"] }, 400],
       ["POST", "/guardrails", { name: "x", surprise: true }, 400],
@@ -166,6 +201,7 @@ describe("guardrails", () => {
       const res = await gw.call(method, path, body === undefined ? {} : { body });
       expect(res.status, `${method} ${path} ${JSON.stringify(body)}`).toBe(status);
       expect(res.body.error?.code).toBe(status);
+      if (status === 404) expect(res.body.error?.message).toBe("Guardrail not found");
     }
     const g = await gw.call("POST", "/guardrails", { body: { name: "mine" } });
     const id = String(g.body.data?.id);

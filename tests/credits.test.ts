@@ -63,6 +63,8 @@ describe("credits", () => {
       [{ total_credits: -1 }, /total_credits: must not be negative/],
       [{ total_credits: 2e9 }, /total_credits: must be at most 1000000000/],
       [{ total_credits: "5" }, /total_credits/],
+      // Stored to 12 decimal places, 4e-13 would become a limit of 0 that refuses every key.
+      [{ total_credits: 4e-13 }, /total_credits: must be a whole number of picodollars/],
       [{}, /total_credits/],
       [{ total_credits: 5, currency: "EUR" }, /currency/],
     ] as const) {

@@ -180,6 +180,22 @@ describe("POST /oauth/token", () => {
     expect((await exchangeToken(again, lenient)).status).toBe(200);
   });
 
+  it("remembers the jti of a token that expires past what a timestamp holds", async () => {
+    for (const exp of [1e20, 2 ** 53]) {
+      const token = await issuer.sign({ jti: crypto.randomUUID(), exp });
+      const first = await exchangeToken(token);
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      expect(first.body.expires_in).toBe(900);
+      expect(await exchangeToken(token)).toMatchObject({ status: 400, body: notAccepted });
+    }
+  });
+
+  it("does not accept a jti with control characters", async () => {
+    for (const jti of ["a\u0000b", "\u0000", "line\nbreak"]) {
+      expect(await exchangeToken(await issuer.sign({ jti }))).toMatchObject({ status: 400, body: notAccepted });
+    }
+  });
+
   it("picks up a rotated issuer key, and does not fetch keys for every unknown kid", async () => {
     const before = issuer.fetches.jwks;
     for (let i = 0; i < 20; i++) {

@@ -84,6 +84,12 @@ describe("POST /keys and GET /key", () => {
       [{ name: "x", include_byok_in_limit: "yes" }, /include_byok_in_limit/],
       [{ name: "x", expires_at: "tomorrow" }, /expires_at/],
       [{ name: "x", expires_at: "2020-01-01T00:00:00Z" }, /expires_at/],
+      [{ name: "x", expires_at: "2030-02-30T00:00:00Z" }, /expires_at/],
+      [{ name: "x", expires_at: "2029-02-29T00:00:00+02:00" }, /expires_at/],
+      [{ name: "x", expires_at: "9999-12-31T23:59:59.9999999Z" }, /expires_at/],
+      [{ name: "x", expires_at: "9999-12-31T23:30:00-01:00" }, /expires_at/],
+      [{ name: "x", limit: 4e-13 }, /limit/],
+      [{ name: "x", limit: 1.0000000000001 }, /limit/],
       [{ name: "x", workspace_id: "not-a-uuid" }, /workspace_id/],
       [{ name: "x", workspace_id: "9a1b6a39-2f43-4c43-9ad9-6a4f0cc7a001" }, /workspace_id/],
       [{ name: "x", colour: "blue" }, /colour/],
@@ -135,6 +141,18 @@ describe("PATCH /keys/{hash}", () => {
     expect(record.limit).toBe(0.123456789012);
     const res = await gw.call("PATCH", `/keys/${String(record.hash)}`, { body: { limit: 5e-12 } });
     expect(res.body.data).toMatchObject({ limit: 5e-12, limit_remaining: 5e-12 });
+    // A limit finer than the picodollar would be stored rounded (to 0 below it): refused, the old limit kept.
+    for (const limit of [4e-13, 123.4567890123456]) {
+      const refused = await gw.call("PATCH", `/keys/${String(record.hash)}`, { body: { limit } });
+      expect(refused.status, String(limit)).toBe(400);
+      expect(refused.body.error?.message).toMatch(/limit/);
+    }
+    expect((await gw.call("GET", `/keys/${String(record.hash)}`)).body.data).toMatchObject({ limit: 5e-12 });
+  });
+
+  it("keeps an expiry up to the last millisecond before the year 10000", async () => {
+    const { record } = await createKey({ expires_at: "9999-12-31T23:59:59.999Z" });
+    expect(record.expires_at).toBe("9999-12-31T23:59:59.999Z");
   });
 
   it("disables and re-enables a key, effective on the next request", async () => {

@@ -193,6 +193,12 @@ describe("POST /auth/keys/code", () => {
   it.each([
     ["a minute-precision expires_at", { expires_at: "2099-12-31T23:59Z" }, /expires_at/],
     ["an expires_at in the past", { expires_at: "2020-01-01T00:00:00Z" }, /expires_at/],
+    ["an expires_at of February 30th", { expires_at: "2030-02-30T00:00:00Z" }, /expires_at/],
+    ["an expires_at of April 31st", { expires_at: "2030-04-31T00:00:00Z" }, /expires_at/],
+    ["an expires_at of February 29th in a common year", { expires_at: "2029-02-29T00:00:00Z" }, /expires_at/],
+    ["an expires_at that rounds to the year 10000", { expires_at: "9999-12-31T23:59:59.9999999Z" }, /expires_at/],
+    ["a limit below a picodollar", { limit: 4e-13 }, /limit/],
+    ["a limit with 13 decimal places", { limit: 1.0000000000001 }, /limit/],
     ["a key_label over 100 characters", { key_label: "x".repeat(101) }, /key_label/],
     ["a method without a challenge", { code_challenge_method: "S256" }, /code_challenge_method/],
     ["an unknown field", { scope: "all" }, /scope/],
@@ -200,6 +206,29 @@ describe("POST /auth/keys/code", () => {
     const res = await gw.call("POST", "/auth/keys/code", { body: { callback_url, ...patch } });
     expect(res.status).toBe(400);
     expect(res.body.error?.message).toMatch(message);
+  });
+
+  it("takes the last instant before the year 10000 and a leap day, and mints keys that expire then", async () => {
+    for (const expires_at of ["9999-12-31T23:59:59.999Z", "2028-02-29T12:00:00Z"]) {
+      const key = String((await exchange({ code: await createCode({ expires_at }) })).body.key);
+      expect((await gw.call("GET", "/key", { key })).body.data?.expires_at).toBe(expires_at.replace(/(:\d\d)Z$/, "$1.000Z"));
+    }
+  });
+
+  it("names the key after the app's title header when no key_label is given", async () => {
+    const named = async (headers: Record<string, string>, body: Record<string, unknown> = {}) => {
+      const res = await gw.call("POST", "/auth/keys/code", { body: { callback_url, ...body }, headers });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const key = String((await exchange({ code: String(res.body.data?.id) })).body.key);
+      const hash = String((await gw.call("GET", "/key", { key })).body.data?.hash);
+      return (await gw.call("GET", `/keys/${hash}`)).body.data?.name;
+    };
+    expect(await named({ "X-OpenRouter-Title": "Acme CLI" })).toBe("Acme CLI");
+    expect(await named({ "X-Title": "Legacy CLI" })).toBe("Legacy CLI");
+    expect(await named({ "X-Title": "Acme CLI" }, { key_label: "Chosen" })).toBe("Chosen");
+    expect(await named({ "X-Title": `  ${"t".repeat(120)}  ` })).toBe("t".repeat(100));
+    expect(await named({ "X-Title": "   " })).toBe("PKCE key");
+    expect(await named({})).toBe("PKCE key");
   });
 
   it("puts the key in a workspace of the caller's organization, never another's", async () => {

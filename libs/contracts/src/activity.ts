@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isoTimestamp, queryInt, uuid } from "./common.js";
+import { picodollarAmount } from "./stored-values.js";
 
 /** A UTC day as `YYYY-MM-DD`, a real calendar day. */
 export const utcDay = z
@@ -122,6 +123,6 @@ export const creditsResponse = z.object({
 
 /** `PUT /credits` (Switchyard extension): the organization-wide credit limit, or null for none. */
 export const updateCreditsBody = z.strictObject({
-  total_credits: z.number().finite().min(0, "must not be negative").max(1e9, "must be at most 1000000000").nullable(),
+  total_credits: picodollarAmount(z.number().finite().min(0, "must not be negative").max(1e9, "must be at most 1000000000")).nullable(),
 });
 export type UpdateCreditsBody = z.infer<typeof updateCreditsBody>;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isoTimestamp, limitReset, queryBool, queryInt, uuid } from "./common.js";
+import { picodollarAmount, storedInstant } from "./stored-values.js";
 
 /** The API key record of the spec (never carries the secret). */
 export const apiKey = z.object({
@@ -31,7 +32,7 @@ export const apiKey = z.object({
 export type ApiKey = z.infer<typeof apiKey>;
 
 const name = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
-const limit = z.number().finite().min(0, "must not be negative").max(1e9, "must be at most 1000000000").nullable();
+const limit = picodollarAmount(z.number().finite().min(0, "must not be negative").max(1e9, "must be at most 1000000000")).nullable();
 const rateLimit = z.number().int().min(1).max(1_000_000).nullable();
 
 export const updateApiKeyBody = z.strictObject({
@@ -49,7 +50,7 @@ export const createApiKeyBody = z.strictObject({
   limit: limit.optional(),
   limit_reset: limitReset.nullable().optional(),
   include_byok_in_limit: z.boolean().optional(),
-  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+  expires_at: storedInstant(z.iso.datetime({ offset: true })).nullable().optional(),
   workspace_id: uuid.optional(),
   creator_user_id: z.string().max(256).nullable().optional(),
   is_management_key: z.boolean().optional(),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isoTimestamp, limitReset, uuid } from "./common.js";
+import { picodollarAmount, storedInstant } from "./stored-values.js";
 
 const loopbackHosts = new Set(["localhost", "127.0.0.1"]);
 
@@ -38,13 +39,14 @@ export type CodeChallengeMethod = z.infer<typeof codeChallengeMethod>;
  * Seconds are mandatory so a client cannot mean 23:59:59 and send 23:59; `Date#toISOString()` output
  * (what the SDK sends) passes.
  */
-export const secondsPrecisionTimestamp = z
-  .string()
-  .regex(
-    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/,
-    "must be an ISO 8601 UTC timestamp with seconds (YYYY-MM-DDTHH:MM:SSZ)",
-  )
-  .refine((value) => !Number.isNaN(Date.parse(value)), "must be a real date and time");
+export const secondsPrecisionTimestamp = storedInstant(
+  z
+    .string()
+    .regex(
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/,
+      "must be an ISO 8601 UTC timestamp with seconds (YYYY-MM-DDTHH:MM:SSZ)",
+    ),
+);
 
 /** `POST /auth/keys/code` body; optional field names follow OpenRouter's. */
 export const createAuthCodeBody = z.strictObject({
@@ -54,7 +56,7 @@ export const createAuthCodeBody = z.strictObject({
     .refine(isAllowedCallbackUrl, "must be an https URL, or an http URL on localhost or 127.0.0.1, without a fragment"),
   code_challenge: pkceString.optional(),
   code_challenge_method: codeChallengeMethod.optional(),
-  limit: z.number().finite().min(0, "must not be negative").max(1e9, "must be at most 1000000000").optional(),
+  limit: picodollarAmount(z.number().finite().min(0, "must not be negative").max(1e9, "must be at most 1000000000")).optional(),
   expires_at: secondsPrecisionTimestamp.nullable().optional(),
   key_label: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").optional(),
   usage_limit_type: limitReset.optional(),

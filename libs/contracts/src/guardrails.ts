@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isoTimestamp, limitReset, uuid } from "./common.js";
 import { deletedResponse, pageQuery } from "./shared.js";
+import { picodollarAmount } from "./stored-values.js";
 
 /** The four vendors with their own zero-data-retention switch; everything else is `other`. */
 export const zdrVendors = ["anthropic", "openai", "google", "xai"] as const;
@@ -93,11 +94,7 @@ const flag = z.boolean().nullable().optional();
 
 const settings = {
   description: z.string().max(1000).nullable().optional(),
-  limit_usd: z
-    .number()
-    .finite()
-    .min(0, "must not be negative")
-    .max(1e9)
+  limit_usd: picodollarAmount(z.number().finite().min(0, "must not be negative").max(1e9))
     .nullable()
     .optional()
     .describe("Budget shared by every key the guardrail is assigned to, per reset_interval; bound at the hold"),

@@ -1,7 +1,7 @@
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from "express";
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler } from "express";
 import type { Logger } from "../log.js";
 import { serviceOf } from "../metrics.js";
-import { HttpError } from "./errors.js";
+import { badRequest, HttpError } from "./errors.js";
 import { assignRequestId, countWhenDone, logWhenDone, probePaths, sendError } from "./request-basics.js";
 import { requestIdHeader, withRequestId } from "./request-context.js";
 
@@ -50,6 +50,19 @@ export function createHttpApp(options: HttpAppOptions): Express {
     app.use(express.json({ limit: options.maxBodyBytes ?? 10 * 1024 * 1024, strict: false }));
   }
   return app;
+}
+
+/**
+ * The JSON body of an update, whose fields are all optional: `{}` when the request carried no body. The JSON
+ * parser leaves a body of another type unread (curl's `-d` sends a form type), and reading that as an empty
+ * update would answer 200 for a change never made, such as a key that was to be disabled.
+ */
+export function updateBody(req: Request): unknown {
+  if (req.body !== undefined) return req.body;
+  const length = req.headers["content-length"];
+  const sent = req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+  if (sent) throw badRequest("Invalid body: send it as JSON with Content-Type: application/json");
+  return {};
 }
 
 /** Ends the middleware chain: unknown paths are 404 and every error becomes the envelope. */

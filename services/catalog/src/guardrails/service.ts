@@ -15,7 +15,7 @@ export interface GuardrailDeps {
   guardrails: GuardrailCache;
 }
 
-const guardrailNotFound = () => notFound("Guardrail not found");
+export const guardrailNotFound = () => notFound("Guardrail not found");
 const columnFields = [
   "description",
   "limit_usd",
@@ -30,18 +30,26 @@ const columnFields = [
 ] as const;
 const vendorZdr = ["enforce_zdr_anthropic", "enforce_zdr_openai", "enforce_zdr_google", "enforce_zdr_xai", "enforce_zdr_other"] as const;
 
-/** The deprecated `enforce_zdr` fills every per-vendor switch the caller did not set. */
-function settingsOf(body: UpdateGuardrailBody): Record<string, unknown> {
+/**
+ * The settings a body gives, and those it sends as null: a client sending null means to clear the field, so
+ * it goes back to its default (as OpenRouter's update does). The deprecated `enforce_zdr` fills every
+ * per-vendor switch the caller did not send at all.
+ */
+function settingsOf(body: UpdateGuardrailBody): { given: Record<string, unknown>; cleared: string[] } {
   // Workspace patterns run on a linear-time engine; one it cannot run is refused, never stored.
   for (const [i, filter] of (body.content_filters ?? []).entries()) {
     const problem = patternProblem(filter.pattern);
     if (problem) throw badRequest(`Invalid body: content_filters[${i}].pattern: ${problem}`);
   }
-  const settings: Record<string, unknown> = {};
-  for (const name of settingNames) if (body[name] !== undefined && body[name] !== null) settings[name] = body[name];
-  if (body.content_filter_builtins) settings.content_filter_builtins = withBuiltinLabels(body.content_filter_builtins);
-  if (typeof body.enforce_zdr === "boolean") for (const name of vendorZdr) settings[name] ??= body.enforce_zdr;
-  return settings;
+  const given: Record<string, unknown> = {};
+  const cleared: string[] = [];
+  for (const name of settingNames) {
+    if (body[name] === null) cleared.push(name);
+    else if (body[name] !== undefined) given[name] = body[name];
+  }
+  if (body.content_filter_builtins) given.content_filter_builtins = withBuiltinLabels(body.content_filter_builtins);
+  if (typeof body.enforce_zdr === "boolean") for (const name of vendorZdr) if (body[name] === undefined) given[name] = body.enforce_zdr;
+  return { given, cleared };
 }
 
 /** In the transaction of a change (the guardrail's row locked by it): its budget to identity, then its event. */
@@ -83,7 +91,7 @@ export async function createGuardrail(deps: GuardrailDeps, organizationId: strin
         body.ignored_models ?? null,
         body.allowed_data_regions ?? null,
         body.enforce_zdr ?? null,
-        JSON.stringify(settingsOf(body)),
+        JSON.stringify(settingsOf(body).given),
       ],
     );
     await changed(deps, tx, inserted!, "created");
@@ -135,10 +143,11 @@ export async function updateGuardrail(deps: GuardrailDeps, organizationId: strin
     };
     if (body.name !== undefined) set("name", body.name);
     for (const field of columnFields) if (body[field] !== undefined) set(field, field === "description" ? (body.description ?? "") : body[field]);
-    const settings = settingsOf(body);
-    if (Object.keys(settings).length) {
-      params.push(JSON.stringify(settings));
-      sets.push(`settings = settings || $${params.length}::jsonb`);
+    const { given, cleared } = settingsOf(body);
+    if (Object.keys(given).length || cleared.length) {
+      // A cleared setting is removed from the stored ones, so the record reads its default.
+      params.push(cleared, JSON.stringify(given));
+      sets.push(`settings = (settings - $${params.length - 1}::text[]) || $${params.length}::jsonb`);
     }
     if (sets.length === 0) return current;
     const [updated] = await tx.query<GuardrailRow>(

@@ -29,6 +29,13 @@ export interface ExchangeDeps {
   now?: () => number;
 }
 
+/**
+ * 9999-12-31T23:59:59Z in seconds: a seen `jti` is kept at most until then. A later `exp` (1e20, 2^53) is past
+ * what a timestamp holds; such a token stays exchangeable until long after this deployment, so its id is
+ * kept for as long as the table can keep one, which refuses its replays just the same.
+ */
+const rememberedUntil = 253_402_300_799;
+
 /** `*` matches any run of characters; everything else matches itself. */
 const globMatches = (pattern: string, value: string) =>
   new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`, "s").test(value);
@@ -94,10 +101,12 @@ export async function exchangeToken(deps: ExchangeDeps, body: TokenExchangeBody)
 
   if (policy.replay_protection) {
     if (typeof claims.jti !== "string" || claims.jti.length === 0 || claims.jti.length > 512) throw notAccepted("replay protection needs a jti");
+    // Postgres text cannot hold NUL, and no issuer mints ids with control characters in them.
+    if (/\p{Cc}/u.test(claims.jti)) throw notAccepted("jti has control characters");
     // Kept until the subject token expires: after that it could not be exchanged anyway.
     const fresh = await deps.db.query(
       `INSERT INTO identity.federation_seen_tokens (issuer, jti, expires_at) VALUES ($1, $2, to_timestamp($3)) ON CONFLICT DO NOTHING RETURNING 1`,
-      [policy.issuer, claims.jti, claims.exp],
+      [policy.issuer, claims.jti, Math.min(claims.exp ?? 0, rememberedUntil)],
     );
     if (fresh.length === 0) throw notAccepted("jti already exchanged");
   }

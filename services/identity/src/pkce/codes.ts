@@ -17,14 +17,25 @@ export const hashCode = (code: string): string => sha256(code).toString("hex");
 /** One stable app id per organization: Switchyard has no app registry, and the SDK wants an integer. */
 export const appIdOf = (organizationId: string): number => sha256(`switchyard-app:${organizationId}`).readUInt32BE(0) >>> 1;
 
+/** The longest key name `POST /keys` takes; a key named after an app is held to it as well. */
+const keyNameChars = 100;
+
+/** The name an app's title (`X-OpenRouter-Title` or `X-Title`) gives a key: null when it has none worth showing. */
+export function keyNameFromTitle(title: string | null | undefined): string | null {
+  const name = title?.trim().slice(0, keyNameChars).trim();
+  return name ? name : null;
+}
+
 /**
  * `POST /auth/keys/code`: the code is returned once and only its SHA-256 is stored. A challenge without a
  * method is stored without one and checked as `plain` (RFC 7636 §4.3), unless the exchange names S256.
+ * The key's name is the label asked for, else the title of the app that asked (as OpenRouter names it).
  */
 export async function createAuthCode(
   db: Queryable,
   caller: Pick<Caller, "organizationId" | "workspaceId" | "keyHash">,
   body: CreateAuthCodeBody,
+  appTitle: string | null = null,
 ): Promise<AuthCode> {
   if (body.code_challenge_method && !body.code_challenge) {
     throw badRequest("Invalid body: code_challenge_method: needs a code_challenge");
@@ -59,7 +70,7 @@ export async function createAuthCode(
         body.limit ?? null,
         body.usage_limit_type ?? null,
         body.expires_at ?? null,
-        body.key_label ?? null,
+        body.key_label ?? keyNameFromTitle(appTitle),
         body.spawn_agent ?? null,
         body.spawn_cloud ?? null,
         appId,

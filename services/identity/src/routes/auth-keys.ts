@@ -1,5 +1,6 @@
 import { createAuthCodeBody, exchangeAuthCodeBody, type AuthCode, type ExchangeAuthCodeResponse } from "@switchyard/contracts";
 import { managementCallerOf, parseInput } from "@switchyard/runtime";
+import { appOf } from "@switchyard/upstream";
 import type { RequestHandler } from "express";
 import type { KeyDeps } from "../keys/service.js";
 import { createAuthCode, exchangeAuthCode } from "../pkce/codes.js";
@@ -10,7 +11,8 @@ export const createAuthCodeRoute =
   async (req, res) => {
     const caller = managementCallerOf(res);
     const body = parseInput(createAuthCodeBody, req.body, "body");
-    res.json({ data: await createAuthCode(deps.db, caller, body) } satisfies { data: AuthCode });
+    const { appTitle } = appOf(req.headers);
+    res.json({ data: await createAuthCode(deps.db, caller, body, appTitle) } satisfies { data: AuthCode });
   };
 
 /** `POST /auth/keys`: public; the code and its verifier are the credentials. */

@@ -4,7 +4,7 @@ import {
   listFederationPoliciesQuery,
   updateFederationPolicyBody,
 } from "@switchyard/contracts";
-import { managementCallerOf, parseInput, type Queryable } from "@switchyard/runtime";
+import { managementCallerOf, parseInput, updateBody, type Queryable } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import { createPolicy, deletePolicy, getPolicy, listPolicies, updatePolicy } from "../federation/policies.js";
 
@@ -43,7 +43,7 @@ export const updatePolicyRoute =
   async (req, res) => {
     const caller = managementCallerOf(res);
     const { id } = parseInput(federationPolicyIdParams, req.params, "path");
-    const body = parseInput(updateFederationPolicyBody, req.body ?? {}, "body");
+    const body = parseInput(updateFederationPolicyBody, updateBody(req), "body");
     res.json({ data: await updatePolicy(deps.db, caller.organizationId, id, body) });
   };
 

@@ -5,7 +5,7 @@ import {
   updateApiKeyBody,
   type ApiKey,
 } from "@switchyard/contracts";
-import { managementCallerOf, parseInput } from "@switchyard/runtime";
+import { managementCallerOf, parseInput, updateBody } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import { createKey, deleteKey, getKey, listKeys, updateKey, type KeyDeps } from "../keys/service.js";
 import { defaultWorkspaceId } from "../organizations.js";
@@ -51,7 +51,7 @@ export const updateKeyRoute =
   async (req, res) => {
     const caller = managementCallerOf(res);
     const { hash } = parseInput(keyHashParams, req.params, "path");
-    const body = parseInput(updateApiKeyBody, req.body ?? {}, "body");
+    const body = parseInput(updateApiKeyBody, updateBody(req), "body");
     res.json({ data: await updateKey(deps, caller.organizationId, hash, body) });
   };
 

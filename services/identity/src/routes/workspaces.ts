@@ -1,5 +1,5 @@
 import { createWorkspaceBody, listWorkspacesQuery, updateWorkspaceBody, workspaceIdParams } from "@switchyard/contracts";
-import { managementCallerOf, parseInput } from "@switchyard/runtime";
+import { managementCallerOf, parseInput, updateBody } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import type { KeyDeps } from "../keys/service.js";
 import { createWorkspace, deleteWorkspace, getWorkspace, listWorkspaces, updateWorkspace } from "../workspaces/service.js";
@@ -33,7 +33,7 @@ export const updateWorkspaceRoute =
   async (req, res) => {
     const caller = managementCallerOf(res);
     const { id } = parseInput(workspaceIdParams, req.params, "path");
-    const body = parseInput(updateWorkspaceBody, req.body ?? {}, "body");
+    const body = parseInput(updateWorkspaceBody, updateBody(req), "body");
     res.json({ data: await updateWorkspace(deps, caller.organizationId, id, body) });
   };
 
