@@ -115,3 +115,47 @@ describe("endpoint health across replicas", () => {
     }
   });
 });
+
+describe("a workspace's own key on a resting endpoint", () => {
+  let gw: TestGateway;
+  let fake: FakeProvider;
+  let alphaFails = true;
+
+  beforeAll(async () => {
+    fake = await startFakeProvider("fake", (model): Behavior => (model === "flaky" ? (alphaFails ? "fail-500" : "ok") : (model as Behavior)));
+    gw = await startTestGateway({
+      ...(await catalogEnv(flakyCatalog(fake.baseUrl))),
+      UPSTREAM_FAILURE_COOLDOWN_MS: String(60_000),
+      SWITCHYARD_ENCRYPTION_KEY: "health-test-encryption-secret-0123456789",
+    });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await fake?.stop();
+  });
+
+  it("leaves the rest the operator's key earned when the workspace's key succeeds there", async () => {
+    const operatorKey = String((await gw.call("POST", "/keys", { body: { name: "operator" } })).body.key);
+    const workspace = await gw.call("POST", "/workspaces", { body: { name: "Own keys", slug: "own-keys" } });
+    const workspaceId = String(workspace.body.data?.id);
+    expect((await gw.call("PUT", `/workspaces/${workspaceId}/provider-keys/alpha`, { body: { key: "sk-own-alpha-1234" } })).status).toBe(200);
+    const ownKey = String((await gw.call("POST", "/keys", { body: { name: "own", workspace_id: workspaceId } })).body.key);
+    const flakyCalls = () => fake.requests.filter((r) => r.body.model === "flaky").length;
+    const providerOf = async (key: string, provider: Record<string, unknown>) => {
+      const res = await gw.call("POST", "/chat/completions", { key, body: { model: "flaky/m", messages, provider } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      await eventually(async () => (await gw.call("GET", `/generation?id=${String(res.body.id)}`, { key })).status === 200, 5000);
+      return ((await gw.call("GET", `/generation?id=${String(res.body.id)}`, { key })).body.data as unknown as { provider_name: string }).provider_name;
+    };
+
+    expect(await providerOf(operatorKey, { order: ["alpha", "beta"] })).toBe("beta");
+    expect(flakyCalls()).toBe(1);
+    // The endpoint answers again, and the workspace's own key is served by it.
+    alphaFails = false;
+    expect(await providerOf(ownKey, { only: ["alpha"] })).toBe("alpha");
+    expect(fake.requests.at(-1)!.authorization).toBe("Bearer sk-own-alpha-1234");
+    // The operator's key still waits out its rest: its requests go to beta without calling alpha.
+    expect(await providerOf(operatorKey, { order: ["alpha", "beta"] })).toBe("beta");
+    expect(flakyCalls()).toBe(2);
+  });
+});

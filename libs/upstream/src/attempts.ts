@@ -110,7 +110,9 @@ export async function firstAccepting<P, T>(
     const firstByte = setTimeout(() => attempt.abort(new FirstByteTimeout(candidate.endpoint.provider, firstByteMs)), firstByteMs);
     try {
       let result: T;
-      context.cooldowns.attempting(candidate.endpoint);
+      // A workspace's own key says nothing of the endpoint for everyone else: it neither probes a resting
+      // endpoint nor ends a rest the operator's key earned.
+      if (!candidate.byokKey) context.cooldowns.attempting(candidate.endpoint);
       try {
         result = await send(provider, target, candidate, attempt);
       } catch (error) {
@@ -122,8 +124,10 @@ export async function firstAccepting<P, T>(
       }
       attempts.push(attemptOf(candidate, { status: 200, latencyMs: Math.round(performance.now() - started) }));
       metrics.upstreamAttempts.inc({ service: serviceOf(context.logger), provider: candidate.endpoint.provider, model: candidate.model, outcome: "accepted" });
-      context.cooldowns.succeeded(candidate.endpoint);
-      if (!candidate.byokKey) context.stats?.attempted(candidate.endpoint.provider, candidate.model, true);
+      if (!candidate.byokKey) {
+        context.cooldowns.succeeded(candidate.endpoint);
+        context.stats?.attempted(candidate.endpoint.provider, candidate.model, true);
+      }
       return { result, candidate };
     } catch (thrown) {
       if (!(thrown instanceof UpstreamError)) throw thrown;
