@@ -5,6 +5,7 @@ import { eventually } from "./support/eventually.js";
 import { startFakeMediaProvider, type FakeMediaProvider } from "./support/fake-media.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
+import { tone } from "./support/media-fixture.js";
 
 /**
  * A workspace's own provider keys (BYOK) through the router: which key each fake provider received, what the
@@ -34,9 +35,18 @@ beforeAll(async () => {
         { id: "byok/alpha", name: "alpha", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: perRequest }] },
         { id: "byok/delta", name: "delta", context_length: 8000, endpoints: [{ provider: "delta", upstream_model: "ok", pricing: perRequest }] },
         imageModel("byok/image", "pixels"),
+        {
+          id: "byok/stt",
+          name: "stt",
+          context_length: 1,
+          input_modalities: ["audio"],
+          output_modalities: ["transcription"],
+          endpoints: [{ provider: "pixels", upstream_model: "ok", pricing: { prompt: "0", completion: "0", audio_second: "0.0001" } }],
+        },
       ],
     })),
     BYOK_ALPHA_KEY: operatorKey,
+    BYOK_PIXELS_KEY: "sk-operator-pixels",
     SWITCHYARD_ENCRYPTION_KEY: "byok-test-encryption-secret-0123456789",
   });
   const workspace = await gw.call("POST", "/workspaces", { body: { name: "Own keys", slug: "own-keys" } });
@@ -108,8 +118,22 @@ describe("a workspace's own provider keys", () => {
     const res = await gw.call("POST", "/images", { key, body: { model: "byok/image", prompt: "a lighthouse" } });
     expect(res.status).toBe(200);
     expect(pixels.requests.at(-1)!.headers.authorization).toBe("Bearer sk-workspace-pixels-4321");
-    expect((res.body as { usage?: { cost: number } }).usage?.cost).toBe(0);
+    expect(res.body.usage).toEqual(expect.objectContaining({ cost: 0, is_byok: true }));
     await eventually(async () => (await record(hash)).byok_usage === 0.04, 5000);
+  });
+
+  it("serves transcription with the workspace's key too, and says so in its usage", async () => {
+    expect((await setKey("pixels", "sk-workspace-pixels-4321")).status).toBe(200);
+    const { key } = await newKey();
+    const body = { model: "byok/stt", input_audio: { data: tone(8000, 1).toString("base64"), format: "wav" } };
+    const res = await gw.call("POST", "/audio/transcriptions", { key, body });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(pixels.requests.at(-1)!.headers.authorization).toBe("Bearer sk-workspace-pixels-4321");
+    expect(res.body.usage).toEqual(expect.objectContaining({ cost: 0, is_byok: true }));
+    expect((await gw.call("DELETE", `/workspaces/${workspaceId}/provider-keys/pixels`)).status).toBe(200);
+    const operator = await gw.call("POST", "/audio/transcriptions", { key, body });
+    expect(operator.status, JSON.stringify(operator.body)).toBe(200);
+    expect(operator.body.usage).toEqual(expect.objectContaining({ cost: 0.0001, is_byok: false }));
   });
 
   it("counts BYOK spend against the key's limit only when include_byok_in_limit says so", async () => {

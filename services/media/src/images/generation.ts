@@ -83,7 +83,7 @@ export async function sendImages(run: MediaRun<ImageProvider>, call: ImageCall, 
   res.json({
     created: Math.floor(Date.now() / 1000),
     data: result.images.map((image) => ({ b64_json: image.b64, media_type: image.mediaType })),
-    usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens, cost: billedUsd(served, charge) },
+    usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens, cost: billedUsd(served, charge), is_byok: served.candidate.byokKey !== undefined },
   });
 }
 

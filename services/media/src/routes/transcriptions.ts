@@ -69,6 +69,7 @@ export const transcriptionsRoute =
         output_tokens: usage.completionTokens,
         seconds: Math.round((usage.seconds ?? 0) * 1000) / 1000,
         total_tokens: (usage.audioTokens ?? 0) + usage.completionTokens,
+        is_byok: served.candidate.byokKey !== undefined,
       },
       ...(input.verbose
         ? {
