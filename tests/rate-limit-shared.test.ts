@@ -120,6 +120,23 @@ describe("rate limits shared by router replicas", () => {
     }
   });
 
+  it("takes a lowered limit at once: what is left of a slice leased under the old one stops admitting and goes back", async () => {
+    const limiter = sharedRateLimiter(db, { now: () => minuteStart + 5000 });
+    try {
+      expect((await limiter.hit("key-lowered", 1200)).allowed).toBe(true);
+      let admitted = 0;
+      for (let i = 0; i < 10; i++) if ((await limiter.hit("key-lowered", 2)).allowed) admitted++;
+      expect(admitted).toBe(1);
+      expect(await countOf("key-lowered", Math.floor(minuteStart / 60_000))).toBe(2);
+      // Raised again, the minute's allowance counts only what was admitted.
+      admitted = 0;
+      for (let i = 0; i < 10; i++) if ((await limiter.hit("key-lowered", 5)).allowed) admitted++;
+      expect(admitted).toBe(3);
+    } finally {
+      await limiter.close();
+    }
+  });
+
   it.skipIf(!testEnv.databaseUrl)("fails requests that need a slice as unavailable while Postgres is out of reach, and recovers", async () => {
     const url = new URL(database.url!);
     const proxy = await startFaultProxy({ host: url.hostname, port: Number(url.port || 5432) });

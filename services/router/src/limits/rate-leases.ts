@@ -14,9 +14,10 @@ export interface LeaseAnswer {
  * One statement per slice: reads the previous minute, decides the grant under the row's lock and adds it
  * to the minute's leased count. Concurrent leases of one key queue on that row, and each sees the count the
  * one before left (an upsert's DO UPDATE always works on the newest row version), so their grants together
- * never pass the allowance. `fade` is the share of the previous minute still inside the sliding window.
+ * never pass the allowance. `fade` is the share of the previous minute still inside the sliding window;
+ * `returned` requests this replica leased and will not admit go back first.
  */
-export async function leaseSlice(db: Db, key: string, window: number, perMinute: number, fade: number, wanted: number): Promise<LeaseAnswer> {
+export async function leaseSlice(db: Db, key: string, window: number, perMinute: number, fade: number, wanted: number, returned = 0): Promise<LeaseAnswer> {
   const [row] = await db.query<LeaseAnswer>(
     `WITH p AS (
        SELECT COALESCE((SELECT count FROM router.rate_windows WHERE key_hash = $1 AND window_start = $2 - 1), 0) AS n)
@@ -24,11 +25,11 @@ export async function leaseSlice(db: Db, key: string, window: number, perMinute:
        INSERT INTO router.rate_windows AS w (key_hash, window_start, count, granted)
        SELECT $1, $2, router.rate_grant($3, $4, p.n, 0, $5), router.rate_grant($3, $4, p.n, 0, $5) FROM p
        ON CONFLICT (key_hash, window_start) DO UPDATE
-         SET count = w.count + router.rate_grant($3, $4, (SELECT n FROM p), w.count, $5),
-             granted = router.rate_grant($3, $4, (SELECT n FROM p), w.count, $5)
+         SET count = GREATEST(0, w.count - $6::int) + router.rate_grant($3, $4, (SELECT n FROM p), GREATEST(0, w.count - $6::int), $5),
+             granted = router.rate_grant($3, $4, (SELECT n FROM p), GREATEST(0, w.count - $6::int), $5)
        RETURNING w.count, w.granted)
      SELECT up.granted, up.count AS leased, p.n AS previous FROM up, p`,
-    [key, window, perMinute, fade, wanted],
+    [key, window, perMinute, fade, wanted, returned],
   );
   if (!row) throw new Error("rate lease statement returned no row");
   return row;

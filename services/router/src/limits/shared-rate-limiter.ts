@@ -17,6 +17,8 @@ interface KeySlices {
   /** Requests leased to this replica in this minute, and how many of them it admitted. */
   granted: number;
   used: number;
+  /** Slices leased under a higher limit and taken out of use when it was lowered; the next lease gives them back. */
+  returning: number;
   /** The shared figures of the last lease, to answer refusals without asking again. */
   previous: number;
   leased: number;
@@ -26,6 +28,9 @@ interface KeySlices {
   waiting: number;
   leasing?: Promise<void>;
 }
+
+/** What this replica leased in the minute and will not admit. */
+const unusedOf = (s: KeySlices): number => s.granted - s.used + s.returning;
 
 export interface SharedRateLimiterOptions {
   now?: () => number;
@@ -82,11 +87,13 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
   function slicesOf(key: string, perMinute: number, window: number): KeySlices {
     let s = slices.get(key);
     if (s?.window !== window) {
-      if (s) owe(s.window, key, s.granted - s.used);
-      s = { window, perMinute, granted: 0, used: 0, previous: 0, leased: 0, refusedUntil: 0, waiting: 0 };
+      if (s) owe(s.window, key, unusedOf(s));
+      s = { window, perMinute, granted: 0, used: 0, returning: 0, previous: 0, leased: 0, refusedUntil: 0, waiting: 0 };
       slices.set(key, s);
     } else if (s.perMinute !== perMinute) {
-      // The key's limit changed: what Postgres refused under the old one says nothing about the new one.
+      // The key's limit changed: what Postgres refused under the old one says nothing about the new one, and
+      // what is left of a slice leased under a higher limit would keep admitting past a lower one.
+      if (perMinute < s.perMinute) Object.assign(s, { returning: s.returning + s.granted - s.used, granted: s.used });
       Object.assign(s, { perMinute, refusedUntil: 0 });
     }
     return s;
@@ -104,7 +111,9 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
         s.refusedUntil = t + Math.max(minRefusalMs, wait.retryAfterSeconds * 1000);
       }
     };
-    const answered = leaseSlice(db, key, s.window, s.perMinute, fade, Math.min(s.waiting, s.perMinute)).then(apply);
+    const returned = s.returning;
+    s.returning = 0;
+    const answered = leaseSlice(db, key, s.window, s.perMinute, fade, Math.min(s.waiting, s.perMinute), returned).then(apply);
     const attempt = within(answered, leaseTimeoutMs, `rate limit lease not answered in ${leaseTimeoutMs} ms`).then(
       () => undefined,
       (error: unknown) => {
@@ -117,7 +126,11 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
       if (s.leasing === attempt) s.leasing = undefined;
     };
     attempt.then(settle, settle);
-    answered.catch(() => undefined);
+    // A statement that failed gave nothing back: the next lease, or the minute's end, does.
+    answered.catch(() => {
+      if (slices.get(key) === s) s.returning += returned;
+      else owe(s.window, key, returned);
+    });
     return attempt;
   }
 
@@ -125,7 +138,7 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
     const window = Math.floor(now() / windowMs);
     for (const [key, s] of slices) {
       if (s.window < window && !s.leasing) {
-        owe(s.window, key, s.granted - s.used);
+        owe(s.window, key, unusedOf(s));
         slices.delete(key);
       }
     }
@@ -173,7 +186,7 @@ export function sharedRateLimiter(db: Db, options: SharedRateLimiterOptions = {}
       await ticking;
       // Slices this replica still holds go back to the minute, for the replicas that stay.
       const window = Math.floor(now() / windowMs);
-      for (const [key, s] of slices) if (s.window === window && !s.leasing) owe(window, key, s.granted - s.used);
+      for (const [key, s] of slices) if (s.window === window && !s.leasing) owe(window, key, unusedOf(s));
       slices.clear();
       await runTick();
     },
