@@ -208,7 +208,8 @@ export async function runAgent(plan: Plan, tools: DeclaredTools, sink?: AgentSin
       sink?.keepAlive(false);
       allRuns.push(...runs);
       // What the tools brought back is read by the next turn's provider: the guardrails' filters apply to it too.
-      const added = filterMessages(plan.filters, [assistantTurn(turn, serverCalls), ...runs.map((run) => ({ role: "tool", tool_call_id: run.id, content: run.output }))]);
+      // The turn's reasoning goes back to the model that made it within this request: its answer, not the caller's prompt.
+      const added = filterMessages(plan.filters, [assistantTurn(turn, serverCalls), ...runs.map((run) => ({ role: "tool", tool_call_id: run.id, content: run.output }))], { skipReasoning: true });
       enforceFindings(added.findings, plan.dialect, plan.deps.logger);
       findings = mergeFindings([[...findings], added.findings]);
       messages.push(...(added.value as Message[]));

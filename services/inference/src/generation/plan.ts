@@ -1,6 +1,6 @@
 import { chatCompletionRequest, legacyMetadataHeader, metadataHeader, sessionIdHeader, type ChatCompletionRequest } from "@switchyard/contracts";
 import { badRequest, forbidden, headerOf, madeFrom, parseInput, type Caller } from "@switchyard/runtime";
-import { enforceFindings, filterMessages, newGenerationId, requestDeadline, withWorkspaceKeys, type Candidate, type CompiledFilters, type Finding } from "@switchyard/upstream";
+import { enforceFindings, filterMessages, filterPrediction, mergeFindings, newGenerationId, requestDeadline, withWorkspaceKeys, type Candidate, type CompiledFilters, type Finding } from "@switchyard/upstream";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { cacheRequest } from "../cache/headers.js";
 import { lookUp, type PlanCache } from "../cache/lookup.js";
@@ -113,11 +113,14 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   const body = upstreamBody(request, caller.workspaceId, preset?.system_prompt);
   let findings: Finding[] = [];
   const { filters } = resolution;
-  if (!filters.empty && Array.isArray(body.messages)) {
-    const filtered = filterMessages(filters, body.messages as Array<Record<string, unknown>>);
-    enforceFindings(filtered.findings, input.dialect, deps.logger);
-    body.messages = filtered.value;
-    findings = filtered.findings;
+  if (!filters.empty) {
+    const messages = Array.isArray(body.messages) ? filterMessages(filters, body.messages as Array<Record<string, unknown>>) : undefined;
+    // The predicted output is text of the caller's that the provider reads as well.
+    const prediction = body.prediction === undefined ? undefined : filterPrediction(filters, body.prediction);
+    findings = mergeFindings([messages?.findings ?? [], prediction?.findings ?? []]);
+    enforceFindings(findings, input.dialect, deps.logger);
+    if (messages) body.messages = messages.value;
+    if (prediction) body.prediction = prediction.value;
   }
   const tools = declaredTools(request, { sandbox: deps.sandbox !== undefined, webSearch: deps.search !== undefined, webFetch: deps.webFetch !== undefined, disabled: [...resolution.disabledTools] });
   // Only a request that opted in pays the lookup. A hit has passed every check above, as a miss has.

@@ -1,6 +1,6 @@
 import { embeddingsRequest, type EmbeddingsRequest } from "@switchyard/contracts";
 import { badRequest, parseInput, picoToUsd, type Caller } from "@switchyard/runtime";
-import { endUser, enforceFindings, filterTexts, type Candidate } from "@switchyard/upstream";
+import { endUser, enforceFindings, filterOptions, filterTexts, mergeFindings, type Candidate } from "@switchyard/upstream";
 import type { ServerResponse } from "node:http";
 import type { JsonRequest } from "../dialects/chat/route.js";
 import type { InferenceDeps } from "../deps.js";
@@ -32,9 +32,12 @@ function cannotCarry(request: EmbeddingsRequest, inputs: readonly SizedInput[]) 
   };
 }
 
-/** The guardrails' content filters read the text of every input before anything is held; token ids they cannot read are refused. */
-function filtered(run: RetrievalRun, inputs: readonly SizedInput[]): EmbeddingInput[] {
-  if (run.filters.empty) return inputs.map((i) => i.input);
+/**
+ * The guardrails' content filters read the text of every input, and the provider options sent beside it,
+ * before anything is held; token ids they cannot read are refused.
+ */
+function filtered(run: RetrievalRun, inputs: readonly SizedInput[], options: Readonly<Record<string, Record<string, unknown>>>) {
+  if (run.filters.empty) return { inputs: inputs.map((i) => i.input), options };
   if (inputs.some((i) => i.input.kind === "tokens")) throw badRequest("Invalid body: input: the key's guardrails filter content, which token ids hide; send text");
   const texts: string[] = [];
   for (const { input } of inputs) {
@@ -42,14 +45,16 @@ function filtered(run: RetrievalRun, inputs: readonly SizedInput[]): EmbeddingIn
     else if (input.kind === "parts") for (const part of input.parts) if (part.type === "text") texts.push(part.text);
   }
   const { value, findings } = filterTexts(run.filters, texts);
-  enforceFindings(findings, "embeddings", run.deps.logger);
-  run.findings = findings;
+  const scannedOptions = filterOptions(run.filters, options);
+  run.findings = mergeFindings([findings, scannedOptions.findings]);
+  enforceFindings(run.findings, "embeddings", run.deps.logger);
   let next = 0;
-  return inputs.map(({ input }) => {
+  const out = inputs.map(({ input }): EmbeddingInput => {
     if (input.kind === "text") return { kind: "text", text: value[next++]! };
     if (input.kind === "parts") return { kind: "parts", parts: input.parts.map((p) => (p.type === "text" ? { type: "text", text: value[next++]! } : p)) };
     return input;
   });
+  return { inputs: out, options: scannedOptions.value };
 }
 
 const route = { path: "/embeddings", fields: Object.keys(embeddingsRequest.shape) };
@@ -68,7 +73,7 @@ export const embeddingsRoute =
       requestedParameters: (["dimensions", "input_type"] as const).filter((name) => request[name] !== undefined),
       cannotCarry: cannotCarry(request, sized),
     });
-    const inputs = filtered(run, sized);
+    const { inputs, options } = filtered(run, sized, request.provider?.options ?? {});
     const format = request.encoding_format ?? "float";
     const { cacheTtlSeconds } = run;
     const cache =
@@ -97,7 +102,7 @@ export const embeddingsRoute =
             dimensions: request.dimensions,
             inputType: request.input_type,
             user: request.user === undefined ? undefined : endUser(caller.workspaceId, request.user),
-            options: request.provider?.options?.[c.endpoint.provider] ?? {},
+            options: options[c.endpoint.provider] ?? {},
           },
           target,
           signal,

@@ -1,6 +1,6 @@
 import { rerankRequest, type RerankRequest } from "@switchyard/contracts";
 import { badRequest, parseInput, picoToUsd, sendJson, type Caller } from "@switchyard/runtime";
-import { enforceFindings, filterTexts, type Candidate } from "@switchyard/upstream";
+import { enforceFindings, filterOptions, filterTexts, mergeFindings, type Candidate } from "@switchyard/upstream";
 import type { ServerResponse } from "node:http";
 import { estimateTokens } from "../cost.js";
 import type { JsonRequest } from "../dialects/chat/route.js";
@@ -65,10 +65,11 @@ export const rerankRoute =
         return undefined;
       },
     });
-    // The guardrails' content filters read the query and every document before anything is held.
+    // The guardrails' content filters read the query, every document and the provider options before anything is held.
     const scanned = filterTexts(run.filters, [request.query, ...texts]);
-    enforceFindings(scanned.findings, "rerank", deps.logger);
-    run.findings = scanned.findings;
+    const options = filterOptions(run.filters, request.provider?.options ?? {});
+    run.findings = mergeFindings([scanned.findings, options.findings]);
+    enforceFindings(run.findings, "rerank", deps.logger);
     const [query, ...documents] = scanned.value as [string, ...string[]];
     const topN = request.top_n === undefined ? undefined : Math.min(request.top_n, documents.length);
     const estimate = usageEstimate(query, documents);
@@ -76,7 +77,7 @@ export const rerankRoute =
       run,
       rerankers,
       (c) => retrievalCost(c.endpoint.pricing, usageBound(query, documents, c.endpoint.context_length)),
-      (provider, target, c, signal) => provider.rerank({ query, documents, topN, options: request.provider?.options?.[c.endpoint.provider] ?? {} }, target, signal),
+      (provider, target, c, signal) => provider.rerank({ query, documents, topN, options: options.value[c.endpoint.provider] ?? {} }, target, signal),
       (c) => ({ status: "cancelled", promptTokens: estimate.tokens, estimated: true, cost: retrievalCost(c.endpoint.pricing, estimate), upstreamId: null }),
     );
     const { candidate, result } = served;

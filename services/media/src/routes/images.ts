@@ -1,6 +1,6 @@
 import { imageGenerationRequest, providerPreferences } from "@switchyard/contracts";
 import { parseInput } from "@switchyard/runtime";
-import { enforceFindings, filterPrompt } from "@switchyard/upstream";
+import { enforceFindings, filterOptions, filterPrompt, mergeFindings } from "@switchyard/upstream";
 import type { RequestHandler } from "express";
 import { z } from "zod";
 import { fallbackModels, refuseUnknown, withPreset } from "../body.js";
@@ -46,13 +46,15 @@ export const imagesRoute =
       trace: request.trace,
       user: request.user,
     });
-    // Before references are fetched or spend held: a blocked prompt costs nothing, a redacted one is what the provider gets.
+    // Before references are fetched or spend held: a blocked prompt costs nothing, a redacted one is what the
+    // provider gets. Provider options are sent beside it, so their text is read as well.
     const prompt = filterPrompt(run.filters, request.prompt);
-    enforceFindings(prompt.findings, "images", deps.logger);
-    run.findings = prompt.findings;
+    const scanned = filterOptions(run.filters, request.provider?.options ?? {});
+    run.findings = mergeFindings([prompt.findings, scanned.findings]);
+    enforceFindings(run.findings, "images", deps.logger);
     request.prompt = prompt.value;
+    const options = scanned.value;
     const references = await loadReferences((request.input_references ?? []).map((r) => r.image_url.url), deps.references);
-    const options = request.provider?.options ?? {};
     // Options are per provider slug; each attempt gets its own provider's.
     const callFor = (slug: string) => imageCall(request, references, (options[slug] ?? {}) as Record<string, unknown>, run.caller.workspaceId);
     const call = imageCall(request, references, {}, run.caller.workspaceId);

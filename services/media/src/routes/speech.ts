@@ -1,6 +1,6 @@
 import { speechRequest } from "@switchyard/contracts";
 import { parseInput } from "@switchyard/runtime";
-import { enforceFindings, filterPrompt, firstEventThenIdle, mergeFindings } from "@switchyard/upstream";
+import { enforceFindings, filterOptions, filterPrompt, firstEventThenIdle, mergeFindings } from "@switchyard/upstream";
 import type { RequestHandler } from "express";
 import { fallbackModels, refuseUnknown, withPreset } from "../body.js";
 import type { MediaDeps } from "../deps.js";
@@ -38,14 +38,14 @@ export const speechRoute =
       trace: request.trace,
       user: request.user,
     });
-    // The text and the instructions are the caller's: the guardrails' content filters apply to both before anything is held.
+    // The text, the instructions and the provider options are the caller's: the guardrails' content filters apply to them before anything is held.
     const input = filterPrompt(run.filters, request.input);
     const instructions = request.instructions === undefined ? undefined : filterPrompt(run.filters, request.instructions);
-    run.findings = mergeFindings([input.findings, instructions?.findings ?? []]);
+    const { value: options, findings: optionFindings } = filterOptions(run.filters, request.provider?.options ?? {});
+    run.findings = mergeFindings([input.findings, instructions?.findings ?? [], optionFindings]);
     enforceFindings(run.findings, "speech", deps.logger);
     const text = speechText(input.value, instructions?.value);
     const sent = { format: request.response_format ?? "mp3", speed: request.speed ?? 1 };
-    const options = request.provider?.options ?? {};
     const costs = { worstCase: worstCase(text), asked: askedUsage(text, sent.speed) };
     const { result: parts, ...served } = await firstAccepted(run, costs, async (provider, target, c, attempt) => {
       const audio = await provider.speak(

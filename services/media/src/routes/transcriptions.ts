@@ -1,4 +1,4 @@
-import { enforceFindings, filterPrompt } from "@switchyard/upstream";
+import { enforceFindings, filterOptions, filterPrompt, mergeFindings } from "@switchyard/upstream";
 import type { RequestHandler } from "express";
 import { withPreset } from "../body.js";
 import type { MediaDeps } from "../deps.js";
@@ -35,13 +35,14 @@ export const transcriptionsRoute =
       trace: input.trace,
       user: input.user,
     });
-    // The prompt is text the caller wrote: the guardrails' content filters apply to it before anything is held.
-    if (input.prompt !== undefined) {
-      const prompt = filterPrompt(run.filters, input.prompt);
-      enforceFindings(prompt.findings, "transcriptions", deps.logger);
-      run.findings = prompt.findings;
-      input.prompt = prompt.value;
-    }
+    // The prompt and the provider options (Whisper's form takes a prompt there too) are text the caller wrote:
+    // the guardrails' content filters apply to them before anything is held.
+    const prompt = input.prompt === undefined ? undefined : filterPrompt(run.filters, input.prompt);
+    const options = filterOptions(run.filters, input.options);
+    run.findings = mergeFindings([prompt?.findings ?? [], options.findings]);
+    enforceFindings(run.findings, "transcriptions", deps.logger);
+    if (prompt) input.prompt = prompt.value;
+    input.options = options.value;
     const audio = input.audio.bytes;
     const { result: answer, ...served } = await firstAccepted(run, { worstCase: worstCase(audio), asked: askedUsage(audio) }, (provider, target, c, { signal }) =>
       provider.transcribe(

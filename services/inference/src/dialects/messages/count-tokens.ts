@@ -38,8 +38,9 @@ export function estimateInputTokens(request: MessagesCountTokensRequest): number
 }
 
 /**
- * `POST /messages/count_tokens`: the first endpoint of the request's model counts, when it is Anthropic's;
- * elsewhere the answer is an estimate and says so (`estimated: true`). Nothing is held or charged.
+ * `POST /messages/count_tokens`: the first endpoint of the request's model counts, when it is Anthropic's and
+ * no guardrail redacted the prompt; otherwise the answer is an estimate and says so (`estimated: true`).
+ * Nothing is held or charged.
  */
 export const countTokensRoute =
   (deps: InferenceDeps) =>
@@ -49,7 +50,9 @@ export const countTokensRoute =
     // Counting makes no generation.
     res.removeHeader("X-Generation-Id");
     const first = plan.candidates[0]!;
-    if (first.endpoint.adapter !== "anthropic") return void sendJson(res, 200, { input_tokens: estimateInputTokens(request), estimated: true });
+    // What Anthropic counts is the client's own body, which a redaction never reaches: a redacted prompt is estimated.
+    const redacted = plan.findings.some((f) => f.action === "redact");
+    if (first.endpoint.adapter !== "anthropic" || redacted) return void sendJson(res, 200, { input_tokens: estimateInputTokens(request), estimated: true });
     // Anthropic counts the body as the client wrote it, less the gateway's routing fields.
     const { models: _models, provider: _provider, ...body } = req.body as Record<string, unknown>;
     const target = { ...targetOf(first.endpoint, deps.env, first.byokKey), headers: anthropicHeaders(req.headers) };

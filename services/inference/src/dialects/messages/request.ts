@@ -86,35 +86,44 @@ class Mapper {
     return undefined;
   }
 
-  /** A user block (not a tool result) as a chat content part. */
-  part(block: MessagesContentBlock, where: string): Json {
+  /** A user block (not a tool result) as chat content parts (a document may take two). */
+  part(block: MessagesContentBlock, where: string): Json[] {
     switch (block.type) {
       case "text":
-        return { type: "text", text: (block as Block<"text">).text, ...cacheOf(block as Block<"text">) };
+        return [{ type: "text", text: (block as Block<"text">).text, ...cacheOf(block as Block<"text">) }];
       case "image": {
         const image = block as Block<"image">;
         const url = this.sourceUrl(image.source);
-        return url === undefined ? this.only(`${where}.source`, `${image.source.type} sources`, block) : { type: "image_url", image_url: { url }, ...cacheOf(image) };
+        return [url === undefined ? this.only(`${where}.source`, `${image.source.type} sources`, block) : { type: "image_url", image_url: { url }, ...cacheOf(image) }];
       }
       case "document":
         return this.document(block as Block<"document">, where);
       default:
-        return this.only(where, `blocks of type ${block.type} in a user turn`, block);
+        return [this.only(where, `blocks of type ${block.type} in a user turn`, block)];
     }
   }
 
-  private document(document: Block<"document">, where: string): Json {
+  /**
+   * A document as chat parts. Its `title` and `context` are text the model reads: a text document's come
+   * before its text, in one part; a file keeps its title as its name, its context as a text part before it.
+   * So the guardrails' filters read them, and a translation (other endpoints, or Anthropic's once a filter
+   * redacted the prompt) carries them.
+   */
+  private document(document: Block<"document">, where: string): Json[] {
     const { source } = document;
-    if (source.type === "text") return { type: "text", text: source.data, ...cacheOf(document) };
+    const title = document.title ?? undefined;
+    const context = document.context ? [document.context] : [];
+    const asText = (body: string): Json[] => [{ type: "text", text: [...(title ? [title] : []), ...context, body].join("\n\n"), ...cacheOf(document) }];
+    if (source.type === "text") return asText(source.data);
     if (source.type === "content") {
-      if (typeof source.content === "string") return { type: "text", text: source.content, ...cacheOf(document) };
+      if (typeof source.content === "string") return asText(source.content);
       const texts = source.content.filter((b) => b.type === "text" && typeof b.text === "string").map((b) => b.text as string);
-      if (texts.length !== source.content.length) return this.only(`${where}.source.content`, "blocks other than text", document);
-      return { type: "text", text: texts.join("\n"), ...cacheOf(document) };
+      if (texts.length !== source.content.length) return [this.only(`${where}.source.content`, "blocks other than text", document)];
+      return asText(texts.join("\n"));
     }
     const url = this.sourceUrl(source);
-    if (url === undefined) return this.only(`${where}.source`, `${source.type} sources`, document);
-    return { type: "file", file: { filename: document.title ?? "document.pdf", file_data: url }, ...cacheOf(document) };
+    if (url === undefined) return [this.only(`${where}.source`, `${source.type} sources`, document)];
+    return [...context.map((text) => ({ type: "text", text })), { type: "file", file: { filename: title ?? "document.pdf", file_data: url }, ...cacheOf(document) }];
   }
 
   /** A tool result as chat's tool message; an error is said in its text, where chat has no flag for it. */
@@ -142,7 +151,7 @@ class Mapper {
     content.forEach((block, i) => {
       const at = `${where}.content[${i}]`;
       if (block.type === "tool_result") out.push(this.toolResult(block as Block<"tool_result">, at));
-      else parts.push(this.part(block, at));
+      else parts.push(...this.part(block, at));
     });
     if (parts.length) out.push({ role: "user", content: parts });
     return out;
