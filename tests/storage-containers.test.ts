@@ -116,6 +116,22 @@ describe("container files", () => {
     expect((await gw.call("GET", path, { key })).status).toBe(status);
   });
 
+  // Ids whose paths no sandbox can sync: a NUL (which Postgres cannot take), another control character, too long.
+  it.each([
+    ["a file id of a NUL", `/containers/sess_demo/files/cfile_AA`, /^Invalid path: file_id: /],
+    ["a file id of NULs, long", `/containers/sess_demo/files/cfile_${"A".repeat(4000)}`, /^Invalid path: file_id: /],
+    ["a file id with a NUL inside a path", `/containers/sess_demo/files/${idOf("out/a\0.txt")}`, /^Invalid path: file_id: /],
+    ["a content id of a NUL", `/containers/sess_demo/files/cfile_AA/content`, /^Invalid path: file_id: /],
+    ["a file id with an escape character", `/containers/sess_demo/files/${idOf("out/\x1b[31m.txt")}`, /^Invalid path: file_id: /],
+    ["a file id of a path longer than a sandbox may sync", `/containers/sess_demo/files/${idOf("a".repeat(1025))}`, /^Invalid path: file_id: /],
+    ["an after of a NUL", `/containers/sess_demo/files?after=cfile_AA`, /^Invalid query: after: /],
+    ["an after with a control character", `/containers/sess_demo/files?after=${idOf("README.md\n")}`, /^Invalid query: after: /],
+  ])("refuses %s with a 400 that names the field", async (_what, path, message) => {
+    const res = await gw.call("GET", path, { key });
+    expect(res.status).toBe(400);
+    expect(res.body.error?.message).toMatch(message);
+  });
+
   it("drops files the sandbox deleted", async () => {
     const body = Buffer.from("gone soon").toString("base64");
     await sync("sess_deleting", [

@@ -101,6 +101,9 @@ describe("workspace files on the gateway's own storage", () => {
     ["before_id=or_file_x", /before_id: is not supported by the service's own storage/],
     ["order=desc", /order: only asc/],
     ["cursor=bm9wZQ", /cursor: not a cursor/],
+    // files:9999999999999999999 and files:9223372036854775808: past the largest bigint, the column's type.
+    ["cursor=ZmlsZXM6OTk5OTk5OTk5OTk5OTk5OTk5OQ", /cursor: not a cursor/],
+    [`cursor=${Buffer.from("files:9223372036854775808").toString("base64url")}`, /cursor: not a cursor/],
     ["after=or_file_nope", /no file or_file_nope/],
     ["after=x&after_id=y", /use one of cursor, after and after_id/],
     ["provider=dropbox", /provider/],
@@ -108,6 +111,12 @@ describe("workspace files on the gateway's own storage", () => {
     const res = await gw.call("GET", `/files?${query}`, { key });
     expect(res.status).toBe(400);
     expect(res.body.error?.message).toMatch(message);
+  });
+
+  it("takes a cursor at the largest position there can be, as the end of the listing", async () => {
+    const res = await gw.call("GET", `/files?cursor=${Buffer.from("files:9223372036854775807").toString("base64url")}`, { key });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ data: [], cursor: null, has_more: false });
   });
 
   it("refuses an upload over the size limit with 413, and one without a file part with 400", async () => {

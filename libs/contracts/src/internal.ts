@@ -2,6 +2,7 @@ import { z } from "zod";
 import { limitReset } from "./common.js";
 import { generation, generationContent, type Generation, type GenerationContent } from "./generation.js";
 import { contentFilterAction, contentFilterBuiltinSlug } from "./guardrails.js";
+import { providerKeySlug } from "./provider-keys.js";
 
 /**
  * Contracts of `/internal/...` routes between services. They are not part of the public API and are
@@ -50,7 +51,13 @@ export const workspacePolicyResponse = z.object({ data: workspacePolicy });
 export const policyActiveBody = z.object({ id: z.uuid() });
 export const policyActiveResponse = z.object({ active: z.boolean() });
 
-/** `POST /internal/provider-keys/open`: a workspace's own key for a provider, opened for the service about to use it. */
+/**
+ * `POST /internal/provider-keys/open`: a workspace's own key for a provider, opened for the service about to
+ * use it. With `organization_id`, only when the workspace is that organization's: a service that took the
+ * workspace id from a request (a management key's `workspace_id`) names the key's organization.
+ */
+export const openProviderKeyBody = z.object({ organization_id: z.uuid().optional(), workspace_id: z.uuid(), provider: providerKeySlug });
+export type OpenProviderKeyBody = z.infer<typeof openProviderKeyBody>;
 export const openProviderKeyResponse = z.object({ data: z.object({ key: z.string().nullable() }) });
 
 /** `POST /internal/providers/known`: whether the operator's catalog has a provider. */

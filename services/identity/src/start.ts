@@ -79,7 +79,7 @@ export interface RunningIdentity {
   /** Whether tokens a federation policy issued still act. */
   policyActive(id: string): Promise<boolean>;
   /** A workspace's own key for a provider (BYOK), for storage without an HTTP hop. */
-  providerKey(workspaceId: string, provider: string): Promise<string | undefined>;
+  providerKey(workspaceId: string, provider: string, organizationId?: string): Promise<string | undefined>;
   /** An operator action: a new organization with its default workspace and first management key. */
   createOrganization(name: string): Promise<NewOrganization>;
   stop(): Promise<void>;
@@ -154,7 +154,7 @@ export async function startIdentity(deps: IdentityDeps): Promise<RunningIdentity
     },
     accessTokenKeys: () => accessTokens.jwks(),
     policyActive: (id) => policyActive(db, id),
-    providerKey: async (workspaceId, provider) => (sealer ? openProviderKey(db, sealer, workspaceId, provider) : undefined),
+    providerKey: async (workspaceId, provider, organizationId) => (sealer ? openProviderKey(db, sealer, workspaceId, provider, organizationId) : undefined),
     async stop() {
       clearInterval(sweep);
       reaper.stop();

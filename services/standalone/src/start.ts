@@ -98,6 +98,7 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     bus,
     logger: logger.child({ service: "storage" }),
     providerKey: identity.providerKey,
+    workspaceOrganization: async (id) => (await identity.workspacePolicy(id))?.organization_id,
     config,
     verifyCaller: createCallerVerifier(secret),
     verifyService: createServiceVerifier(secret),

@@ -1,4 +1,4 @@
-import { fileProvider, openProviderKeyResponse } from "@switchyard/contracts";
+import { fileProvider, openProviderKeyBody, openProviderKeyResponse, workspacePolicyResponse } from "@switchyard/contracts";
 import {
   createCallerVerifier,
   createInternalClient,
@@ -28,9 +28,12 @@ const storage = await startStorage({
   db,
   bus,
   logger,
-  async providerKey(workspaceId, provider) {
-    const answer = await identity.post("/internal/provider-keys/open", { workspace_id: workspaceId, provider: fileProvider.parse(provider) }, openProviderKeyResponse);
-    return answer?.data.key ?? undefined;
+  async providerKey(workspaceId, provider, organizationId) {
+    const body = openProviderKeyBody.parse({ organization_id: organizationId, workspace_id: workspaceId, provider: fileProvider.parse(provider) });
+    return (await identity.post("/internal/provider-keys/open", body, openProviderKeyResponse))?.data.key ?? undefined;
+  },
+  async workspaceOrganization(workspaceId) {
+    return (await identity.post("/internal/workspaces/policy", { workspace_id: workspaceId }, workspacePolicyResponse))?.data.organization_id;
   },
   config,
   verifyCaller: createCallerVerifier(secret, config.SWITCHYARD_INTERNAL_SECRETS_ACCEPTED),

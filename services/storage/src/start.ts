@@ -14,8 +14,13 @@ export interface StorageStartDeps {
   db: Db;
   bus: Bus;
   logger: Logger;
-  /** The workspace's own key for a provider (identity's BYOK keys): in-process in standalone, over HTTP otherwise. */
-  providerKey(workspaceId: string, provider: FileProvider): Promise<string | undefined>;
+  /**
+   * The workspace's own key for a provider (identity's BYOK keys): in-process in standalone, over HTTP
+   * otherwise. `organizationId` is the caller's, which identity checks the workspace against.
+   */
+  providerKey(workspaceId: string, provider: FileProvider, organizationId: string): Promise<string | undefined>;
+  /** The organization a workspace belongs to (identity's), undefined for an unknown one: `workspace_id` is trusted to no one unchecked. */
+  workspaceOrganization(workspaceId: string): Promise<string | undefined>;
   config: Pick<
     StorageConfig,
     "providerEnv" | "MAX_FILE_BYTES" | "ORPHAN_UPLOAD_MS" | "GENERATION_CONTENT_RETENTION_MS" | "S3_ENDPOINT" | "S3_BUCKET" | "S3_REGION" | "S3_ACCESS_KEY_ID" | "S3_SECRET_ACCESS_KEY" | "S3_FORCE_PATH_STYLE" | "SWITCHYARD_DATA_DIR"
@@ -54,9 +59,12 @@ export async function startStorage(deps: StorageStartDeps): Promise<RunningStora
     events,
     logger: deps.logger,
     providers: { openai: openAiFiles, anthropic: anthropicFiles },
-    async accountFor(workspaceId, provider) {
-      const apiKey = await deps.providerKey(workspaceId, provider);
+    async accountFor(owner, provider) {
+      const apiKey = await deps.providerKey(owner.workspaceId, provider, owner.organizationId);
       return apiKey ? { apiKey, baseUrl: env[`${provider.toUpperCase()}_BASE_URL`] ?? defaultBaseUrls[provider] } : undefined;
+    },
+    async workspaceInOrganization(workspaceId, organizationId) {
+      return (await deps.workspaceOrganization(workspaceId)) === organizationId;
     },
     verifyCaller: deps.verifyCaller,
     verifyService: deps.verifyService,

@@ -37,8 +37,16 @@ export async function deleteProviderKey(db: Queryable, workspaceId: string, prov
   return rows.length > 0;
 }
 
-/** The workspace's key for a provider, opened; only services ask, over the internal route or in-process. */
-export async function openProviderKey(db: Queryable, sealer: Sealer, workspaceId: string, provider: string): Promise<string | undefined> {
-  const [row] = await db.query<{ sealed_key: string }>(`SELECT sealed_key FROM identity.provider_keys WHERE workspace_id = $1 AND provider = $2`, [workspaceId, provider]);
+/**
+ * The workspace's key for a provider, opened; only services ask, over the internal route or in-process.
+ * With `organizationId`, a workspace of another organization has none: a workspace id a service took from a
+ * request is checked here too, not only by that service.
+ */
+export async function openProviderKey(db: Queryable, sealer: Sealer, workspaceId: string, provider: string, organizationId?: string): Promise<string | undefined> {
+  const [row] = await db.query<{ sealed_key: string }>(
+    `SELECT k.sealed_key FROM identity.provider_keys k JOIN identity.workspaces w ON w.id = k.workspace_id
+     WHERE k.workspace_id = $1 AND k.provider = $2 AND ($3::uuid IS NULL OR w.organization_id = $3::uuid)`,
+    [workspaceId, provider, organizationId ?? null],
+  );
   return row ? sealer.open(row.sealed_key, context(workspaceId, provider)) : undefined;
 }

@@ -1,14 +1,13 @@
-import { badRequest, managementCallerOf, notFound, parseInput, HttpError, type Db, type EventSink, type Queryable } from "@switchyard/runtime";
+import { badRequest, managementCallerOf, notFound, parseInput, updateBody, HttpError, type Db, type EventSink, type Queryable } from "@switchyard/runtime";
 import {
+  openProviderKeyBody,
   providerKeyParams,
-  providerKeySlug,
   putProviderKeyBody,
   workspaceIdParams,
   type DeleteProviderKeyResponse,
   type ProviderKeySummary,
 } from "@switchyard/contracts";
 import type { RequestHandler } from "express";
-import { z } from "zod";
 import { deleteProviderKey, listProviderKeys, openProviderKey, putProviderKey } from "../provider-keys/records.js";
 import type { Sealer } from "../provider-keys/sealed.js";
 import { getWorkspace } from "../workspaces/service.js";
@@ -42,7 +41,7 @@ export const putProviderKeyRoute =
   async (req, res) => {
     const caller = managementCallerOf(res);
     const { id, provider } = parseInput(providerKeyParams, req.params, "path");
-    const body = parseInput(putProviderKeyBody, req.body ?? {}, "body");
+    const body = parseInput(putProviderKeyBody, updateBody(req), "body");
     const workspace = await getWorkspace(deps.db, caller.organizationId, id);
     const sealer = sealerOf(deps);
     if (!(await deps.knownProvider(provider))) throw badRequest(`Invalid path: provider: the catalog has no provider ${provider}`);
@@ -83,13 +82,14 @@ export const deleteProviderKeyRoute =
     res.json({ deleted: true } satisfies DeleteProviderKeyResponse);
   };
 
-const openBody = z.object({ workspace_id: z.uuid(), provider: providerKeySlug });
-
-/** `POST /internal/provider-keys/open`: a service about to call a provider with the workspace's key. */
+/**
+ * `POST /internal/provider-keys/open`: a service about to call a provider with the workspace's key. A
+ * workspace of another organization than `organization_id` answers as one without a key.
+ */
 export const openProviderKeyRoute =
   (deps: ProviderKeyDeps): RequestHandler =>
   async (req, res) => {
-    const { workspace_id, provider } = parseInput(openBody, req.body, "body");
-    const key = deps.sealer ? await openProviderKey(deps.db, deps.sealer, workspace_id, provider) : undefined;
+    const { organization_id, workspace_id, provider } = parseInput(openProviderKeyBody, req.body, "body");
+    const key = deps.sealer ? await openProviderKey(deps.db, deps.sealer, workspace_id, provider, organization_id) : undefined;
     res.json({ data: { key: key ?? null } });
   };

@@ -1,6 +1,15 @@
 import type { ContainerFile } from "@switchyard/contracts";
 import type { Queryable } from "@switchyard/runtime";
+import { z } from "zod";
 import type { Owner } from "../files/records.js";
+import { hasControlCharacters } from "../files/sniff.js";
+
+/** Container-relative: no leading slash, no `.` or `..` segments, no backslashes or control characters. */
+export const containerPath = z
+  .string()
+  .min(1)
+  .max(1024)
+  .refine((p) => !p.startsWith("/") && !p.includes("\\") && !hasControlCharacters(p) && p.split("/").every((s) => s !== "" && s !== "." && s !== ".."), "must be a relative path inside the container");
 
 export interface ContainerFileRow {
   container_id: string;
@@ -14,12 +23,15 @@ export interface ContainerFileRow {
 /** `cfile_` + base64url of the path: the id is the path, so no id table is needed. */
 export const containerFileIdOf = (path: string): string => `cfile_${Buffer.from(path, "utf8").toString("base64url")}`;
 
-/** The path inside an id; undefined when it does not decode to a container path. */
+/**
+ * The path inside an id; undefined when it does not decode to a path a sandbox could have synced, so an
+ * id holding a NUL, which a Postgres text value cannot, is refused before it reaches a query.
+ */
 export function pathOfContainerFileId(id: string): string | undefined {
   const encoded = id.slice("cfile_".length);
   const path = Buffer.from(encoded, "base64url").toString("utf8");
   // base64url that re-encodes differently (padding, stray bits, invalid UTF-8) is not an id we made.
-  return path && containerFileIdOf(path) === id ? path : undefined;
+  return containerFileIdOf(path) === id && containerPath.safeParse(path).success ? path : undefined;
 }
 
 export const toContainerFile = (row: ContainerFileRow): ContainerFile => ({

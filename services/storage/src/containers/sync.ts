@@ -2,15 +2,7 @@ import { containerId as containerIdSchema } from "@switchyard/contracts";
 import { badRequest, parseInput, type Logger } from "@switchyard/runtime";
 import { z } from "zod";
 import type { StorageDeps } from "../deps.js";
-import { hasControlCharacters } from "../files/sniff.js";
-import { containerWorkspace, deleteContainerFiles, pruneContainerFiles, storedObjects, upsertContainerFiles } from "./records.js";
-
-/** Container-relative: no leading slash, no `.` or `..` segments, no backslashes or control characters. */
-const containerPath = z
-  .string()
-  .min(1)
-  .max(1024)
-  .refine((p) => !p.startsWith("/") && !p.includes("\\") && !hasControlCharacters(p) && p.split("/").every((s) => s !== "" && s !== "." && s !== ".."), "must be a relative path inside the container");
+import { containerPath, containerWorkspace, deleteContainerFiles, pruneContainerFiles, storedObjects, upsertContainerFiles } from "./records.js";
 
 export const syncBody = z
   .object({

@@ -19,7 +19,7 @@ export async function providerCall<T>(
   res: Response,
   call: (files: AnyFiles, account: ProviderAccount, signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const account = await deps.accountFor(owner.workspaceId, provider);
+  const account = await deps.accountFor(owner, provider);
   if (!account) {
     throw badRequest(`This workspace has no ${provider} key; add one with PUT /workspaces/${owner.workspaceId}/provider-keys/${provider}`);
   }

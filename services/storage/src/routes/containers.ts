@@ -21,7 +21,7 @@ export const listContainerFilesRoute =
   async (req, res) => {
     const { container_id: containerId } = parseInput(containerParams, req.params, "path");
     const query = parseInput(listContainerFilesQuery, req.query, "query");
-    const owner = ownerOf(res, undefined);
+    const owner = await ownerOf(deps, res, undefined);
     const after = query.after === undefined ? undefined : pathOf(query.after, "query: after");
     const rows = await listContainerFiles(deps.db, owner, containerId, after, query.limit);
     const page = rows.slice(0, query.limit).map(toContainerFile);
@@ -33,7 +33,7 @@ export const containerFileContentRoute =
   (deps: StorageDeps): RequestHandler =>
   async (req, res) => {
     const { container_id: containerId, file_id: fileId } = parseInput(containerFileParams, req.params, "path");
-    const row = await findContainerFile(deps.db, ownerOf(res, undefined), containerId, pathOf(fileId, "path: file_id"));
+    const row = await findContainerFile(deps.db, await ownerOf(deps, res, undefined), containerId, pathOf(fileId, "path: file_id"));
     const object = row?.object_key ? await deps.objects.get(row.object_key) : undefined;
     if (!row) throw notFound("Container file not found");
     if (!object) throw notFound("This file's content was not synced from its sandbox");
@@ -48,7 +48,7 @@ export const getContainerFileRoute =
   async (req, res) => {
     const { container_id: containerId, file_id: fileId } = parseInput(containerFileParams, req.params, "path");
     const path = pathOf(fileId, "path: file_id");
-    const row = await findContainerFile(deps.db, ownerOf(res, undefined), containerId, path);
+    const row = await findContainerFile(deps.db, await ownerOf(deps, res, undefined), containerId, path);
     if (!row) throw notFound("Container file not found");
     res.json(toContainerFile(row));
   };

@@ -7,10 +7,10 @@ import { deleteRow, findFile, markDeleting, toWorkspaceFile } from "../files/rec
 import { providerCall } from "../providers/call.js";
 
 /** The caller, the file and where it lives; our own ids are `or_file_`, anything else is unknown here. */
-function target(req: Parameters<RequestHandler>[0], res: Response) {
+async function target(deps: StorageDeps, req: Parameters<RequestHandler>[0], res: Response) {
   const { file_id: id } = parseInput(fileParams, req.params, "path");
   const { provider, workspace_id } = parseInput(fileQuery, req.query, "query");
-  return { id, provider, owner: ownerOf(res, workspace_id) };
+  return { id, provider, owner: await ownerOf(deps, res, workspace_id) };
 }
 
 /** Disposition that survives any file name: ASCII fallback plus the RFC 5987 UTF-8 form. */
@@ -20,7 +20,7 @@ const disposition = (name: string) => `attachment; filename="${name.replace(/[^\
 export const getFileRoute =
   (deps: StorageDeps): RequestHandler =>
   async (req, res) => {
-    const { id, provider, owner } = target(req, res);
+    const { id, provider, owner } = await target(deps, req, res);
     if (provider) {
       res.json(await providerCall(deps, owner, provider, res, (files, account, signal) => files.retrieve(id, account, signal)));
       return;
@@ -34,7 +34,7 @@ export const getFileRoute =
 export const fileContentRoute =
   (deps: StorageDeps): RequestHandler =>
   async (req, res) => {
-    const { id, provider, owner } = target(req, res);
+    const { id, provider, owner } = await target(deps, req, res);
     if (provider) {
       const content = await providerCall(deps, owner, provider, res, (files, account, signal) => files.content(id, account, signal));
       res.writeHead(200, { "content-type": "application/octet-stream", ...(content.contentLength !== undefined ? { "content-length": content.contentLength } : {}) });
@@ -58,7 +58,7 @@ export const fileContentRoute =
 export const deleteFileRoute =
   (deps: StorageDeps): RequestHandler =>
   async (req, res) => {
-    const { id, provider, owner } = target(req, res);
+    const { id, provider, owner } = await target(deps, req, res);
     if (provider) {
       await providerCall(deps, owner, provider, res, (files, account, signal) => files.remove(id, account, signal));
       const deleted: DeletedFile = provider === "openai" ? { _shape: "openai", id, object: "file", deleted: true } : { _shape: "anthropic", id, type: "file_deleted" };

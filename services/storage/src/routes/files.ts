@@ -29,7 +29,7 @@ export const listFilesRoute =
   (deps: StorageDeps): RequestHandler =>
   async (req, res) => {
     const query = parseInput(listFilesQuery, req.query, "query");
-    const owner = ownerOf(res, query.workspace_id);
+    const owner = await ownerOf(deps, res, query.workspace_id);
     const limit = query.limit ?? 100;
     if (query.provider) {
       const page = await providerCall(deps, owner, query.provider, res, (files, account, signal) =>
@@ -60,7 +60,7 @@ export const uploadFileRoute =
   (deps: StorageDeps): RequestHandler =>
   async (req, res) => {
     const query = parseInput(fileQuery, req.query, "query");
-    const owner = ownerOf(res, query.workspace_id);
+    const owner = await ownerOf(deps, res, query.workspace_id);
     if (!(req.headers["content-type"] ?? "").toLowerCase().startsWith("multipart/form-data")) {
       throw badRequest("Send the file as multipart/form-data with a file part");
     }
