@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testEnv } from "../../../../tests/support/config.js";
+import { startFaultProxy } from "../../../../tests/support/fault-proxy.js";
 import { createTestDatabase, type TestDatabase } from "../../../../tests/support/postgres.js";
 import { openPostgres } from "./postgres.js";
 import type { Db } from "./types.js";
@@ -63,5 +64,31 @@ describe.skipIf(!testEnv.databaseUrl)("Postgres statements", () => {
     const rows = await prepared(db);
     expect(rows).toHaveLength(256);
     expect(rows.at(-1)?.statement).toBe("SELECT $1::int AS n255");
+  });
+
+  it("fails a transaction whose connection broke, without an error nobody hears, and serves again once the server is back", async () => {
+    const url = new URL(database.url!);
+    const proxy = await startFaultProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    url.host = `127.0.0.1:${proxy.port}`;
+    const db = openPostgres({ url: url.toString(), maxConnections: 1 });
+    opened.push(db);
+    // An 'error' event no listener hears ends the process: here it would be an uncaught exception.
+    const unheard: unknown[] = [];
+    const hear = (error: unknown) => unheard.push(error);
+    process.prependListener("uncaughtException", hear);
+    try {
+      const sleeping = db.transaction((tx) => tx.query("SELECT pg_sleep(5)"));
+      await new Promise((r) => setTimeout(r, 300));
+      await proxy.cut();
+      await expect(sleeping).rejects.toThrow();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(unheard).toEqual([]);
+      await proxy.restore();
+      // The broken connection was not handed out again.
+      expect(await db.transaction((tx) => tx.query("SELECT 1 AS one"))).toEqual([{ one: 1 }]);
+    } finally {
+      process.removeListener("uncaughtException", hear);
+      await proxy.stop();
+    }
   });
 });

@@ -72,6 +72,11 @@ export function openPostgres(options: PostgresOptions): Db {
     query: (text, params) => run(pool, text, params),
     async transaction(fn) {
       const client = await pool.connect();
+      // pg-pool hears a client's 'error' only while it idles; one that breaks while checked out would emit an
+      // error nobody hears, which ends the process. Its query fails on its own; the connection is thrown away.
+      let broken: Error | undefined;
+      const onError = (error: Error) => (broken = error);
+      client.on("error", onError);
       try {
         await client.query("BEGIN");
         const tx: Queryable = { query: (text, params) => run(client, text, params) };
@@ -79,10 +84,11 @@ export function openPostgres(options: PostgresOptions): Db {
         await client.query("COMMIT");
         return result;
       } catch (error) {
-        await client.query("ROLLBACK").catch(() => undefined);
+        await client.query("ROLLBACK").catch((failed: Error) => (broken ??= failed));
         throw error;
       } finally {
-        client.release();
+        client.off("error", onError);
+        client.release(broken);
       }
     },
     async ping() {
