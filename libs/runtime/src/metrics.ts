@@ -175,6 +175,12 @@ export const metrics = {
     labelNames: [...generationLabels, "status"] as const,
     registers: [registry],
   }),
+  generationRecordsDropped: new Counter({
+    name: "switchyard_generation_records_dropped_total",
+    help: "Generation records a service could not write however often it tried (a row its table or event refuses), logged at error with the generation's id and figures; their holds expire unsettled",
+    labelNames: ["service"] as const,
+    registers: [registry],
+  }),
   generationDuration: new Histogram({
     name: "switchyard_generation_duration_seconds",
     help: "End-to-end time of completed generations, from the gateway taking them up to their last byte",

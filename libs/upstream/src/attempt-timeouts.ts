@@ -52,10 +52,25 @@ export function attemptSignal(request: AbortSignal): AttemptSignal {
   };
 }
 
+/** Statuses another endpoint may not share: a timeout, a rate limit, a server's failure or overload (5xx, 529), none at all. */
+export const transientStatus = (status: number | null): boolean => status === null || status === 408 || status === 429 || status >= 500;
+
+/**
+ * A stream's failure before its first event: nothing reached the client, so whatever the adapter made of it
+ * mid-stream (it cannot tell the first event from a later one), another endpoint may serve when its status
+ * says the failure is the provider's (`transient`). A refusal of the request (a 4xx) stays one.
+ */
+function beforeFirstEvent(error: UpstreamError): UpstreamError {
+  if (error.retryable || !transientStatus(error.status)) return error;
+  return new UpstreamError(error.message, error.status, true, error.retryAfterMs);
+}
+
 /**
  * A stream accepted only once its first event has arrived (so a provider that sends headers and then nothing
  * is a first-byte timeout, with a fallback), whose later events may each be at most `idleMs` apart: past
  * that the attempt is aborted (the provider's connection closes) and the stream fails with `StreamIdleTimeout`.
+ * A stream that fails or ends before its first event (an error for an event, a body of no events: an HTML
+ * page, nothing) is a failure of the attempt, which falls back as its status allows.
  */
 export async function firstEventThenIdle<T>(source: AsyncIterable<T>, attempt: AttemptSignal, provider: string, idleMs: number): Promise<AsyncIterable<T>> {
   const iterator = source[Symbol.asyncIterator]();
@@ -63,12 +78,14 @@ export async function firstEventThenIdle<T>(source: AsyncIterable<T>, attempt: A
   try {
     first = await iterator.next();
   } catch (error) {
-    if (error instanceof UpstreamError || attempt.signal.aborted) throw error;
+    if (attempt.signal.aborted) throw error;
+    if (error instanceof UpstreamError) throw beforeFirstEvent(error);
     // Headers came and the body broke before its first event: nothing reached the client, so another endpoint may serve.
     throw new UpstreamError(`${provider} dropped its stream before the first event: ${(error as Error).message}`, 502, true);
   }
+  if (first.done) throw new UpstreamError(`${provider} ended its stream before the first event`, 502, true);
   return (async function* () {
-    let ended = first.done === true;
+    let ended = false;
     // One timer for the whole stream, re-armed at each read: it counts only while a read waits, so a slow
     // consumer holding an event is not the provider's silence.
     let reading = false;
@@ -82,7 +99,6 @@ export async function firstEventThenIdle<T>(source: AsyncIterable<T>, attempt: A
       rejectIdle(timeout);
     }, idleMs);
     try {
-      if (first.done) return;
       yield first.value;
       for (;;) {
         reading = true;

@@ -44,4 +44,13 @@ describe("capCharge", () => {
   it("has no ceiling when nothing was held", () => {
     expect(capCharge(input({ model: "unit/unheld", held: undefined, reported: 20_000_000_000n }))).toEqual({ charged: 20_000_000_000n, reported: 20_000_000_000n });
   });
+
+  it("never charges below zero: a negative figure is charged and reported as zero, and logged at error", () => {
+    const logger = silentLogger().child({ service: "unit" });
+    const error = vi.spyOn(logger, "error");
+    expect(capCharge(input({ logger, model: "unit/negative", reported: -899_976_000_000n }))).toEqual({ charged: 0n, reported: 0n });
+    expect(capCharge(input({ logger, model: "unit/negative", held: undefined, reported: -1n }))).toEqual({ charged: 0n, reported: 0n });
+    expect(error).toHaveBeenCalledTimes(2);
+    expect(error.mock.calls[0]![0]).toMatchObject({ generationId: "gen-1", provider: "alpha", model: "unit/negative", reportedUsd: "-0.899976" });
+  });
 });

@@ -26,6 +26,19 @@ export interface ChargeInput {
 }
 
 /**
+ * Zero is the floor: no usage is worth less than nothing, and a negative figure would credit the key, fail the
+ * record's decimal columns and the batch of records written with it. Both figures become zero; the one that
+ * came is logged at error, as it means a price or a count was wrong before it got here.
+ */
+function belowZero(input: ChargeInput): Charge {
+  input.logger.error(
+    { generationId: input.generationId, provider: input.provider, model: input.model, reportedUsd: picoToDecimal(input.reported), usage: input.usage },
+    "usage priced below zero; charged nothing",
+  );
+  return { charged: 0n, reported: 0n };
+}
+
+/**
  * The hold is the ceiling: a key was admitted for at most its worst case, so a provider that reports more
  * than the request allowed (more tokens than `max_tokens`, more audio than was sent) must not overrun the
  * key's limit or a guardrail budget. The overrun is charged at the held amount (or, when the operator opts
@@ -33,6 +46,7 @@ export interface ChargeInput {
  */
 export function capCharge(input: ChargeInput): Charge {
   const { held, reported } = input;
+  if (reported < 0n) return belowZero(input);
   if (held === undefined || reported <= held) return { charged: reported, reported };
   const charged = input.beyondHold ? reported : held;
   const labels = { service: serviceOf(input.logger), provider: input.provider, model: input.model };

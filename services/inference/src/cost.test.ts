@@ -47,6 +47,14 @@ describe("cost", () => {
     expect(picoToDecimal(costOf(pricing, tokens).prompt)).toBe("0.0001075"); // 70 × 1e-6 + 30 × 1.25e-6
   });
 
+  it("prices a negative or fractional count as none or the next whole one, never below zero", () => {
+    const pricing = { prompt: "0.000001", completion: "0.000002", input_cache_read: "0.0000001", input_cache_write: "0.00001", internal_reasoning: "0.00001" };
+    const negative = costOf(pricing, { prompt: 10, completion: 7, cachedPrompt: -100000, cacheWritePrompt: -100000, cacheWrite1hPrompt: -5, reasoning: -100000 });
+    expect(picoToDecimal(negative.total)).toBe("0.000024"); // 10 × 1e-6 + 7 × 2e-6
+    expect(costOf(pricing, { prompt: -10, completion: -7 }).total).toBe(0n);
+    expect(picoToDecimal(costOf(pricing, { prompt: 9.2, completion: 6.5 }).total)).toBe("0.000024");
+  });
+
   it("estimates tokens when a provider sends no usage, never zero for real text", () => {
     expect(estimateTokens("")).toBe(0);
     expect(estimateTokens("hi")).toBe(1);

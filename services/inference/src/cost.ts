@@ -30,22 +30,32 @@ export interface Cost {
 }
 
 /**
+ * A count as the pricing takes it: a whole number, at least zero. Adapters refuse other figures; this keeps
+ * a count that slipped past one (or a caller's arithmetic) from pricing work below zero, a refund nobody
+ * earned, or from throwing where a fraction cannot be a BigInt.
+ */
+const whole = (n: number | undefined): number => (n !== undefined && Number.isFinite(n) && n > 0 ? Math.ceil(n) : 0);
+
+/**
  * The one pricing function, for streamed and buffered responses alike. Cached prompt tokens are charged
  * at the cache-read price and cache writes at the cache-write price (hour-long ones at theirs) when the
- * endpoint has them; reasoning tokens at the reasoning price when it has one.
+ * endpoint has them; reasoning tokens at the reasoning price when it has one. Each of those is a share of
+ * its whole (at most the prompt's or the completion's tokens), so no cost is below zero.
  */
 export function costOf(pricing: Pricing, tokens: TokenCounts): Cost {
-  const cached = Math.min(tokens.cachedPrompt ?? 0, tokens.prompt);
-  const written = Math.min(tokens.cacheWritePrompt ?? 0, tokens.prompt - cached);
+  const promptTokens = whole(tokens.prompt);
+  const completionTokens = whole(tokens.completion);
+  const cached = Math.min(whole(tokens.cachedPrompt), promptTokens);
+  const written = Math.min(whole(tokens.cacheWritePrompt), promptTokens - cached);
   const promptPrice = toPico(pricing.prompt);
   const cacheRead = pricing.input_cache_read !== undefined ? toPico(pricing.input_cache_read) : promptPrice;
   const cacheWrite = pricing.input_cache_write !== undefined ? toPico(pricing.input_cache_write) : promptPrice;
   const cacheWrite1h = pricing.input_cache_write_1h !== undefined ? toPico(pricing.input_cache_write_1h) : cacheWrite;
-  const hour = Math.min(tokens.cacheWrite1hPrompt ?? 0, written);
-  const prompt = BigInt(tokens.prompt - cached - written) * promptPrice + BigInt(cached) * cacheRead + BigInt(written - hour) * cacheWrite + BigInt(hour) * cacheWrite1h;
-  const reasoning = Math.min(tokens.reasoning ?? 0, tokens.completion);
+  const hour = Math.min(whole(tokens.cacheWrite1hPrompt), written);
+  const prompt = BigInt(promptTokens - cached - written) * promptPrice + BigInt(cached) * cacheRead + BigInt(written - hour) * cacheWrite + BigInt(hour) * cacheWrite1h;
+  const reasoning = Math.min(whole(tokens.reasoning), completionTokens);
   const reasoningPrice = pricing.internal_reasoning !== undefined ? toPico(pricing.internal_reasoning) : toPico(pricing.completion);
-  const completion = BigInt(tokens.completion - reasoning) * toPico(pricing.completion) + BigInt(reasoning) * reasoningPrice;
+  const completion = BigInt(completionTokens - reasoning) * toPico(pricing.completion) + BigInt(reasoning) * reasoningPrice;
   const request = toPico(pricing.request);
   return { prompt, completion, request, total: prompt + completion + request };
 }

@@ -38,6 +38,23 @@ export function sseWriter(res: ServerResponse, headers: Record<string, string>) 
     get started() {
       return res.headersSent;
     },
+    /**
+     * Once the client has not taken what was written (its socket's buffer is past its high-water mark), the
+     * moment it has, or has gone; undefined while it keeps up. Writes never wait themselves: the relay waits
+     * here between a provider's events, so that it reads from the provider only as fast as the client reads.
+     */
+    drained(): Promise<void> | undefined {
+      if (!res.writableNeedDrain || res.destroyed) return undefined;
+      return new Promise((resolve) => {
+        const done = () => {
+          res.off("drain", done);
+          res.off("close", done);
+          resolve();
+        };
+        res.on("drain", done);
+        res.on("close", done);
+      });
+    },
   };
 }
 
@@ -73,6 +90,11 @@ export abstract class SseStream {
 
   get started(): boolean {
     return this.sse.started;
+  }
+
+  /** See `sseWriter`'s `drained`. */
+  drained(): Promise<void> | undefined {
+    return this.sse.drained();
   }
 
   keepAlive(on: boolean): void {

@@ -12,6 +12,7 @@ import { firstAccepting, speaksOwnBody, wireFor, type Wire } from "../routing/at
 import type { Completion, PartBatch, UpstreamUsage } from "./parts.js";
 import type { Plan } from "./plan.js";
 import { chargedTier } from "../spend/service-tier.js";
+import { estimateTokens } from "../cost.js";
 import { SpendHold } from "./hold.js";
 
 /** How one generation ended, as it is priced and recorded. */
@@ -19,6 +20,8 @@ export interface Outcome {
   candidate: Candidate;
   status: "completed" | "error" | "cancelled";
   usage: UpstreamUsage | undefined;
+  /** The prompt's usage a stream reported at its start (Anthropic's `message_start`), used when `usage` never came. */
+  promptUsage?: UpstreamUsage | undefined;
   completionText: string;
   /** The reasoning the answer carried, for input/output logging. */
   reasoningText?: string;
@@ -221,11 +224,19 @@ export class Generation {
     return accounted;
   }
 
-  /** The outcome at the endpoint's prices, its charge capped at the worst case held for it. */
+  /**
+   * The outcome at the endpoint's prices, its charge capped at the worst case held for it. A stream that
+   * failed after its provider counted the prompt keeps that count; only the answer's tokens are estimated,
+   * and the usage says it is estimated.
+   */
   private priced(outcome: Outcome): Accounted {
     const { plan, turn } = this;
     const { candidate } = outcome;
-    const priced = account(candidate, outcome.usage, () => JSON.stringify(turn.body.messages), outcome.completionText, chargedTier(outcome.serviceTier, turn.body.service_tier));
+    const tier = chargedTier(outcome.serviceTier, turn.body.service_tier);
+    const prompt = outcome.usage === undefined ? outcome.promptUsage : undefined;
+    const priced = prompt
+      ? { ...account(candidate, { ...prompt, completionTokens: estimateTokens(outcome.completionText), reasoningTokens: 0 }, () => "", outcome.completionText, tier), estimated: true }
+      : account(candidate, outcome.usage, () => JSON.stringify(turn.body.messages), outcome.completionText, tier);
     const charge = capCharge({
       logger: plan.deps.logger,
       generationId: turn.id,

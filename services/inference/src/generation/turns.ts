@@ -54,9 +54,33 @@ export interface StreamSink {
   /** The endpoint accepted; its parts follow. */
   accepted(generation: Generation, candidate: Candidate): void;
   parts(batch: PartBatch, candidate: Candidate): void;
-  /** The in-band failure, once the stream has begun. */
   /** The in-band failure; `metadata` is the error's (a rejecting provider's own words: `provider_message`). */
   fail(code: number, message: string, model: string, metadata?: Record<string, unknown>): void;
+  /** While the client has not taken what was sent: when it has (or left); undefined while it keeps up. */
+  drained?(): Promise<void> | undefined;
+}
+
+/**
+ * Waits for a slow client to take what was sent before the next provider event is read, so that the provider
+ * is read at the client's pace rather than held in memory. The request's end (its deadline, the client
+ * leaving) ends the wait and is thrown, as a read that waited on the provider would throw it, so a client that
+ * never reads again is ended by the deadline. The provider's idle timer counts only while a read waits on
+ * the provider, never here.
+ */
+async function clientPace(drained: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (!signal.aborted) {
+    let ended: () => void = () => undefined;
+    const aborted = new Promise<void>((resolve) => {
+      ended = resolve;
+      signal.addEventListener("abort", ended, { once: true });
+    });
+    try {
+      await Promise.race([drained, aborted]);
+    } finally {
+      signal.removeEventListener("abort", ended);
+    }
+  }
+  if (signal.aborted) throw signal.reason;
 }
 
 /**
@@ -93,6 +117,8 @@ class TurnState {
   readonly details: Detail[] = [];
   readonly calls = new Map<number, ToolCall & { clientIndex: number | undefined }>();
   usage: UpstreamUsage | undefined;
+  /** The prompt's tokens as the provider counted them when its answer started, for a stream that reports no more. */
+  promptUsage: UpstreamUsage | undefined;
   fingerprint: string | null = null;
   serviceTier: string | null = null;
   nativeFinish: string | null = null;
@@ -116,6 +142,7 @@ class TurnState {
       case "metadata":
         this.fingerprint ??= part.systemFingerprint ?? null;
         this.serviceTier ??= part.serviceTier ?? null;
+        this.promptUsage ??= part.promptUsage;
         return part;
       case "usage":
         this.usage = part.usage;
@@ -203,6 +230,9 @@ export async function relayTurn(generation: Generation, sink: StreamSink, filter
       if (hasChoice(batch)) state.firstTokenMs ??= Math.round(performance.now() - generation.turn.started);
       const visible = state.read(batch);
       if (visible.length) sink.parts(visible, candidate);
+      // Only a client that fell behind is waited for: one that keeps up costs no await per event.
+      const drained = sink.drained?.();
+      if (drained) await clientPace(drained, plan.signal);
     }
   } catch (error) {
     status = plan.signal.aborted && !plan.timedOut() ? "cancelled" : "error";
@@ -220,6 +250,7 @@ export async function relayTurn(generation: Generation, sink: StreamSink, filter
     candidate,
     status,
     usage: state.usage,
+    promptUsage: state.promptUsage,
     completionText: state.text,
     reasoningText: state.reasoning,
     upstreamId: null,

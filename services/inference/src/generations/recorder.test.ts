@@ -1,5 +1,6 @@
+import { Writable } from "node:stream";
 import type { EventEnvelope } from "@switchyard/contracts";
-import { createLogger, createMemoryBus, migrate, openPglite, outboxSink, startOutboxRelay, type Db } from "@switchyard/runtime";
+import { createLogger, createMemoryBus, metrics, migrate, openPglite, outboxSink, startOutboxRelay, type Db } from "@switchyard/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations, schema } from "../migrations.js";
 import { createRecorder } from "./recorder.js";
@@ -52,6 +53,8 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 
+/** Generation records the recorder gave up on, as its metric counts them. */
+const droppedRecords = async () => (await metrics.generationRecordsDropped.get()).values.reduce((sum, v) => sum + v.value, 0);
 const rows = async () => Number((await db.query<{ n: string }>("SELECT count(*)::text AS n FROM inference.generations"))[0]!.n);
 
 describe("generation recorder", () => {
@@ -100,4 +103,48 @@ describe("generation recorder", () => {
     expect(await rows()).toBe(before + 2);
     await relay.stop();
   });
+
+  it("writes the rest of a batch when rows of it cannot be written, and drops only those, with an error naming each", async () => {
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(chunk.toString("utf8")), done()) });
+    const logs = createLogger({ service: "test", level: "error", destination: sink });
+    const bus = createMemoryBus({ logger });
+    const relay = startOutboxRelay({ db, schema, bus, logger });
+    const recorder = createRecorder({ db, events: outboxSink(schema, relay), logger: logs, flushMs: 5, stats: { served: () => undefined } });
+    const before = await rows();
+    const dropped = await droppedRecords();
+    recorder.record(generation("gen-split-1"));
+    // One its event refuses (before the statement), one Postgres refuses (a latency past its integer column).
+    recorder.record({ ...generation("gen-split-bad"), charge: { charged: -5n, reported: -5n } });
+    recorder.record(generation("gen-split-2"));
+    recorder.record({ ...generation("gen-split-huge"), latencyMs: 2 ** 40 });
+    recorder.record(generation("gen-split-3"));
+    await recorder.stop();
+    expect(await rows()).toBe(before + 3);
+    const written = await db.query<{ id: string }>("SELECT id FROM inference.generations WHERE id LIKE 'gen-split-%' ORDER BY id");
+    expect(written.map((r) => r.id)).toEqual(["gen-split-1", "gen-split-2", "gen-split-3"]);
+    expect(recorder.pending("gen-split-bad")).toBeUndefined();
+    expect(recorder.pending("gen-split-huge")).toBeUndefined();
+    expect(lines.filter((line) => line.includes('"level":50')).map((line) => (JSON.parse(line) as { generationId: string }).generationId)).toEqual(["gen-split-bad", "gen-split-huge"]);
+    expect((await droppedRecords()) - dropped).toBe(2);
+    await relay.stop();
+  });
+
+  it("goes on past a record written already, as when a commit's answer was lost, and writes it once", async () => {
+    const bus = createMemoryBus({ logger });
+    const relay = startOutboxRelay({ db, schema, bus, logger });
+    const first = createRecorder({ db, events: outboxSink(schema, relay), logger, flushMs: 5, stats: { served: () => undefined } });
+    first.record(generation("gen-twice"));
+    await first.stop();
+    const before = await rows();
+    // The retry of a batch that committed: its rows are there, and records queued after it must not wait behind them.
+    const retry = createRecorder({ db, events: outboxSink(schema, relay), logger, flushMs: 5, stats: { served: () => undefined } });
+    retry.record(generation("gen-twice"));
+    retry.record(generation("gen-after-twice"));
+    await retry.stop();
+    expect(await rows()).toBe(before + 1);
+    expect(retry.pending("gen-after-twice")).toBeUndefined();
+    await relay.stop();
+  });
 });
+

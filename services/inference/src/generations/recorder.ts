@@ -1,6 +1,6 @@
-import { observeGeneration, picoToUsd, serviceOf, type Db, type EventSink, type Logger } from "@switchyard/runtime";
+import { metrics, observeGeneration, picoToDecimal, picoToUsd, serviceOf, type Db, type EventSink, type Logger } from "@switchyard/runtime";
 import { servedSample, storedCount, type EndpointStats } from "@switchyard/upstream";
-import { insertGenerations, type FinishedGeneration } from "./store.js";
+import { insertGenerations, type FinishedGeneration, type RecordedGeneration } from "./store.js";
 
 export interface RecorderOptions {
   db: Db;
@@ -59,10 +59,32 @@ function observe(service: string, stats: RecorderOptions["stats"], g: FinishedGe
 }
 
 /**
+ * Whether a failed write is its rows' fault, so that retrying the same rows would fail the same way: an event
+ * the registry refuses (zod, before the statement is sent), or a row Postgres refuses for its data (SQLSTATE
+ * class 22, a value out of range or not of its type; class 23, a constraint). Anything else (no connection,
+ * a server shutting down, a table away) is the database's, and passes.
+ */
+function rowsAtFault(error: unknown): boolean {
+  if (error instanceof Error && error.name === "ZodError") return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
+}
+
+/** A unique violation: the row is there already (a commit whose answer was lost), its event with it. */
+const alreadyWritten = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === "23505";
+
+/**
  * Group commit for generation records. Answers go out as soon as they are priced; the records and their
  * `inference.generation.completed.v1` events are written together a few milliseconds later, several per
  * transaction, which is what makes the hot path cheap. A failed write keeps the batch queued and retries
  * with a backoff; a drain (SIGTERM) writes what is queued before the process exits.
+ *
+ * A batch that fails for one of its rows (`rowsAtFault`) is halved until that row is alone, so every other
+ * generation of it is written and its hold settled. The row alone is dropped, not retried: it would fail
+ * the same way forever and, queued first, hold back every record after it. Nothing of it is written (a
+ * record without its event would be spend the ledger never sees, and a row made up to pass would be a
+ * figure nobody reported), so it is logged at error with its id, key and figures for the operator to
+ * reconcile, counted (`switchyard_generation_records_dropped_total`), and its hold expires unsettled.
  */
 export function createRecorder(options: RecorderOptions): GenerationRecorder {
   const { db, events, logger, flushMs } = options;
@@ -74,14 +96,51 @@ export function createRecorder(options: RecorderOptions): GenerationRecorder {
   let failures = 0;
   let stopped = false;
 
+  function drop({ generation: g }: RecordedGeneration, error: unknown): void {
+    queued.delete(g.id);
+    if (alreadyWritten(error)) {
+      logger.warn({ generationId: g.id }, "generation record was written already; not written again");
+      return;
+    }
+    metrics.generationRecordsDropped.inc({ service });
+    logger.error(
+      {
+        err: error,
+        generationId: g.id,
+        keyHash: g.keyHash,
+        provider: g.provider,
+        model: g.model,
+        status: g.status,
+        promptTokens: g.promptTokens,
+        completionTokens: g.completionTokens,
+        chargedUsd: picoToDecimal(g.charge.charged),
+        reportedUsd: picoToDecimal(g.charge.reported),
+      },
+      "generation record cannot be written; dropped, the others of its batch are written",
+    );
+  }
+
+  /** Writes `batch`; one that fails for a row is halved until the row is alone (see above). A failure of the database's is thrown. */
+  async function writeSplitting(batch: readonly RecordedGeneration[]): Promise<void> {
+    try {
+      const inserted = await insertGenerations(db, events, batch);
+      for (const { generation } of batch) queued.delete(generation.id);
+      events.committed(inserted);
+    } catch (error) {
+      if (!rowsAtFault(error)) throw error;
+      if (batch.length === 1) return drop(batch[0]!, error);
+      const half = Math.ceil(batch.length / 2);
+      await writeSplitting(batch.slice(0, half));
+      await writeSplitting(batch.slice(half));
+    }
+  }
+
   async function write(): Promise<void> {
     const batch = [...queued.values()].slice(0, maxBatch);
     if (batch.length === 0) return;
     try {
-      const inserted = await insertGenerations(db, events, batch);
-      for (const { generation } of batch) queued.delete(generation.id);
+      await writeSplitting(batch);
       failures = 0;
-      events.committed(inserted);
     } catch (error) {
       failures++;
       if (failures === 1 || failures % 20 === 0) logger.error({ err: error, queued: queued.size, failures }, "generation records could not be written; retrying");

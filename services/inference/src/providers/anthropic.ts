@@ -5,18 +5,20 @@ import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/up
 import type { CompletionChoice, Json, PartBatch, StreamPart } from "../generation/parts.js";
 import type { Detail } from "../tools/reasoning.js";
 import type { ToolCall } from "../tools/run.js";
+import { answeredError, tokenCount } from "./answers.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 import { text } from "../json.js";
 
 const apiVersion = "2023-06-01";
 const reasoningFormat = "anthropic-claude-v1";
 
+const count = tokenCount.nullish();
 const usage = z.looseObject({
-  input_tokens: z.number().int().min(0).nullish(),
-  output_tokens: z.number().int().min(0).nullish(),
-  cache_read_input_tokens: z.number().int().min(0).nullish(),
-  cache_creation_input_tokens: z.number().int().min(0).nullish(),
-  cache_creation: z.looseObject({ ephemeral_1h_input_tokens: z.number().int().min(0).nullish() }).nullish(),
+  input_tokens: count,
+  output_tokens: count,
+  cache_read_input_tokens: count,
+  cache_creation_input_tokens: count,
+  cache_creation: z.looseObject({ ephemeral_1h_input_tokens: count }).nullish(),
 });
 type Usage = z.infer<typeof usage>;
 
@@ -32,6 +34,7 @@ const contentBlock = z.looseObject({
 });
 
 const message = z.looseObject({
+  type: z.literal("message"),
   id: z.string().nullish(),
   content: z.array(contentBlock).default([]),
   stop_reason: z.string().nullish(),
@@ -39,14 +42,34 @@ const message = z.looseObject({
   usage: usage.nullish(),
 });
 
+const failure = z.looseObject({ type: z.string(), message: z.string() });
+/** An answer that is an error: what Anthropic sends for a failure, with a 200 where a proxy passes it so. */
+const errorAnswer = z.looseObject({ type: z.literal("error"), error: failure });
+
+/** The status of each of Anthropic's error types, as its API answers them; an unknown one is a 502. */
+const errorStatuses: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+const statusOf = (type: string): number => errorStatuses[type] ?? 502;
+
 const event = z.discriminatedUnion("type", [
-  z.looseObject({ type: z.literal("message_start"), message: z.looseObject({ id: z.string().nullish(), usage: usage.nullish() }) }),
+  // Usage is read apart (`reported`): a figure that does not parse must not cost the event its stop reason.
+  z.looseObject({ type: z.literal("message_start"), message: z.looseObject({ id: z.string().nullish(), usage: z.unknown() }) }),
   z.looseObject({ type: z.literal("content_block_start"), index: z.number().int(), content_block: contentBlock }),
   z.looseObject({ type: z.literal("content_block_stop"), index: z.number().int() }),
-  z.looseObject({ type: z.literal("message_delta"), delta: z.looseObject({ stop_reason: z.string().nullish(), stop_sequence: z.string().nullish() }), usage: usage.nullish() }),
+  z.looseObject({ type: z.literal("message_delta"), delta: z.looseObject({ stop_reason: z.string().nullish(), stop_sequence: z.string().nullish() }), usage: z.unknown() }),
   z.looseObject({ type: z.literal("message_stop") }),
   z.looseObject({ type: z.literal("ping") }),
-  z.looseObject({ type: z.literal("error"), error: z.looseObject({ type: z.string(), message: z.string() }) }),
+  errorAnswer,
 ]);
 
 /**
@@ -173,12 +196,22 @@ const isContentEvent = (raw: unknown): boolean => {
   return type === "content_block_start" || type === "content_block_stop";
 };
 
+/** The figures of an event's usage, its missing ones left out; undefined when a figure does not parse. */
+function reported(raw: unknown): Usage | undefined {
+  if (raw === undefined || raw === null) return {};
+  const parsed = usage.safeParse(raw);
+  if (!parsed.success) return undefined;
+  return Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== null && v !== undefined)) as Usage;
+}
+
 /**
  * Turns Anthropic's stream events into parts, keeping the usage it reports at the start and the end; `native`
- * puts each content event as it came in front of its parts.
+ * puts each content event as it came in front of its parts. Usage with a figure that does not parse (a
+ * string, a negative count) makes the whole usage unreported: the stream goes on with its stop reason, and
+ * the gateway estimates its tokens as for a provider that reports none, rather than price half a report.
  */
 async function* batches(events: AsyncIterable<string>, native: boolean): AsyncGenerator<PartBatch> {
-  let counted: Usage = {};
+  let counted: Usage | undefined = {};
   let stopped = false;
   const toolIndex = new Map<number, number>();
   for await (const data of events) {
@@ -206,17 +239,21 @@ async function* batches(events: AsyncIterable<string>, native: boolean): AsyncGe
       const parts = [...lead, ...blockParts(e, toolIndex)];
       if (parts.length) yield parts;
     } else if (e.type === "message_start") {
-      counted = { ...counted, ...(e.message.usage ?? {}) };
-      yield [{ type: "metadata", promptUsage: { ...toUsage(counted), completionTokens: 0 } }, { type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }];
+      const start = reported(e.message.usage);
+      counted = counted && start && { ...counted, ...start };
+      const prompt: StreamPart[] = counted ? [{ type: "metadata", promptUsage: { ...toUsage(counted), completionTokens: 0 } }] : [];
+      yield [...prompt, { type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }];
     } else if (e.type === "message_delta") {
-      counted = { ...counted, ...Object.fromEntries(Object.entries(e.usage ?? {}).filter(([, v]) => v !== null && v !== undefined)) };
+      const delta = reported(e.usage);
+      counted = counted && delta && { ...counted, ...delta };
       const { stop_reason: reason, stop_sequence: stopSequence } = e.delta;
       if (reason) yield [{ type: "finish", choice: 0, reason, ...(stopSequence ? { stopSequence } : {}) }];
     } else if (e.type === "message_stop") {
       stopped = true;
-      yield [{ type: "usage", usage: toUsage(counted) }];
+      if (counted) yield [{ type: "usage", usage: toUsage(counted) }];
     } else if (e.type === "error") {
-      throw new UpstreamError(`anthropic: ${e.error.type}: ${e.error.message}`, e.error.type === "overloaded_error" ? 529 : 502, false);
+      // Mid-stream, whatever its status (before the first event, the attempt makes it a fallback as the status allows).
+      throw new UpstreamError(`anthropic: ${e.error.type}: ${e.error.message}`, statusOf(e.error.type), false);
     }
   }
   if (!stopped) throw new UpstreamError("anthropic's stream ended before message_stop", 502, false);
@@ -229,7 +266,10 @@ async function* batches(events: AsyncIterable<string>, native: boolean): AsyncGe
 function messagesApi(toMessages: (body: Record<string, unknown>, target: UpstreamTarget) => Record<string, unknown>, native: boolean): ChatProvider {
   return {
     async complete(body, target, signal) {
-      const parsed = message.safeParse(await postJsonAnswer(...call("/messages", toMessages(body, target), target, false), signal));
+      const answer = await postJsonAnswer(...call("/messages", toMessages(body, target), target, false), signal);
+      const refused = errorAnswer.safeParse(answer);
+      if (refused.success) throw answeredError(target.provider, statusOf(refused.data.error.type), `${refused.data.error.type}: ${refused.data.error.message}`);
+      const parsed = message.safeParse(answer);
       if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a message`, 502, true);
       return {
         id: parsed.data.id ?? null,
@@ -252,11 +292,11 @@ export const anthropic = messagesApi((body, target) => messagesRequest(body, tar
 /** Anthropic's Messages API, for requests already in its shape (the Messages dialect's own body): sent as they are. */
 export const anthropicMessages = messagesApi((body) => body, true);
 
-const tokenCount = z.object({ input_tokens: z.number().int().min(0) });
+const countAnswer = z.object({ input_tokens: tokenCount });
 
 /** Anthropic's `POST /messages/count_tokens`, for a body in its shape. */
 export async function countTokens(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal): Promise<number> {
-  const parsed = tokenCount.safeParse(await postJsonAnswer(...call("/messages/count_tokens", body, target), signal));
+  const parsed = countAnswer.safeParse(await postJsonAnswer(...call("/messages/count_tokens", body, target), signal));
   if (!parsed.success) throw new UpstreamError(`${target.provider} sent a token count that does not parse`, 502, true);
   return parsed.data.input_tokens;
 }

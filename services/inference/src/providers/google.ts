@@ -5,9 +5,10 @@ import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/up
 import type { CompletionChoice, PartBatch, StreamPart } from "../generation/parts.js";
 import type { Detail } from "../tools/reasoning.js";
 import type { ToolCall } from "../tools/run.js";
+import { tokenCount } from "./answers.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
-const count = z.number().int().min(0).nullish();
+const count = tokenCount.nullish();
 const usageMetadata = z.looseObject({
   promptTokenCount: count,
   candidatesTokenCount: count,

@@ -1,18 +1,19 @@
 import { extended } from "@switchyard/runtime";
 import { z } from "zod";
-import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
+import { parsedText, postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { PartBatch, StreamPart } from "../generation/parts.js";
 import { isObject, text } from "../json.js";
 import { chatChoice, chatDeltaParts } from "./chat-parts.js";
+import { answeredError, statusOfCode, tokenCount } from "./answers.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
 /** Usage in OpenAI's shape, as its chat and legacy completions report it. */
 export const openAiUsage = z
   .looseObject({
-    prompt_tokens: z.number().int().min(0).default(0),
-    completion_tokens: z.number().int().min(0).default(0),
-    prompt_tokens_details: z.looseObject({ cached_tokens: z.number().int().nullish(), cache_write_tokens: z.number().int().nullish() }).nullish(),
-    completion_tokens_details: z.looseObject({ reasoning_tokens: z.number().int().nullish() }).nullish(),
+    prompt_tokens: tokenCount.default(0),
+    completion_tokens: tokenCount.default(0),
+    prompt_tokens_details: z.looseObject({ cached_tokens: tokenCount.nullish(), cache_write_tokens: tokenCount.nullish() }).nullish(),
+    completion_tokens_details: z.looseObject({ reasoning_tokens: tokenCount.nullish() }).nullish(),
   })
   .nullish();
 
@@ -110,6 +111,10 @@ function chatCompletions(shape: (body: Record<string, unknown>, target: Upstream
       const parsed = completion.safeParse(await postJsonAnswer(...call(shape(body, target), target, false), signal));
       if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a chat completion`, 502, true);
       const c = parsed.data;
+      // A 200 is no answer by itself: an error in its body is the provider's failure, and a body without a choice
+      // ({"message": "ok"}, a proxy's page as JSON) is not a completion to charge for.
+      if (c.error) throw answeredError(target.provider, statusOfCode(c.error.code), c.error.message ?? "error");
+      if (c.choices.length === 0) throw new UpstreamError(`${target.provider} sent a response without a choice`, 502, true);
       return {
         id: c.id ?? null,
         choices: c.choices.map(chatChoice),
@@ -123,19 +128,26 @@ function chatCompletions(shape: (body: Record<string, unknown>, target: Upstream
       const stream = res.body;
       return (async function* (): AsyncGenerator<PartBatch> {
         const started = new Set<string>();
+        let ended = false;
         for await (const data of sseData(stream)) {
-          const parsed = completion.safeParse(JSON.parse(data));
+          const parsed = completion.safeParse(parsedText(data));
           if (!parsed.success) throw new UpstreamError(`${target.provider} sent a chunk that does not parse`, 502, false);
           const c = parsed.data;
-          // The provider's own in-band failure: the stream failed mid-way, whatever its last chunk said.
-          if (c.error) throw new UpstreamError(`${target.provider}: ${c.error.message ?? "error mid-stream"}`, typeof c.error.code === "number" ? c.error.code : 502, false);
+          // The provider's own in-band failure: the stream failed mid-way, whatever its last chunk said. (Before
+          // the first event, the attempt makes it a fallback as its status allows.)
+          if (c.error) throw new UpstreamError(`${target.provider}: ${c.error.message ?? "error mid-stream"}`, statusOfCode(c.error.code), false);
           const parts: StreamPart[] = [];
           if (c.system_fingerprint || c.service_tier) parts.push({ type: "metadata", systemFingerprint: c.system_fingerprint ?? null, serviceTier: c.service_tier ?? null });
           for (const [i, choice] of c.choices.entries()) parts.push(...chatDeltaParts(choice, i, started));
           const used = toUsage(c.usage);
           if (used) parts.push({ type: "usage", usage: used });
+          ended ||= used !== undefined || parts.some((p) => p.type === "finish");
           if (parts.length) yield parts;
         }
+        // The body ended as a stream does (the reader cannot tell `[DONE]` from the connection's end), and yet the
+        // answer did not: neither a finish reason nor usage came. That is a stream cut short, as the Anthropic
+        // and Responses wire formats say of theirs, not an answer.
+        if (!ended) throw new UpstreamError(`${target.provider}'s stream ended before a finish reason or usage`, 502, false);
       })();
     },
   };

@@ -4,9 +4,10 @@ import type { CompletionChoice, PartBatch, Passthrough, StreamPart } from "../ge
 import type { Detail } from "../tools/reasoning.js";
 import type { ToolCall } from "../tools/run.js";
 import { responsesBody, responsesReasoningFormat as format } from "./openai-responses-request.js";
+import { tokenCount } from "./answers.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
-const count = z.number().int().min(0).nullish();
+const count = tokenCount.nullish();
 const usage = z.looseObject({
   input_tokens: count,
   output_tokens: count,
@@ -268,13 +269,21 @@ function parseEvent(data: string, provider: string): Event | undefined {
   return parsed.data;
 }
 
-/** Turns the Responses stream into part batches, one per event that says something, until the response ends. */
+/**
+ * Turns the Responses stream into part batches, one per event that says something, until the response ends.
+ * A response that failed once under way says what it used: that usage is reported before the failure, so it
+ * is charged as reported rather than estimated. Before the first batch it is not, as the failure then falls
+ * back to another endpoint and nothing of this one is charged.
+ */
 async function* batches(events: AsyncIterable<string>, provider: string): AsyncGenerator<PartBatch> {
   const state: StreamState = { provider, calls: new Map(), argued: new Set(), summaries: new Map(), nextDetail: 0, reasoned: false };
+  let under = false;
   for await (const data of events) {
     const e = parseEvent(data, provider);
     if (!e) continue;
+    if (e.type === "response.failed" && e.response.usage && under) yield [{ type: "usage", usage: toUsage(e.response.usage) }];
     const parts = partsOf(state, e);
+    under ||= parts.length > 0;
     if (parts.length) yield parts;
     if (e.type === "response.completed" || e.type === "response.incomplete") return;
   }
