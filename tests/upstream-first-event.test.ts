@@ -24,10 +24,17 @@ const named = (name: string, data: Json) => `event: ${name}\ndata: ${JSON.string
 const html = "<!doctype html><html><body><h1>502 Bad Gateway</h1></body></html>";
 const chunk = (model: string, choices: Json[], extra: Json = {}) => ({ id: "c-1", object: "chat.completion.chunk", created: 1, model, choices, ...extra });
 
-/** The healthy endpoint: OpenAI's chat shape, 10 prompt and 7 completion tokens. */
-function ok(body: Json): Raw {
+const textChunk = (model: string, choices: Json[], extra: Json = {}) => ({ id: "t-1", object: "text_completion", created: 1, model, choices, ...extra });
+
+/** The healthy endpoint: OpenAI's chat shape (its legacy text shape on `/completions`), 10 prompt and 7 completion tokens. */
+function ok(body: Json, path: string): Raw {
   const model = String(body.model);
   const usage = { prompt_tokens: 10, completion_tokens: 7, total_tokens: 17 };
+  if (path.endsWith("/v1/completions") || path === "/completions") {
+    const answer = [{ index: 0, text: "Hello from good", finish_reason: "stop" }];
+    if (!body.stream) return json(textChunk(model, answer, { usage }));
+    return stream(sse(textChunk(model, [{ index: 0, text: "Hello from good", finish_reason: null }]), textChunk(model, [{ index: 0, text: "", finish_reason: "stop" }]), textChunk(model, [], { usage }), "data: [DONE]\n\n"));
+  }
   if (!body.stream) {
     const answer = { id: "c-1", object: "chat.completion", created: 1, model, choices: [{ index: 0, message: { role: "assistant", content: "Hello from good" }, finish_reason: "stop" }], usage };
     return { type: "application/json", body: JSON.stringify(answer) };
@@ -46,12 +53,13 @@ function ok(body: Json): Raw {
 const stream = (body: string): Raw => ({ type: "text/event-stream", body });
 const json = (value: Json): Raw => ({ type: "application/json", body: JSON.stringify(value) });
 
-const scripts: Record<string, (body: Json) => Raw> = {
+const scripts: Record<string, (body: Json, path: string) => Raw> = {
   ok,
   "chat-error-503": () => stream(sse({ error: { code: 503, message: "The model is overloaded" } })),
   "chat-error-429": () => stream(sse({ error: { code: 429, message: "Rate limited upstream" } })),
   "chat-html": () => ({ type: "text/html", body: html }),
   "chat-empty": () => stream(""),
+  "text-cut-clean": (body) => stream(sse(textChunk(String(body.model), [{ index: 0, text: "Half an ans", finish_reason: null }]))),
   "chat-cut-clean": (body) => stream(sse(chunk(String(body.model), [{ index: 0, delta: { role: "assistant", content: "Half an ans" }, finish_reason: null }]))),
   "json-error-503": () => json({ error: { code: 503, message: "The model is overloaded" } }),
   "json-not-completion": () => json({ message: "ok" }),
@@ -78,7 +86,7 @@ beforeAll(async () => {
     for await (const piece of req) chunks.push(piece as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Json;
     calls.push(String(body.model));
-    const raw = scripts[String(body.model)]!(body);
+    const raw = scripts[String(body.model)]!(body, req.url ?? "");
     res.writeHead(raw.status ?? 200, { "content-type": raw.type }).end(raw.body);
   });
   upstream = await listenLocal(server);
@@ -202,5 +210,32 @@ describe("a stream that ends mid-answer without a finish reason, usage or [DONE]
     expect(record.finish_reason).toBe("error");
     expect(record.tokens_completion).toBeGreaterThan(0);
     expect(record.total_cost).toBeGreaterThan(0);
+  });
+});
+
+describe("legacy text completions that are not one", () => {
+  for (const script of ["json-error-503", "json-not-completion"]) {
+    it(`fall back to the next endpoint when buffered (${script})`, async () => {
+      const res = await post("/completions", { model: `f/${script}`, prompt: "Say hello", provider: order(script) });
+      expect(res.status, res.text).toBe(200);
+      expect(res.text).toContain("Hello from good");
+      await fellBack(script, res.id);
+    });
+  }
+
+  it("fall back to the next endpoint when a stream's first event is an error", async () => {
+    const res = await post("/completions", { model: "f/chat-error-503", prompt: "Say hello", stream: true, provider: order("chat-error-503") });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain("Hello from good");
+    await fellBack("chat-error-503", res.id);
+  });
+
+  it("end with an in-band error when the stream stops mid-answer without saying so", async () => {
+    const res = await post("/completions", { model: "f/text-cut-clean", prompt: "Say hello", stream: true, provider: order("text-cut-clean") });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain("Half an ans");
+    expect(res.text).not.toContain("[DONE]");
+    expect((frames(res.text).at(-1) as { error?: { code: number } }).error?.code).toBe(502);
+    expect((await recorded(res.id)).finish_reason).toBe("error");
   });
 });

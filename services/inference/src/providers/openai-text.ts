@@ -2,6 +2,7 @@ import { extended } from "@switchyard/runtime";
 import { z } from "zod";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { Completion, CompletionChoice, Json, PartBatch, Passthrough, StreamPart } from "../generation/parts.js";
+import { answeredError, statusOfCode } from "./answers.js";
 import { answerMode, openAiUsage, toUsage } from "./openai-compatible.js";
 import { UpstreamError, type UpstreamTarget } from "./types.js";
 
@@ -17,6 +18,8 @@ const textCompletion = z.looseObject({
   usage: openAiUsage,
   system_fingerprint: z.string().nullish(),
   service_tier: z.string().nullish(),
+  /** OpenRouter-style servers answer a failure, or end a failing stream, with the error in the body. */
+  error: z.looseObject({ code: z.unknown(), message: z.string().nullish() }).nullish(),
 });
 
 type UpstreamChoice = z.infer<typeof choice>;
@@ -132,6 +135,10 @@ export const openAiText: TextProvider = {
   async complete(body, target, signal) {
     const parsed = textCompletion.safeParse(await postJsonAnswer(...call(body, target, false), signal));
     if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a text completion`, 502, true);
+    // As on the chat wire: an error in a 200's body is the provider's failure, and a body without a choice no answer.
+    const { error, choices } = parsed.data;
+    if (error) throw answeredError(target.provider, statusOfCode(error.code), error.message ?? "error");
+    if (choices.length === 0) throw new UpstreamError(`${target.provider} sent a response without a choice`, 502, true);
     return toCompletion(parsed.data);
   },
   async stream(body, target, signal) {
@@ -139,10 +146,16 @@ export const openAiText: TextProvider = {
     const events = res.body;
     return (async function* (): AsyncGenerator<PartBatch> {
       const seen: Seen = { id: null, fingerprint: null, tier: null };
+      let ended = false;
       for await (const data of sseData(events)) {
-        const parts = chunkParts(parseChunk(data, target.provider), seen);
+        const chunk = parseChunk(data, target.provider);
+        if (chunk.error) throw new UpstreamError(`${target.provider}: ${chunk.error.message ?? "error mid-stream"}`, statusOfCode(chunk.error.code), false);
+        const parts = chunkParts(chunk, seen);
+        ended ||= parts.some((p) => p.type === "usage" || p.type === "finish");
         if (parts.length > 0) yield parts;
       }
+      // Neither a finish reason nor usage: the stream was cut short, as on the chat wire.
+      if (!ended) throw new UpstreamError(`${target.provider}'s stream ended before a finish reason or usage`, 502, false);
     })();
   },
 };
