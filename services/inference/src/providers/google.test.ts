@@ -37,6 +37,7 @@ const plans: Record<string, Plan> = {
   "text-stream": { file: "stream.sse", crlf: true },
   "tools-stream": { file: "tools-stream.sse" },
   "malformed-stream": { file: "malformed.sse" },
+  "cut-stream": { file: "cut.sse" },
 };
 
 let server: Server;
@@ -416,5 +417,18 @@ describe("Google Gemini adapter, streamed", () => {
         { type: "text", choice: 0, text: "Partial" },
       ],
     ]);
+  });
+
+  it("fails a stream that ends without a finish reason, after passing on its text", async () => {
+    const seen: PartBatch[] = [];
+    const stream = await google.stream({ messages: hello }, target("cut-stream"), new AbortController().signal);
+    const error = await failure(
+      (async () => {
+        for await (const batch of stream) seen.push(batch);
+      })(),
+    );
+    expect(error.message).toBe("google's stream ended before a finish reason");
+    expect(error.status).toBe(502);
+    expect(seen.flat()).toContainEqual({ type: "text", choice: 0, text: "Half an ans" });
   });
 });

@@ -147,10 +147,12 @@ function candidateParts(c: Candidate, index: number, state: CandidateState): Str
 
 /**
  * Each streamed GenerateContentResponse becomes one batch of parts. Gemini repeats its running usage on many
- * of them, so only the last one seen is reported, once the stream has ended.
+ * of them, so only the last one seen is reported, once the stream has ended. A stream whose candidates never
+ * gave a finish reason (nor was the prompt blocked) was cut short, however cleanly its body ended.
  */
 async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch> {
   let usage: Usage | undefined;
+  let finished = false;
   const states = new Map<number, CandidateState>();
   for await (const data of events) {
     let parsed;
@@ -165,16 +167,22 @@ async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch
     usage = r.usageMetadata ?? usage;
     const candidates = r.candidates ?? [];
     if (candidates.length === 0) {
-      if (r.promptFeedback?.blockReason) yield [{ type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }, { type: "finish", choice: 0, reason: "content_filter" }];
+      if (r.promptFeedback?.blockReason) {
+        finished = true;
+        yield [{ type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }, { type: "finish", choice: 0, reason: "content_filter" }];
+      }
       continue;
     }
-    yield candidates.flatMap((c, i) => {
+    const parts = candidates.flatMap((c, i) => {
       const index = c.index ?? i;
       const state = states.get(index) ?? { started: false, toolCalls: 0 };
       states.set(index, state);
       return candidateParts(c, index, state);
     });
+    finished ||= parts.some((p) => p.type === "finish");
+    yield parts;
   }
+  if (!finished) throw new UpstreamError("google's stream ended before a finish reason", 502, false);
   if (usage) yield [{ type: "usage", usage: toUsage(usage) }];
 }
 
