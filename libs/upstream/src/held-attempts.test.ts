@@ -11,10 +11,10 @@ const endpoint = (provider: string) =>
 const candidates: Candidate[] = [{ model: "v/m", endpoint: endpoint("first") }, { model: "v/m", endpoint: endpoint("second") }];
 
 /** Two attempts whose calls do what `calls` say; what the hold and the abandonment saw. */
-async function run(calls: Array<(client: AbortController) => Promise<string>>) {
+async function run(calls: Array<(client: AbortController) => Promise<string>>, hold: () => Promise<{ granted: true }> = async () => ({ granted: true })) {
   const client = new AbortController();
   const seen = { released: 0, abandoned: [] as string[] };
-  const holds = { hold: async () => ({ granted: true as const }), release: async () => ((seen.released += 1), true) };
+  const holds = { hold, release: async () => ((seen.released += 1), true) };
   const context = { env: {}, cooldowns: createEndpointHealth({ cooldownMs: 1000, probeWindowMs: 1000 }), logger: silentLogger(), signal: client.signal, timeouts: { firstByteMs: 5000, idleMs: 5000, failureCooldownMs: 1000 } };
   const options = { hold: { holds, generationId: "gen-1", keyHash: "k", ttlMs: 1000 }, timedOut: () => false, abandoned: (c: Candidate) => void seen.abandoned.push(c.endpoint.provider) };
   let next = 0;
@@ -50,5 +50,15 @@ describe("an attempt the client leaves", () => {
   it("charges nothing for an endpoint that failed before the client left between attempts", async () => {
     const { released, abandoned } = await run([() => Promise.reject(new UpstreamError("unreachable", null, true)), async (client) => (client.abort(), Promise.reject(new UpstreamError("late", 503, true)))]);
     expect({ released, abandoned }).toEqual({ released: 1, abandoned: [] });
+  });
+});
+
+describe("an attempt whose hold call got no answer", () => {
+  it("calls no provider, answers 503 and releases the hold it may have written", async () => {
+    let called = 0;
+    const { outcome, released } = await run([async () => (called++, "served")], () => Promise.reject(new Error("/internal/holds timed out after 5000 ms")));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(outcome).toMatchObject({ status: 503 });
+    expect({ called, released }).toEqual({ called: 0, released: 1 });
   });
 });

@@ -22,9 +22,28 @@ export interface HoldContext {
   ttlMs: number;
 }
 
+/** How long after a hold call that got no answer its hold is released once more, when the first release found none. */
+export const lateReleaseMs = 30_000;
+
+/**
+ * A hold call that timed out, lost its connection or got a 5xx may have written the hold all the same (identity
+ * answered too late, or its database dropped the connection after the COMMIT), and nothing else would release
+ * it: the generation ends here, and the lease of this replica's holds keeps it counting until its deadline.
+ * Released now by generation id; identity may still be writing it when that release arrives and finds none, so
+ * it is released once more a little later. Not awaited: the caller's 503 does not wait for identity.
+ */
+function releaseUnanswered(context: HoldContext): void {
+  const release = () => context.holds.release(context.generationId).catch(() => false);
+  void release().then((released) => {
+    if (released) return;
+    setTimeout(() => void release(), lateReleaseMs).unref();
+  });
+}
+
 /**
  * Asks identity to hold `amount` picodollars for the generation. A key or guardrail budget whose settled
- * spend has reached its limit is refused with 403 here; other refusals come back for the caller to explain.
+ * spend has reached its limit is refused with 403 here; other refusals come back for the caller to explain. A
+ * call that got no answer is a 503, and whatever hold it may have left is released.
  */
 export async function requestHold(context: HoldContext, amount: bigint, isByok = false): Promise<HoldDecision & { granted: false } | undefined> {
   let decision: HoldDecision;
@@ -37,7 +56,9 @@ export async function requestHold(context: HoldContext, amount: bigint, isByok =
       ttl_ms: context.ttlMs,
     });
   } catch (error) {
+    // Identity refused the request it read (400, 403, 409): it wrote no hold.
     if (error instanceof HttpError) throw error;
+    releaseUnanswered(context);
     // No provider is called on credit that could not be checked.
     throw Object.assign(new HttpError("unavailable", "Spend limits cannot be checked right now; try again shortly"), { cause: error });
   }

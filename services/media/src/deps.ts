@@ -1,13 +1,14 @@
 import type { ResolvedModel, ResolveRequest } from "@switchyard/contracts";
-import type { CallerVerifier, Db, EventSink, HealthState, Logger, ReadinessCheck, ServiceVerifier } from "@switchyard/runtime";
+import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck, ServiceVerifier } from "@switchyard/runtime";
 import type { EndpointHealth, EndpointStats, SpendHolds, UpstreamTimeouts } from "@switchyard/upstream";
 import type { ReferenceOptions } from "./images/references.js";
+import type { MediaRecords } from "./record.js";
 import type { ImageProvider, SpeechProvider, TranscriptionProvider } from "./providers/types.js";
 
 export interface MediaDeps {
   db: Db;
-  /** The outbox of `media.*.completed.v1` events. */
-  events: EventSink;
+  /** Generation records and their `media.*.completed.v1` events, kept until written while the database is away. */
+  records: MediaRecords;
   logger: Logger;
   /** Catalog's model resolution: in-process in standalone, over HTTP otherwise. */
   resolve(request: ResolveRequest): Promise<ResolvedModel>;

@@ -1,4 +1,4 @@
-import { noteRequest, observeGeneration, picoToDecimal, picoToUsd, serviceOf, type Db, type EventSink, type GenerationOperation, type Logger } from "@switchyard/runtime";
+import { noteRequest, observeGeneration, picoToDecimal, picoToUsd, serviceOf, type Db, type EventSink, type GenerationOperation, type Logger, type Queryable } from "@switchyard/runtime";
 import { endAttemptSpan, findingsRecord, servedSample, servingModel, storedCount, type Attempt, type EndpointStats, type Charge, type Finding } from "@switchyard/upstream";
 import type { MediaUsage } from "./cost.js";
 import type { Attribution } from "./request-context.js";
@@ -50,20 +50,17 @@ const subjects = {
 const operations: Record<MediaGeneration["kind"], GenerationOperation> = { transcription: "transcription", image: "image_generation", speech: "speech" };
 
 /**
- * Writes the generation and its `media.<kind>.completed.v1` event in one transaction: spend is never
- * recorded without the event that charges it. Retried a few times; a record that still cannot be
- * written is logged with everything needed to charge it by hand, and its hold expires.
+ * Counts the generation (its metrics, its endpoint's statistics, its trace span), then writes it and its
+ * `media.<kind>.completed.v1` event in one transaction: spend is never recorded without the event that
+ * charges it. While the database is away the record waits in memory and is written when it is back (see
+ * `createMediaRecords`); its hold keeps counting against the key until the event settles it.
  */
-export async function recordGeneration(deps: { db: Db; events: EventSink; logger: Logger; stats: Pick<EndpointStats, "served"> }, g: MediaGeneration): Promise<void> {
-  const cost = picoToDecimal(g.charge.charged);
-  const upstreamCost = picoToDecimal(g.charge.reported);
-  // Cut to what a row keeps: a provider's absurd count must not keep the generation and its charge out.
+export async function recordGeneration(deps: { records: MediaRecords; logger: Logger; stats: Pick<EndpointStats, "served"> }, g: MediaGeneration): Promise<void> {
   const promptTokens = storedCount(g.usage.promptTokens + (g.usage.audioTokens ?? 0));
   const completionTokens = storedCount(g.usage.completionTokens + (g.usage.audioOutputTokens ?? 0));
-  const startedAt = new Date(Date.now() - Math.max(0, g.latencyMs)).toISOString();
   noteRequest({ generationId: g.id, model: g.model, ...(g.provider ? { provider: g.provider } : {}), promptTokens, completionTokens, cost: picoToUsd(g.charge.charged) });
   endAttemptSpan(g.id, { promptTokens, completionTokens }, { status: g.status });
-  // Every media generation is recorded here: its metrics are counted here too, once, before a retry.
+  // Every media generation is recorded here: its metrics are counted here too, once, whenever it is written.
   observeGeneration({
     service: serviceOf(deps.logger),
     operation: operations[g.kind],
@@ -83,54 +80,227 @@ export async function recordGeneration(deps: { db: Db; events: EventSink; logger
     const firstOutputMs = g.firstOutputMs ?? null;
     deps.stats.served(g.provider, g.model, servedSample({ attempts: g.attempts, streamed: g.streamed, firstOutputMs, generationMs: Math.max(0, g.latencyMs), completionTokens }));
   }
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await deps.db.transaction(async (tx) => {
-        await tx.query(
-          `INSERT INTO media.generations (id, kind, key_hash, organization_id, workspace_id, request_id, model, provider, status, streamed,
-             seconds, images, characters, prompt_tokens, completion_tokens, usage_estimated, cost_usd, upstream_cost_usd, latency_ms, attempts, content_filters, is_byok,
-             external_user, preset_id, session_id, http_referer, app_title, user_agent)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)
-           ON CONFLICT (id) DO NOTHING`,
-          [g.id, g.kind, g.keyHash, g.organizationId, g.workspaceId, g.requestId, g.model, g.provider, g.status, g.streamed,
-            g.usage.seconds ?? null, g.usage.images ?? null, g.usage.characters ?? null, promptTokens, completionTokens, g.usageEstimated, cost,
-            upstreamCost, g.latencyMs, JSON.stringify(g.attempts), g.findings.length ? JSON.stringify(findingsRecord(g.findings)) : null, g.isByok, g.externalUser,
-            g.presetId, g.attribution.sessionId, g.attribution.httpReferer, g.attribution.appTitle, g.attribution.userAgent],
-        );
-        const data = {
-          generation_id: g.id,
-          key_hash: g.keyHash,
-          organization_id: g.organizationId,
-          workspace_id: g.workspaceId,
-          guardrail_ids: g.guardrailIds,
-          model: g.model,
-          provider: g.provider,
-          status: g.status,
-          streamed: g.streamed,
-          prompt_tokens: promptTokens,
-          completion_tokens: completionTokens,
-          usage_estimated: g.usageEstimated,
-          cost_usd: cost,
-          is_byok: g.isByok,
-          ...(g.usage.seconds !== undefined ? { seconds: g.usage.seconds } : {}),
-          ...(g.usage.images !== undefined ? { images: g.usage.images } : {}),
-          ...(g.usage.characters !== undefined ? { characters: g.usage.characters } : {}),
-          ...(g.trace ? { trace: g.trace } : {}),
-          generation_time_ms: Math.max(0, g.latencyMs),
-          broadcast: g.broadcast,
-          upstream_model: servingModel(g.attempts, g.provider),
-          started_at: startedAt,
-        };
-        await deps.events.enqueue(tx, subjects[g.kind], data);
-      });
-      deps.events.committed();
+  await deps.records.write(g);
+}
+
+/** Writes the generation and its event in `tx`; false when its row was there already (with its event). */
+async function insertGeneration(tx: Queryable, events: EventSink, g: MediaGeneration): Promise<boolean> {
+  const cost = picoToDecimal(g.charge.charged);
+  // Cut to what a row keeps: a provider's absurd count must not keep the generation and its charge out.
+  const promptTokens = storedCount(g.usage.promptTokens + (g.usage.audioTokens ?? 0));
+  const completionTokens = storedCount(g.usage.completionTokens + (g.usage.audioOutputTokens ?? 0));
+  const inserted = await tx.query(
+    `INSERT INTO media.generations (id, kind, key_hash, organization_id, workspace_id, request_id, model, provider, status, streamed,
+       seconds, images, characters, prompt_tokens, completion_tokens, usage_estimated, cost_usd, upstream_cost_usd, latency_ms, attempts, content_filters, is_byok,
+       external_user, preset_id, session_id, http_referer, app_title, user_agent)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)
+     ON CONFLICT (id) DO NOTHING RETURNING 1`,
+    [g.id, g.kind, g.keyHash, g.organizationId, g.workspaceId, g.requestId, g.model, g.provider, g.status, g.streamed,
+      g.usage.seconds ?? null, g.usage.images ?? null, g.usage.characters ?? null, promptTokens, completionTokens, g.usageEstimated, cost,
+      picoToDecimal(g.charge.reported), g.latencyMs, JSON.stringify(g.attempts), g.findings.length ? JSON.stringify(findingsRecord(g.findings)) : null, g.isByok, g.externalUser,
+      g.presetId, g.attribution.sessionId, g.attribution.httpReferer, g.attribution.appTitle, g.attribution.userAgent],
+  );
+  // A try whose COMMIT went through but whose answer was lost wrote the event with the row: not sent twice.
+  if (inserted.length === 0) return false;
+  await events.enqueue(tx, subjects[g.kind], {
+    generation_id: g.id,
+    key_hash: g.keyHash,
+    organization_id: g.organizationId,
+    workspace_id: g.workspaceId,
+    guardrail_ids: g.guardrailIds,
+    model: g.model,
+    provider: g.provider,
+    status: g.status,
+    streamed: g.streamed,
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    usage_estimated: g.usageEstimated,
+    cost_usd: cost,
+    is_byok: g.isByok,
+    ...(g.usage.seconds !== undefined ? { seconds: g.usage.seconds } : {}),
+    ...(g.usage.images !== undefined ? { images: g.usage.images } : {}),
+    ...(g.usage.characters !== undefined ? { characters: g.usage.characters } : {}),
+    ...(g.trace ? { trace: g.trace } : {}),
+    generation_time_ms: Math.max(0, g.latencyMs),
+    broadcast: g.broadcast,
+    upstream_model: servingModel(g.attempts, g.provider),
+    started_at: new Date(Date.now() - Math.max(0, g.latencyMs)).toISOString(),
+  });
+  return true;
+}
+
+/**
+ * Whether a failed write is its row's fault, so that writing it again would fail the same way: an event the
+ * registry refuses (zod), or a row Postgres refuses for its data (SQLSTATE class 22 or 23). Anything else (no
+ * connection, a server shutting down) is the database's, and passes.
+ */
+function rowAtFault(error: unknown): boolean {
+  if (error instanceof Error && error.name === "ZodError") return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
+}
+
+/** Waits for `work` at most `ms`; what it does after that goes on unawaited. */
+async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/** What an operator needs to charge a generation by hand. */
+const figures = (g: MediaGeneration) => ({
+  generationId: g.id,
+  keyHash: g.keyHash,
+  kind: g.kind,
+  provider: g.provider,
+  model: g.model,
+  status: g.status,
+  usage: g.usage,
+  chargedUsd: picoToDecimal(g.charge.charged),
+  reportedUsd: picoToDecimal(g.charge.reported),
+  isByok: g.isByok,
+});
+
+export interface MediaRecordsOptions {
+  db: Db;
+  events: EventSink;
+  logger: Logger;
+  /** The most records kept in memory while the database is away; one past it is logged to be charged by hand. */
+  maxQueued?: number;
+  /** How long an answer waits for its record's first write (a database that hangs rather than refuses). */
+  answerWaitMs?: number;
+  /** The longest pause between tries while the database is away. */
+  maxRetryMs?: number;
+  /** How long a drain tries to write what waits before it logs the rest to be charged by hand. */
+  stopWaitMs?: number;
+}
+
+export interface MediaRecords {
+  /**
+   * Writes a generation and its event. Resolves once they are written, or once the record is kept in memory
+   * to be written when the database is back (at most `answerWaitMs`): the answer never waits for the database
+   * to return. Never throws.
+   */
+  write(g: MediaGeneration): Promise<void>;
+  /** Records waiting for the database. */
+  queued(): number;
+  /** Drained: writes what waits, trying for up to `stopWaitMs`, and logs what it could not write to be charged by hand. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Media's generation records. The provider has done the work by the time one is written, so a record the
+ * database does not take is not given up on: it waits in memory, in order, and is tried again with a backoff
+ * (to `maxRetryMs`) until the database is back, and a drain writes what waits before the process exits. Its
+ * hold stays with identity meanwhile (the replica renews its lease), so the key's limit still counts it,
+ * and its event settles it once written. A record Postgres refuses for its data is dropped alone, logged at
+ * error with its figures to be charged by hand. A replica killed without draining loses what waits.
+ */
+export function createMediaRecords(options: MediaRecordsOptions): MediaRecords {
+  const { db, events, logger } = options;
+  const maxQueued = options.maxQueued ?? 10_000;
+  const answerWaitMs = options.answerWaitMs ?? 2000;
+  const maxRetryMs = options.maxRetryMs ?? 5000;
+  const stopWaitMs = options.stopWaitMs ?? 30_000;
+  const queued = new Map<string, MediaGeneration>();
+  /** First writes under way, which an answer stopped waiting for if the database hangs. */
+  const writing = new Map<string, { g: MediaGeneration; done: Promise<void> }>();
+  let timer: NodeJS.Timeout | undefined;
+  let retrying: Promise<boolean> | undefined;
+  let failures = 0;
+  let stopped = false;
+
+  async function insert(g: MediaGeneration): Promise<void> {
+    if (await db.transaction((tx) => insertGeneration(tx, events, g))) events.committed();
+    else logger.warn({ generationId: g.id }, "media generation record was written already; not written again");
+  }
+
+  function dropped(g: MediaGeneration, error: unknown): void {
+    logger.error({ err: error, ...figures(g) }, "media generation record cannot be written; dropped: charge it by hand");
+  }
+
+  function keep(g: MediaGeneration, error: unknown): void {
+    if (queued.size >= maxQueued) {
+      logger.error({ err: error, queued: queued.size, ...figures(g) }, "media generation records waiting for the database are at their limit; this one is not kept: charge it by hand");
       return;
-    } catch (error) {
-      if (attempt >= 4) {
-        deps.logger.error({ err: error, generation: { ...g, charge: undefined, cost, upstreamCost } }, "media generation could not be recorded; charge it by hand");
-        return;
+    }
+    queued.set(g.id, g);
+    if (queued.size === 1 || queued.size % 1000 === 0) {
+      logger.error({ err: error, queued: queued.size, limit: maxQueued }, "media generation records could not be written; kept in memory and written when the database is back");
+    }
+    schedule();
+  }
+
+  /** Writes what waits, oldest first; false when the database failed again (the rest keeps waiting). */
+  async function writeQueued(): Promise<boolean> {
+    let written = 0;
+    for (const g of [...queued.values()]) {
+      try {
+        await insert(g);
+        written++;
+      } catch (error) {
+        if (!rowAtFault(error)) {
+          failures++;
+          if (failures % 20 === 0) logger.error({ err: error, queued: queued.size, failures }, "media generation records still cannot be written; retrying");
+          return false;
+        }
+        dropped(g, error);
       }
-      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+      queued.delete(g.id);
+    }
+    if (written > 0) logger.info({ written, failures }, "media generation records that waited for the database are written");
+    failures = 0;
+    return true;
+  }
+
+  function schedule(): void {
+    if (timer || retrying || stopped || queued.size === 0) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      retrying = writeQueued().finally(() => {
+        retrying = undefined;
+        schedule();
+      });
+    }, Math.min(maxRetryMs, 100 * 2 ** Math.min(failures, 10)));
+    timer.unref();
+  }
+
+  async function writeNow(g: MediaGeneration): Promise<void> {
+    try {
+      await insert(g);
+    } catch (error) {
+      if (rowAtFault(error)) dropped(g, error);
+      else keep(g, error);
     }
   }
+
+  return {
+    async write(g) {
+      // Behind records that wait for the database: it failed a moment ago, and they go first.
+      if (queued.size > 0) {
+        keep(g, undefined);
+        return;
+      }
+      const done = writeNow(g).finally(() => writing.delete(g.id));
+      writing.set(g.id, { g, done });
+      await waitAtMost(done, answerWaitMs);
+    },
+    queued: () => queued.size,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      timer = undefined;
+      const deadline = Date.now() + stopWaitMs;
+      const drain = async () => {
+        await Promise.all([...[...writing.values()].map((w) => w.done), retrying]);
+        for (let round = 0; queued.size > 0 && Date.now() < deadline; round++) {
+          if (await writeQueued()) return;
+          await new Promise((resolve) => setTimeout(resolve, Math.min(maxRetryMs, 100 * 2 ** round, Math.max(0, deadline - Date.now()))));
+        }
+      };
+      await waitAtMost(drain(), stopWaitMs);
+      const lost = new Map([...queued, ...[...writing].map(([id, w]) => [id, w.g] as const)]);
+      for (const g of lost.values()) logger.error(figures(g), "media generation record could not be written before exit; charge it by hand");
+    },
+  };
 }

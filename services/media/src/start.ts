@@ -6,6 +6,7 @@ import { createApp } from "./app.js";
 import type { MediaConfig } from "./config.js";
 import type { MediaDeps } from "./deps.js";
 import { migrations, schema } from "./migrations.js";
+import { createMediaRecords } from "./record.js";
 import { imagers, speakers, transcribers } from "./providers/index.js";
 
 export interface MediaStartDeps {
@@ -54,9 +55,10 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
   const timeouts = upstreamTimeoutsOf(config);
   const endpoints = await startSharedHealth({ bus: deps.bus, subject: "media.endpoint.health.v1", logger: deps.logger, timeouts });
   const stats = startEndpointStats({ db: deps.db, schema, logger: deps.logger, bucketMs: config.ENDPOINT_STATS_BUCKET_MS, intervalMs: config.ENDPOINT_STATS_INTERVAL_MS });
+  const records = createMediaRecords({ db: deps.db, events: outboxSink(schema, relay), logger: deps.logger });
   const app = createApp({
     db: deps.db,
-    events: outboxSink(schema, relay),
+    records,
     logger: deps.logger,
     resolve: deps.resolve,
     holds: deps.holds,
@@ -85,6 +87,8 @@ export async function startMedia(deps: MediaStartDeps): Promise<RunningMedia> {
     app,
     endpointStats: () => endpointStatsEntries(stats),
     async stop() {
+      // Records first: their events go to the outbox, which the relay publishes.
+      await records.stop();
       await relay.stop();
       await endpoints.stop();
       await stats.stop();

@@ -10,9 +10,9 @@ const first: Candidate = { model: "v/m", endpoint };
 const second: Candidate = { model: "v/m", endpoint: { ...endpoint, provider: "q" } };
 const body = { messages: [{ role: "user", content: "hi" }] };
 
-function spendHold() {
+function spendHold(hold: () => Promise<{ granted: true }> = async () => ({ granted: true })) {
   const released: string[] = [];
-  const holds = { hold: async () => ({ granted: true as const }), release: async (id: string) => (released.push(id), true) };
+  const holds = { hold, release: async (id: string) => (released.push(id), true) };
   const deps = { holds, holdTtlMs: 1000, logger: silentLogger() } as unknown as InferenceDeps;
   return { hold: new SpendHold(deps, "gen-1", "k"), released };
 }
@@ -41,5 +41,15 @@ describe("a generation's spend hold when its client leaves", () => {
     hold.attemptFailed(first);
     await hold.reserve(second, body);
     expect(hold.abandonedBy(left, false)).toBe(second);
+  });
+});
+
+describe("a generation's spend hold whose hold call got no answer", () => {
+  it("is a 503, and the hold identity may have written is released", async () => {
+    const { hold, released } = spendHold(() => Promise.reject(new Error("/internal/holds timed out after 5000 ms")));
+    await expect(hold.reserve(first, body)).rejects.toMatchObject({ status: 503 });
+    await hold.release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(released).toEqual(["gen-1"]);
   });
 });

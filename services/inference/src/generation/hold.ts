@@ -11,7 +11,8 @@ import { reserve } from "../spend/holds.js";
  *                      │                           recorded as cancelled, at the estimated prompt
  *                      └─reserve (a fallback endpoint) replaces the amount with its own worst case
  *
- * A hold that is never settled or released (the process died) expires after `holdTtlMs`.
+ * A reserve whose call got no answer (503) releases whatever it may have written itself (`requestHold`), as
+ * it never reached `held`. A hold that is never settled or released (the process died) expires after `holdTtlMs`.
  */
 export class SpendHold {
   private state: "open" | "held" | "settled" | "released" = "open";
