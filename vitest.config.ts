@@ -22,7 +22,7 @@ export default defineConfig({
     },
   },
   test: {
-    include: ["libs/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "bench/src/**/*.test.ts", "tests/**/*.test.ts"],
+    include: ["libs/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "apps/console/src/**/*.test.ts", "bench/src/**/*.test.ts", "tests/**/*.test.ts"],
     // Two cores: keep parallelism modest; each test owns its database, stream and bucket names.
     maxWorkers: 2,
     // Backends the environment does not name come from containers where a Docker engine answers.

@@ -24,3 +24,29 @@ export function pageProblems(page: Page): string[] {
   });
   return problems;
 }
+
+export interface ConsoleTab {
+  page: Page;
+  /** What `pageProblems` collects for this page. */
+  problems: string[];
+  /** Loads the console afresh at one page (`keys`, `activity`…) and waits for its heading. */
+  open: (path: string) => Promise<void>;
+}
+
+/**
+ * A tab on the console of the gateway at `baseUrl`, signed in with `key` where the sign-in form leaves it
+ * (this tab's sessionStorage), for tests that are about a page rather than about signing in.
+ */
+export async function consoleTab(browser: Browser, baseUrl: string, key: string): Promise<ConsoleTab> {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  // about:blank has no storage of its own.
+  await page.addInitScript(`if (location.protocol.startsWith("http")) sessionStorage.setItem("switchyard.management-key", ${JSON.stringify(key)});`);
+  const problems = pageProblems(page);
+  const open = async (path: string) => {
+    // A blank page first, so that opening the page already shown loads it again instead of changing nothing.
+    await page.goto("about:blank");
+    await page.goto(`${baseUrl}/console/#/${path}`);
+    await page.getByRole("heading", { level: 1 }).waitFor();
+  };
+  return { page, problems, open };
+}

@@ -104,7 +104,8 @@ export const generationSummary = z.object({
   completion_tokens: z.number().int(),
   reasoning_tokens: z.number().int(),
   usage_estimated: z.boolean(),
-  cost: z.number(),
+  cost: z.number().describe("USD the key was billed, as the generation's total_cost: 0 when a workspace's own provider key served it"),
+  byok_cost: z.number().describe("USD a generation served with a workspace's own provider key cost at the endpoint's prices; 0 for the others"),
   is_byok: z.boolean(),
   generation_time_ms: z.number().int().nullable(),
 });

@@ -12,11 +12,34 @@ export const palette = ["#1d4ed8", "#c2410c", "#047857", "#7c3aed", "#b91c1c", "
 
 const dayTime = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
 
+/** Tick steps of 1, 2 and 5 times a power of ten and no smaller: a count has no fractions to mark. */
+const wholeSteps = Array.from({ length: 13 }, (_, power) => [1, 2, 5].map((m) => m * 10 ** power)).flat();
+
 /**
  * A chart of figures per UTC day. `stacked` draws bars whose segments add up (each series on top of the
  * ones before it); otherwise one line per series. The canvas carries a text summary for screen readers.
+ * `format` writes a value in the legend and, unless `ticks` writes them all at once, each tick of the axis;
+ * `whole` keeps the axis to whole-number steps.
  */
-export function DayChart({ title, summary, days, series, stacked, format }: { title: string; summary: string; days: string[]; series: ChartSeries[]; stacked?: boolean; format: (v: number | null) => string }) {
+export function DayChart({
+  title,
+  summary,
+  days,
+  series,
+  stacked,
+  format,
+  ticks,
+  whole,
+}: {
+  title: string;
+  summary: string;
+  days: string[];
+  series: ChartSeries[];
+  stacked?: boolean;
+  format: (v: number | null) => string;
+  ticks?: (values: number[]) => string[];
+  whole?: boolean;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current!;
@@ -30,7 +53,7 @@ export function DayChart({ title, summary, days, series, stacked, format }: { ti
       height: 220,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-      axes: [{ space: 60 }, { size: 84, values: (_u, ticks) => ticks.map((t) => format(t)) }],
+      axes: [{ space: 60 }, { size: 84, ...(whole ? { incrs: wholeSteps } : {}), values: (_u, values) => (ticks ? ticks(values) : values.map((t) => format(t))) }],
       legend: { live: true },
       cursor: { points: { show: !stacked } },
       series: [
@@ -55,7 +78,7 @@ export function DayChart({ title, summary, days, series, stacked, format }: { ti
       resize.disconnect();
       plot.destroy();
     };
-  }, [days, series, stacked, format]);
+  }, [days, series, stacked, format, ticks, whole]);
   return (
     <figure class="chart">
       <figcaption>{title}</figcaption>

@@ -155,7 +155,9 @@ export function GenerationDrawer({ call, row, keyName, workspaceName, onClose }:
               ["Cached tokens", g.native_tokens_cached ? number(g.native_tokens_cached) : null],
               ["Usage estimated", row.usage_estimated ? "yes: the provider reported no usage, so the gateway estimated it" : null],
               ["Total cost", money(g.total_cost)],
-              ["Upstream cost", g.upstream_inference_cost === null ? null : money(g.upstream_inference_cost)],
+              g.is_byok
+                ? ["BYOK cost", g.upstream_inference_cost === null ? null : `${money(g.upstream_inference_cost)}, paid to the provider with the workspace's own key`]
+                : ["Upstream cost", g.upstream_inference_cost === null ? null : money(g.upstream_inference_cost)],
               ["Cache discount", g.cache_discount === null ? null : money(g.cache_discount)],
               ["BYOK", g.is_byok ? "yes: served with the workspace's own provider key" : "no"],
               ["Time to first token", millis(g.latency)],

@@ -16,8 +16,11 @@ export interface GenerationSummary {
   completion_tokens: number;
   reasoning_tokens: number;
   usage_estimated: boolean;
+  /** What the key was billed, as the generation's record says: nothing when served with a workspace's own provider key. */
   cost: number;
   is_byok: boolean;
+  /** A BYOK generation's price at the endpoint's rates, paid to the provider with the workspace's key; 0 otherwise. */
+  byok_cost: number;
   generation_time_ms: number | null;
 }
 
@@ -66,7 +69,11 @@ export function GenerationTable({ rows, fresh, keyName, onOpen }: { rows: Genera
           </td>
           <td class="num">
             {money(r.cost)}
-            {r.is_byok && <span class="badge muted byok">BYOK</span>}
+            {r.is_byok && (
+              <span class="badge muted byok" title="Served with the workspace's own provider key: the key was billed nothing, and this is the provider's price">
+                BYOK {money(r.byok_cost)}
+              </span>
+            )}
           </td>
           <td class="num">{millis(r.generation_time_ms)}</td>
         </tr>

@@ -1,24 +1,23 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { ApiError } from "../api.js";
 import type { PageProps } from "../app.js";
 import { Empty, ErrorNote, Loading } from "../components/ui.js";
 import { shortHash } from "../format.js";
 import { useLoad } from "../use-load.js";
 import { GenerationDrawer } from "./activity-detail.js";
 import { ActivityFilters, isFiltered, noFilters, queryOf, type Filters, type KeyOption } from "./activity-filters.js";
+import { newerGenerations, PAGE_SIZE, type Page } from "./activity-poll.js";
 import { GenerationTable, type GenerationSummary } from "./activity-table.js";
 import "./activity.css";
 
-/** How often the newest page is asked again while Live is on. */
+/** How often the newest generations are asked again while Live is on, and a first page that failed is asked again. */
 const POLL_MS = 3_000;
-const PAGE_SIZE = 50;
-
-interface Page {
-  data: GenerationSummary[];
-  next_cursor: string | null;
-}
 
 const newestFirst = (a: GenerationSummary, b: GenerationSummary) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? 1 : -1);
 const plural = (n: number) => `${n} new generation${n === 1 ? "" : "s"}`;
+const errorOf = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
+/** A failure that may pass by itself: no answer, a busy gateway or a failing one; a refusal of the query stays one. */
+const passing = (e: unknown) => e instanceof ApiError && (e.status === 0 || e.status === 429 || e.status >= 500);
 
 export function ActivityPage({ call }: PageProps) {
   const [filters, setFilters] = useState<Filters>(noFilters);
@@ -32,6 +31,8 @@ export function ActivityPage({ call }: PageProps) {
   const [fresh, setFresh] = useState<Set<string>>(new Set());
   const [announcement, setAnnouncement] = useState("");
   const [open, setOpen] = useState<GenerationSummary | null>(null);
+  /** Counts the first page's failed tries, so that each asks again. */
+  const [attempt, setAttempt] = useState(0);
 
   const { query, problem } = useMemo(() => queryOf(filters), [filters]);
   const key = JSON.stringify(query);
@@ -39,6 +40,8 @@ export function ActivityPage({ call }: PageProps) {
   const current = useRef(key);
   current.current = key;
   const ids = useRef(new Set<string>());
+  /** Which list "Load more" continues: a new first page or a restarted list outdates a page still on its way. */
+  const era = useRef(0);
 
   const keys = useLoad(
     async (signal) => (await call<{ data: KeyOption[] }>("/keys", { query: { include_disabled: true, limit: 1000 }, signal })).data,
@@ -49,20 +52,37 @@ export function ActivityPage({ call }: PageProps) {
   const keyName = (hash: string) => keyNames.get(hash) ?? shortHash(hash);
   const workspaceName = (id: string) => workspaces.data?.find((w) => w.id === id)?.name ?? id;
 
-  const show = (list: GenerationSummary[]) => {
+  // A key created after the key names were read shows up as a hash: read them again, once per such hash (a
+  // deleted key stays unnamed). Names that could not be read are asked again when generations arrive.
+  const asked = useRef(new Set<string>());
+  useEffect(() => {
+    if (keys.loading) return;
+    if (keys.error) {
+      keys.reload();
+      return;
+    }
+    const unknown = rows.map((r) => r.api_key_hash).filter((hash) => !keyNames.has(hash) && !asked.current.has(hash));
+    if (unknown.length === 0) return;
+    for (const hash of unknown) asked.current.add(hash);
+    keys.reload();
+  }, [rows, keys.data]);
+
+  const show = (list: GenerationSummary[], next: string | null) => {
+    era.current++;
     ids.current = new Set(list.map((r) => r.id));
     setRows(list);
+    setCursor(next);
   };
 
-  // The first page of each filter.
+  // The first page of each filter; one that failed for want of an answer is asked again until it comes.
   useEffect(() => {
     if (problem) return;
     const controller = new AbortController();
+    let retry: ReturnType<typeof setTimeout> | undefined;
     call<Page>("/generations", { query: { ...query, limit: PAGE_SIZE }, signal: controller.signal }).then(
       (page) => {
         if (controller.signal.aborted) return;
-        show(page.data);
-        setCursor(page.next_cursor);
+        show(page.data, page.next_cursor);
         setFresh(new Set());
         setAnnouncement("");
         setError(null);
@@ -70,14 +90,18 @@ export function ActivityPage({ call }: PageProps) {
       },
       (e: unknown) => {
         if (controller.signal.aborted) return;
-        setError(e instanceof Error ? e : new Error(String(e)));
+        setError(errorOf(e));
+        if (passing(e)) retry = setTimeout(() => setAttempt((n) => n + 1), POLL_MS);
       },
     );
-    return () => controller.abort();
-  }, [key, problem]);
+    return () => {
+      controller.abort();
+      clearTimeout(retry);
+    };
+  }, [key, problem, attempt]);
 
-  // Live: the newest page again, merging in what was recorded since. A late record (a long stream that
-  // arrived earlier) lands where its arrival time puts it, not on top.
+  // Live: what was recorded since the last look, merged in. A late record (a long stream that arrived
+  // earlier) lands where its arrival time puts it, not on top.
   useEffect(() => {
     if (!live || problem || shown !== key) return;
     let busy = false;
@@ -86,20 +110,24 @@ export function ActivityPage({ call }: PageProps) {
       if (busy || document.hidden) return;
       busy = true;
       try {
-        const page = await call<Page>("/generations", { query: { ...query, limit: PAGE_SIZE }, signal: controller.signal });
+        const { added, restart } = await newerGenerations(call, query, ids.current, controller.signal);
         if (current.current !== key) return;
-        const added = page.data.filter((r) => !ids.current.has(r.id));
+        // An answer is news enough: a failure shown since the last look is over.
+        setError(null);
         if (added.length === 0) return;
-        setRows((old) => {
-          const merged = [...added, ...old].sort(newestFirst);
-          ids.current = new Set(merged.map((r) => r.id));
-          return merged;
-        });
+        if (restart) {
+          show(restart.rows, restart.cursor);
+        } else {
+          setRows((old) => {
+            const merged = [...added, ...old].sort(newestFirst);
+            ids.current = new Set(merged.map((r) => r.id));
+            return merged;
+          });
+        }
         setFresh(new Set(added.map((r) => r.id)));
         setAnnouncement(plural(added.length));
-        setError(null);
       } catch (e) {
-        if (!controller.signal.aborted) setError(e instanceof Error ? e : new Error(String(e)));
+        if (!controller.signal.aborted) setError(errorOf(e));
       } finally {
         busy = false;
       }
@@ -112,10 +140,11 @@ export function ActivityPage({ call }: PageProps) {
 
   const loadMore = async () => {
     if (!cursor) return;
+    const from = era.current;
     setMoreBusy(true);
     try {
       const page = await call<Page>("/generations", { query: { ...query, limit: PAGE_SIZE, cursor } });
-      if (current.current !== key) return;
+      if (current.current !== key || era.current !== from) return;
       setRows((old) => {
         const merged = [...old, ...page.data.filter((r) => !ids.current.has(r.id))];
         ids.current = new Set(merged.map((r) => r.id));
@@ -124,7 +153,7 @@ export function ActivityPage({ call }: PageProps) {
       setCursor(page.next_cursor);
       setError(null);
     } catch (e) {
-      setError(e instanceof Error ? e : new Error(String(e)));
+      setError(errorOf(e));
     } finally {
       setMoreBusy(false);
     }

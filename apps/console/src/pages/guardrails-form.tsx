@@ -1,7 +1,9 @@
 import { useState } from "preact/hooks";
 import type { Call } from "../api.js";
 import { Dialog, Field, FormActions } from "../components/ui.js";
-import { messageOf, optionalNumber, type DataRegion, type Guardrail, type LimitReset } from "./keys-api.js";
+import { plainAmount } from "../format.js";
+import { listProblem, loadKnown } from "./guardrails-check.js";
+import { messageOf, optionalMoney, type DataRegion, type Guardrail, type LimitReset } from "./keys-api.js";
 import { ResetField } from "./keys-fields.js";
 
 const regions: { value: DataRegion; label: string }[] = [
@@ -62,7 +64,7 @@ export function GuardrailDialog({ call, guardrail, onSaved, onClose }: { call: C
   const g = guardrail;
   const [name, setName] = useState(g?.name ?? "");
   const [description, setDescription] = useState(g?.description ?? "");
-  const [budget, setBudget] = useState(g?.limit_usd === null || g?.limit_usd === undefined ? "" : String(g.limit_usd));
+  const [budget, setBudget] = useState(g?.limit_usd === null || g?.limit_usd === undefined ? "" : plainAmount(g.limit_usd));
   const [reset, setReset] = useState<LimitReset | "">(g?.reset_interval ?? "");
   const [allowedProviders, setAllowedProviders] = useState(joined(g?.allowed_providers));
   const [ignoredProviders, setIgnoredProviders] = useState(joined(g?.ignored_providers));
@@ -74,32 +76,44 @@ export function GuardrailDialog({ call, guardrail, onSaved, onClose }: { call: C
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const partialZdr = g && !initialZdr ? zdrVendors(g) : [];
+  // Asked once, as the form opens; a save waits for the answer rather than go unchecked.
+  const [known] = useState(() => loadKnown(call));
 
   const submit = async (event: Event) => {
     event.preventDefault();
+    if (busy) return;
     setError(null);
+    setBusy(true);
+    const lists = {
+      allowedProviders: listOf(allowedProviders),
+      ignoredProviders: listOf(ignoredProviders),
+      allowedModels: listOf(allowedModels),
+      ignoredModels: listOf(ignoredModels),
+    };
     let body: Record<string, unknown>;
     try {
-      const limit = optionalNumber(budget, "Budget");
+      const limit = optionalMoney(budget, "Budget");
       if ((limit === null) !== (reset === "")) throw new Error("A budget needs a reset interval, and a reset interval needs a budget: set both or neither.");
+      const problem = listProblem(lists, await known);
+      if (problem) throw new Error(problem);
       body = {
         name,
         description: description.trim() || null,
         limit_usd: limit,
         reset_interval: reset || null,
-        allowed_providers: listOf(allowedProviders),
-        ignored_providers: listOf(ignoredProviders),
-        allowed_models: listOf(allowedModels),
-        ignored_models: listOf(ignoredModels),
+        allowed_providers: lists.allowedProviders,
+        ignored_providers: lists.ignoredProviders,
+        allowed_models: lists.allowedModels,
+        ignored_models: lists.ignoredModels,
         allowed_data_regions: chosenRegions.length ? regions.map((r) => r.value).filter((r) => chosenRegions.includes(r)) : null,
         // Untouched, a guardrail's per-vendor switches (perhaps set through the API) stay as they are.
         ...(zdr !== initialZdr || !g ? Object.fromEntries(vendorFlags.map((f) => [f, zdr])) : {}),
       };
     } catch (e) {
       setError(messageOf(e));
+      setBusy(false);
       return;
     }
-    setBusy(true);
     try {
       await call(g ? `/guardrails/${g.id}` : "/guardrails", { method: g ? "PATCH" : "POST", body });
       onSaved();

@@ -1,4 +1,4 @@
-import type { Call } from "../api.js";
+import { ApiError, type Call } from "../api.js";
 
 /** The gateway's shapes as the console reads them (libs/contracts/src/api-key.ts, guardrails.ts, workspace.ts). */
 export type LimitReset = "daily" | "weekly" | "monthly";
@@ -16,6 +16,11 @@ export interface ApiKey {
   usage_daily: number;
   usage_weekly: number;
   usage_monthly: number;
+  /** Spend on the workspace's own provider keys (BYOK): not in `usage`, in `limit_remaining` when `include_byok_in_limit`. */
+  byok_usage: number;
+  byok_usage_daily: number;
+  byok_usage_weekly: number;
+  byok_usage_monthly: number;
   created_at: string;
   expires_at: string | null;
   workspace_id: string;
@@ -86,7 +91,29 @@ export async function pages<T>(call: Call, path: string, size: number, signal: A
   }
 }
 
-export const loadKeys = (call: Call, signal: AbortSignal, want = Infinity) => pages<ApiKey>(call, "/keys", KEY_PAGE, signal, want, { include_disabled: true });
+/**
+ * The keys, oldest first, up to `want` of them; the `pinned` ones (keys just created here) come first, each
+ * read by itself, since the pages loaded so far may not reach them. A pinned key deleted meanwhile is left out.
+ */
+export async function loadKeys(call: Call, signal: AbortSignal, want = Infinity, pinned: string[] = []): Promise<Page<ApiKey>> {
+  const [listed, first] = await Promise.all([
+    pages<ApiKey>(call, "/keys", KEY_PAGE, signal, want, { include_disabled: true }),
+    Promise.all(
+      pinned.map((hash) =>
+        call<{ data: ApiKey }>(`/keys/${hash}`, { signal }).then(
+          (answer) => answer.data,
+          (e: unknown) => {
+            if (e instanceof ApiError && e.status === 404) return null;
+            throw e;
+          },
+        ),
+      ),
+    ),
+  ]);
+  const kept = first.filter((k): k is ApiKey => k !== null);
+  const placed = new Set(kept.map((k) => k.hash));
+  return { data: [...kept, ...listed.data.filter((k) => !placed.has(k.hash))], total_count: listed.total_count };
+}
 
 export interface GuardrailIndex {
   guardrails: Guardrail[];
@@ -109,14 +136,27 @@ export async function changeAssignments(call: Call, guardrailId: string, add: st
     await call(`/guardrails/${guardrailId}/assignments/keys/remove`, { method: "POST", body: { key_hashes: remove.slice(i, i + 1000) } });
 }
 
-/** An optional number field: empty means null; anything unreadable is refused before the API sees it. */
+/**
+ * Digits with at most one decimal point, and nothing else: `Number` alone also reads hexadecimal ("0x10" is 16),
+ * exponents ("1e3") and "Infinity", which nobody types meaning an amount.
+ */
+const plainDecimal = /^(\d+\.?\d*|\.\d+)$/;
+const wholeNumber = /^\d+$/;
+
+/** An optional number field: empty means null; anything but a plain decimal is refused before the API sees it. */
 export function optionalNumber(text: string, field: string, integer = false): number | null {
   const trimmed = text.trim();
   if (trimmed === "") return null;
-  const value = Number(trimmed);
-  if (!Number.isFinite(value)) throw new Error(`${field} must be a number.`);
-  if (integer && !Number.isInteger(value)) throw new Error(`${field} must be a whole number.`);
-  return value;
+  if (integer && !wholeNumber.test(trimmed)) throw new Error(`${field} must be a whole number, such as 60.`);
+  if (!plainDecimal.test(trimmed)) throw new Error(`${field} must be a plain decimal number, such as 0.7.`);
+  return Number(trimmed);
+}
+
+/** An optional amount of dollars, read as `optionalNumber` reads a number. */
+export function optionalMoney(text: string, field: string): number | null {
+  const trimmed = text.trim();
+  if (trimmed !== "" && !plainDecimal.test(trimmed)) throw new Error(`${field} must be a plain decimal number of dollars, such as 25 or 0.50.`);
+  return optionalNumber(trimmed, field);
 }
 
 /** A copy of `set` with `item` in it or not, for state that must change by replacement. */

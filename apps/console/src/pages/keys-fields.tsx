@@ -1,5 +1,6 @@
 import { Field } from "../components/ui.js";
-import { optionalNumber, resetOptions, type ApiKey, type LimitReset } from "./keys-api.js";
+import { plainAmount } from "../format.js";
+import { optionalMoney, optionalNumber, resetOptions, type ApiKey, type LimitReset } from "./keys-api.js";
 
 /** A key's spending and rate limits as typed into its form: text until submitted. */
 export interface LimitValues {
@@ -10,13 +11,13 @@ export interface LimitValues {
 
 export const noLimits: LimitValues = { limit: "", reset: "", rate: "" };
 
-const text = (value: number | null) => (value === null ? "" : String(value));
+const text = (value: number | null) => (value === null ? "" : plainAmount(value));
 
 export const limitsOf = (key: ApiKey): LimitValues => ({ limit: text(key.limit), reset: key.limit_reset ?? "", rate: text(key.rate_limit_per_minute) });
 
 /** The request fields for the limits; throws, naming the field, on a number the API would refuse. */
 export const limitBody = (v: LimitValues) => ({
-  limit: optionalNumber(v.limit, "Spending limit"),
+  limit: optionalMoney(v.limit, "Spending limit"),
   limit_reset: v.reset || null,
   rate_limit_per_minute: optionalNumber(v.rate, "Rate limit per minute", true),
 });

@@ -1,3 +1,4 @@
+import { Fragment } from "preact";
 import { DataTable, RowActions, type Column } from "../components/table.js";
 import { dateTime, money, number } from "../format.js";
 import { isExpired, type ApiKey } from "./keys-api.js";
@@ -17,22 +18,33 @@ function Limit({ apiKey }: { apiKey: ApiKey }) {
       {money(apiKey.limit)}
       <span class="sub">{money(apiKey.limit_remaining)} left</span>
       <span class="sub">{apiKey.limit_reset ? resetWords[apiKey.limit_reset] : "never resets"}</span>
+      {apiKey.include_byok_in_limit && <span class="sub">BYOK counts toward it</span>}
     </>
   );
 }
 
-/** Four periods stacked in one cell: four money columns would push the table past a laptop's width. */
-function Usage({ apiKey }: { apiKey: ApiKey }) {
+/**
+ * Four periods stacked in one cell: four money columns would push the table past a laptop's width. Spend on
+ * the workspace's own provider keys (BYOK) is not charged to the key, so it follows the charge, marked as such.
+ */
+function Usage({ apiKey: k }: { apiKey: ApiKey }) {
+  const periods: [string, number, number][] = [
+    ["Today", k.usage_daily, k.byok_usage_daily],
+    ["This week", k.usage_weekly, k.byok_usage_weekly],
+    ["This month", k.usage_monthly, k.byok_usage_monthly],
+    ["Total", k.usage, k.byok_usage],
+  ];
   return (
     <dl class="usage">
-      <dt>Today</dt>
-      <dd>{money(apiKey.usage_daily)}</dd>
-      <dt>This week</dt>
-      <dd>{money(apiKey.usage_weekly)}</dd>
-      <dt>This month</dt>
-      <dd>{money(apiKey.usage_monthly)}</dd>
-      <dt>Total</dt>
-      <dd>{money(apiKey.usage)}</dd>
+      {periods.map(([term, charged, byok]) => (
+        <Fragment key={term}>
+          <dt>{term}</dt>
+          <dd>
+            {money(charged)}
+            {byok > 0 && <span class="sub">+ {money(byok)} BYOK</span>}
+          </dd>
+        </Fragment>
+      ))}
     </dl>
   );
 }

@@ -31,7 +31,9 @@ function useOwnHash(): string | null {
 
 export function KeysPage({ call }: PageProps) {
   const [shown, setShown] = useState(KEY_PAGE);
-  const keys = useLoad((signal) => loadKeys(call, signal, shown), [call, shown]);
+  /** Keys created on this page: listed oldest first, a new key may lie pages beyond those loaded. */
+  const [created, setCreated] = useState<string[]>([]);
+  const keys = useLoad((signal) => loadKeys(call, signal, shown, created), [call, shown, created]);
   const index = useLoad((signal) => loadGuardrailIndex(call, signal), [call]);
   const ownHash = useOwnHash();
   const [open, setOpen] = useState<Open>(null);
@@ -85,8 +87,18 @@ export function KeysPage({ call }: PageProps) {
         </button>
       </div>
       <ErrorNote error={actionError} />
-      <LoadError what="Keys" error={keys.error} onRetry={keys.reload} />
-      {index.error && <ErrorNote error={`Guardrail assignments could not be loaded, so the Guardrails column is blank: ${index.error.message}`} />}
+      <LoadError what="Keys" error={keys.error} onRetry={refresh} />
+      {index.error && (
+        <div class="load-error">
+          <ErrorNote error={`Guardrail assignments could not be loaded, so the Guardrails column is blank: ${index.error.message}`} />
+          {/* When the keys failed too, their Try again asks for both. */}
+          {!keys.error && (
+            <button type="button" class="quiet" onClick={index.reload}>
+              Try again
+            </button>
+          )}
+        </div>
+      )}
       {keys.loading && !keys.data && <Loading />}
       {keys.data && list.length === 0 && (
         <Empty title="No keys yet">Create one with “Create key”: applications call models with an inference key.</Empty>
@@ -123,7 +135,7 @@ export function KeysPage({ call }: PageProps) {
           call={call}
           onCreated={(key) => {
             setFreshHash(key.hash);
-            keys.reload();
+            setCreated((hashes) => [key.hash, ...hashes]);
           }}
           onClose={() => setOpen(null)}
         />

@@ -16,14 +16,12 @@ export interface ModelList {
   data: CatalogModel[];
 }
 
-const perMillionFormat = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: 4 });
-
 /** A per-token price shown per million tokens; OpenRouter writes a negative price for "decided per request". */
 export function perMillion(raw: string | undefined): string {
   const value = Number(raw);
   if (raw === undefined || !Number.isFinite(value)) return "—";
   if (value < 0) return "varies";
-  return `${perMillionFormat.format(value * 1_000_000)} / M`;
+  return `${money(value * 1_000_000)} / M`;
 }
 
 const isPriced = (raw: string | undefined) => raw !== undefined && Number(raw) !== 0 && Number.isFinite(Number(raw));

@@ -13,8 +13,9 @@ export interface ModelEndpoint {
   max_completion_tokens: number | null;
   pricing: Record<string, string | number | undefined> & { prompt: string; completion: string };
   quantization: string | null;
-  status?: number;
   supported_parameters: string[];
+  /** Percent of attempts without a provider-side failure; null until the endpoint was tried in the window. */
+  uptime_last_5m: number | null;
   uptime_last_30m: number | null;
   uptime_last_1d: number | null;
 }
@@ -37,24 +38,39 @@ export function endpointsPath(modelId: string): string {
 export const loadEndpoints = (call: Call, modelId: string, signal?: AbortSignal) =>
   call<EndpointsAnswer>(endpointsPath(modelId), { signal }).then((answer) => answer.data.endpoints);
 
-/** OpenRouter writes uptime as a percentage (99.5); a share (0.995) is read as one too. */
-const uptime = (value: number) => percent(value > 1 ? value / 100 : value);
+/** Uptime is a percentage, as OpenRouter writes it (99.5). */
+const uptime = (value: number) => percent(value / 100);
 
-function Health({ status }: { status: number | undefined }) {
-  if (status === undefined || status === 0) return <span class="badge ok">Healthy</span>;
-  if (status < 0) return <span class="badge warn">Cooling down</span>;
-  return <span class="badge muted">Status {status}</span>;
+/** Below these percentages of attempts without a provider-side failure, an endpoint is failing, or degraded. */
+const FAILING_BELOW = 50;
+const DEGRADED_BELOW = 95;
+
+/**
+ * The endpoint's health from its latest measured uptime: the last 5 minutes, else the last 30 (the catalog's
+ * `status` is always 0, so it says nothing). An endpoint not tried in the last 30 minutes has no data.
+ */
+function Health({ endpoint: e }: { endpoint: ModelEndpoint }) {
+  const [span, value] = e.uptime_last_5m !== null ? ["5 minutes", e.uptime_last_5m] : e.uptime_last_30m !== null ? ["30 minutes", e.uptime_last_30m] : [null, null];
+  if (value === null) return <span class="badge muted" title="Not tried in the last 30 minutes">No data</span>;
+  const title = `${uptime(value)} of attempts without a provider-side failure in the last ${span}`;
+  if (value < FAILING_BELOW) return <span class="badge bad" title={title}>Failing</span>;
+  if (value < DEGRADED_BELOW) return <span class="badge warn" title={title}>Degraded</span>;
+  return <span class="badge ok" title={title}>Healthy</span>;
 }
 
-function Endpoint({ endpoint: e }: { endpoint: ModelEndpoint }) {
+/**
+ * One endpoint; `index` is its place in the listing, which makes its heading's id. `place` numbers the endpoints
+ * of a provider that has several for the model: they share its name and slug.
+ */
+function Endpoint({ endpoint: e, index, place }: { endpoint: ModelEndpoint; index: number; place: { nth: number; of: number } | null }) {
   return (
-    <section class="endpoint panel" aria-labelledby={`endpoint-${e.tag}`}>
+    <section class="endpoint panel" aria-labelledby={`endpoint-${index}`}>
       <div class="endpoint-head">
-        <h3 id={`endpoint-${e.tag}`}>{e.provider_name}</h3>
-        <Health status={e.status} />
+        <h3 id={`endpoint-${index}`}>{place ? `${e.provider_name} · endpoint ${place.nth} of ${place.of}` : e.provider_name}</h3>
+        <Health endpoint={e} />
       </div>
       <dl class="facts">
-        <dt>Upstream</dt>
+        <dt>Provider slug</dt>
         <dd>
           <code>{e.tag}</code>
           {e.quantization && <span class="hint"> · {e.quantization}</span>}
@@ -71,6 +87,12 @@ function Endpoint({ endpoint: e }: { endpoint: ModelEndpoint }) {
         <dd>{e.context_length > 0 ? number(e.context_length) : "—"}</dd>
         <dt>Max completion tokens</dt>
         <dd>{number(e.max_completion_tokens)}</dd>
+        {e.uptime_last_5m !== null && (
+          <>
+            <dt>Uptime, last 5 min</dt>
+            <dd>{uptime(e.uptime_last_5m)}</dd>
+          </>
+        )}
         {e.uptime_last_30m !== null && (
           <>
             <dt>Uptime, last 30 min</dt>
@@ -99,6 +121,12 @@ function Endpoint({ endpoint: e }: { endpoint: ModelEndpoint }) {
   );
 }
 
+function placeOf(endpoints: ModelEndpoint[], index: number): { nth: number; of: number } | null {
+  const tag = endpoints[index]!.tag;
+  const same = endpoints.filter((e) => e.tag === tag).length;
+  return same > 1 ? { nth: endpoints.slice(0, index + 1).filter((e) => e.tag === tag).length, of: same } : null;
+}
+
 /** A drawer with the provider endpoints that serve one model. */
 export function EndpointsDialog({ call, modelId, onClose }: { call: Call; modelId: string; onClose: () => void }) {
   const { data, error, loading } = useLoad((signal) => loadEndpoints(call, modelId, signal), [call, modelId]);
@@ -111,8 +139,8 @@ export function EndpointsDialog({ call, modelId, onClose }: { call: Call; modelI
         <Empty title="No provider serves this model">Its providers have no API key on the gateway; set one and restart, or add a workspace key.</Empty>
       ) : (
         <div class="endpoints">
-          {data?.map((e) => (
-            <Endpoint key={e.tag} endpoint={e} />
+          {data?.map((e, i) => (
+            <Endpoint key={i} endpoint={e} index={i} place={placeOf(data, i)} />
           ))}
         </div>
       )}

@@ -1,6 +1,6 @@
 import type { Call } from "../api.js";
 import { DataTable, type Column } from "../components/table.js";
-import { Empty, ErrorNote, Loading } from "../components/ui.js";
+import { Empty, LoadError, Loading } from "../components/ui.js";
 import { dateTime, number } from "../format.js";
 import { useLoad } from "../use-load.js";
 
@@ -101,12 +101,12 @@ async function loadWorkspaceKeys(call: Call, signal: AbortSignal): Promise<Works
 
 /** Workspaces' own provider keys (BYOK): which providers they cover; the keys themselves stay sealed. */
 export function WorkspaceProviderKeys({ call, providers }: { call: Call; providers: Provider[] }) {
-  const { data, error, loading } = useLoad((signal) => loadWorkspaceKeys(call, signal), [call]);
+  const { data, error, loading, reload } = useLoad((signal) => loadWorkspaceKeys(call, signal), [call]);
   const nameOf = (slug: string) => providers.find((p) => p.slug === slug)?.name ?? slug;
   return (
     <>
       <h3 id="workspace-keys-title">Workspace provider keys</h3>
-      <ErrorNote error={error} />
+      <LoadError what="Workspace provider keys" error={error} onRetry={reload} />
       {loading && !data ? (
         <Loading />
       ) : !data ? null : data.length === 0 ? (

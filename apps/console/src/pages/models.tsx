@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import type { PageProps } from "../app.js";
-import { ErrorNote, Loading } from "../components/ui.js";
+import { LoadError, Loading } from "../components/ui.js";
 import { useLoad } from "../use-load.js";
 import { ModelsTable, type CatalogModel, type ModelList } from "./models-catalog.js";
 import { EndpointsDialog } from "./models-endpoints.js";
@@ -16,7 +16,7 @@ export function ModelsPage({ call }: PageProps) {
     <div class="models-page">
       <section aria-labelledby="providers-title">
         <h2 id="providers-title">Providers</h2>
-        <ErrorNote error={providers.error} />
+        <LoadError what="Providers" error={providers.error} onRetry={providers.reload} />
         {providers.loading && !providers.data ? (
           <Loading />
         ) : (
@@ -26,7 +26,7 @@ export function ModelsPage({ call }: PageProps) {
       </section>
       <section aria-labelledby="models-title">
         <h2 id="models-title">Models</h2>
-        <ErrorNote error={models.error} />
+        <LoadError what="Models" error={models.error} onRetry={models.reload} />
         {models.loading && !models.data ? <Loading /> : models.data && <ModelsTable models={models.data.data} onEndpoints={setOpen} />}
       </section>
       {open && <EndpointsDialog call={call} modelId={open.id} onClose={() => setOpen(null)} />}

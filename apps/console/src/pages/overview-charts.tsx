@@ -1,11 +1,11 @@
 import { useMemo } from "preact/hooks";
 import { DayChart } from "../components/chart.js";
-import { millis, money, number, percent } from "../format.js";
+import { latencyTicks, millis, money, number, percent } from "../format.js";
 import { chartsOf, type OverviewData } from "./overview-data.js";
 
 // Charts redraw when their `format` changes, so these keep one identity for the page's life.
 const moneyAxis = (v: number | null) => money(v);
-const countAxis = (v: number | null) => number(v === null ? null : Math.round(v));
+const countAxis = (v: number | null) => number(v);
 const rateAxis = (v: number | null) => percent(v);
 const latencyAxis = (v: number | null) => millis(v);
 
@@ -15,7 +15,7 @@ const plural = (n: number, one: string, many = `${one}s`) => `${number(n)} ${n =
 export function OverviewCharts({ days, data }: { days: string[]; data: OverviewData }) {
   const charts = useMemo(() => chartsOf(days, data), [days, data]);
   const span = plural(days.length, "day");
-  const models = charts.spend.length;
+  const models = charts.models;
   const top = charts.topModel ? `; ${charts.topModel} spent the most` : "";
   const peak = (values: (number | null)[]) => values.reduce<number>((m, v) => Math.max(m, v ?? 0), 0);
   const dayTotals = (series: { values: (number | null)[] }[]) => days.map((_, d) => series.reduce((t, s) => t + (s.values[d] ?? 0), 0));
@@ -36,6 +36,7 @@ export function OverviewCharts({ days, data }: { days: string[]; data: OverviewD
         series={charts.requests}
         stacked
         format={countAxis}
+        whole
       />
       <DayChart
         title="Tokens per day"
@@ -43,6 +44,7 @@ export function OverviewCharts({ days, data }: { days: string[]; data: OverviewD
         days={days}
         series={charts.tokens}
         format={countAxis}
+        whole
       />
       <DayChart
         title="Error rate per day"
@@ -57,6 +59,7 @@ export function OverviewCharts({ days, data }: { days: string[]; data: OverviewD
         days={days}
         series={charts.latency}
         format={latencyAxis}
+        ticks={latencyTicks}
       />
     </div>
   );

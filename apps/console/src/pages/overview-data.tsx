@@ -96,6 +96,8 @@ export interface ChartData {
   errorRate: ChartSeries[];
   latency: ChartSeries[];
   topModel: string | null;
+  /** Models with activity in the range; the spend and request charts sum those past the first few into "Other". */
+  models: number;
 }
 
 export function chartsOf(days: string[], data: OverviewData): ChartData {
@@ -148,5 +150,6 @@ export function chartsOf(days: string[], data: OverviewData): ChartData {
     errorRate: [{ label: "Error rate", values: dayRequests.map((n, d) => (n > 0 ? dayErrors[d]! / n : 0)) }],
     latency: [{ label: "p50 latency", values: p50 }],
     topModel: ranked[0] ?? null,
+    models: ranked.length,
   };
 }

@@ -4,6 +4,7 @@ import { Empty, ErrorNote, Loading } from "../components/ui.js";
 import { useLoad } from "../use-load.js";
 import type { ModelList } from "./models-catalog.js";
 import { Conversation, LastGeneration, type Turn } from "./playground-chat.js";
+import { withRecordedCost } from "./playground-record.js";
 import { streamChat, type ChatMessage, type GenerationFacts } from "./playground-stream.js";
 import "./playground.css";
 
@@ -26,12 +27,20 @@ export function PlaygroundPage({ call }: PageProps) {
   const controller = useRef<AbortController | null>(null);
   const keyInput = useRef<HTMLInputElement>(null);
   const form = useRef<HTMLFormElement>(null);
+  /** Stops looking up records when the page is left. */
+  const [lookups] = useState(() => new AbortController());
 
   useEffect(() => {
     if (!model && modelIds.length > 0) setModel(modelIds.includes(preferredModel) ? preferredModel : modelIds[0]!);
   }, [modelIds]);
   // Leaving the page stops a stream still running.
-  useEffect(() => () => controller.current?.abort(), []);
+  useEffect(
+    () => () => {
+      controller.current?.abort();
+      lookups.abort();
+    },
+    [],
+  );
 
   /** Replaces the answer being streamed (the last turn). */
   const updateAnswer = (change: (turn: Turn) => Turn) =>
@@ -70,6 +79,8 @@ export function PlaygroundPage({ call }: PageProps) {
         onDelta: (delta) => updateAnswer((t) => ({ ...t, content: t.content + delta })),
       });
       setFacts(result);
+      // Only while these facts are still the ones shown: Clear or the next message replaces them.
+      void withRecordedCost(call, result, lookups.signal).then((recorded) => setFacts((shown) => (shown === result ? recorded : shown)));
       if (result.error) {
         setError(result.error);
         updateAnswer((t) => ({ ...t, note: "The answer failed part way." }));

@@ -95,7 +95,10 @@ export async function listGenerations(db: Queryable, organizationId: string, que
       completion_tokens: r.completion_tokens,
       reasoning_tokens: r.reasoning_tokens,
       usage_estimated: r.usage_estimated,
-      cost: Number(r.cost),
+      // The ledger keeps a BYOK generation's price at the endpoint's rates as its cost; the key was billed nothing,
+      // as the generation record's total_cost says, so the list gives that price apart.
+      cost: r.is_byok ? 0 : Number(r.cost),
+      byok_cost: r.is_byok ? Number(r.cost) : 0,
       is_byok: r.is_byok,
       generation_time_ms: r.generation_time_ms,
     })),

@@ -1,0 +1,74 @@
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { browserMissing, consoleTab, launchChromium, type ConsoleTab } from "./support/browser.js";
+import { catalogEnv } from "./support/catalog-fixture.js";
+import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
+import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
+
+/** What the Playground's "Last generation" says a streamed chat cost, whole or failed part-way. */
+let gw: TestGateway;
+let provider: FakeProvider;
+let browser: Browser;
+let tab: ConsoleTab;
+let secret: string;
+
+beforeAll(async () => {
+  if (browserMissing) return;
+  provider = await startFakeProvider("alpha");
+  const usual = { prompt: "0.00001", completion: "0.00003" };
+  gw = await startTestGateway({
+    ...(await catalogEnv({
+      providers: [{ slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: provider.baseUrl, api_key_env: "ALPHA_KEY" }],
+      models: [
+        // 12 prompt and 5 completion tokens, as the fake provider reports them, come to $0.00000022.
+        { id: "chat/tiny", name: "Tiny", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: { prompt: "0.00000001", completion: "0.00000002" } }] },
+        // The fake cuts this stream after two chunks: the gateway charges what it estimates was sent.
+        { id: "chat/cut", name: "Cut", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "cut", pricing: usual }] },
+      ],
+    })),
+    ALPHA_KEY: "alpha-secret",
+  });
+  secret = String((await gw.call("POST", "/keys", { body: { name: "playground" } })).body.key);
+  browser = await launchChromium();
+  tab = await consoleTab(browser, gw.baseUrl, bootstrapKey);
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+  await provider?.stop();
+});
+
+const last = () => tab.page.locator("dl[aria-label='Last generation']");
+const lastFact = (term: string) => last().locator(`xpath=.//dt[normalize-space()='${term}']/following-sibling::dd[1]`);
+
+async function send(model: string, text: string) {
+  await tab.open("playground");
+  await tab.page.getByLabel("Model").selectOption(model);
+  await tab.page.getByLabel("Inference key").fill(secret);
+  await tab.page.getByLabel("Message").fill(text);
+  await tab.page.getByRole("button", { name: "Send" }).click();
+  await last().waitFor();
+}
+
+describe.skipIf(browserMissing)("console Playground", { timeout: 60_000 }, () => {
+  it("shows a cost below a millionth of a dollar with its digits", async () => {
+    await send("chat/tiny", "Say hello");
+    expect((await lastFact("Cost").textContent())!.trim()).toBe("$0.00000022");
+  });
+
+  it("shows what a stream that failed part-way was charged, as its record says", async () => {
+    await send("chat/cut", "Say hello, then stop");
+    await tab.page.getByRole("alert").waitFor();
+    const id = (await last().getByRole("link").textContent())!.trim();
+    const record = await gw.call("GET", `/generation?id=${id}`);
+    expect(record.status).toBe(200);
+    const charged = Number(record.body.data!.total_cost);
+    expect(charged).toBeGreaterThan(0);
+    await expect.poll(async () => (await lastFact("Cost").textContent())?.trim(), { timeout: 10_000 }).not.toBe("—");
+    expect(Number((await lastFact("Cost").textContent())!.trim().replace(/[$,]/g, ""))).toBe(charged);
+  });
+
+  it("ran without a script error", () => {
+    expect(tab.problems.filter((p) => p.startsWith("page error"))).toEqual([]);
+  });
+});
