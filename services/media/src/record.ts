@@ -1,4 +1,4 @@
-import { noteRequest, observeGeneration, picoToDecimal, picoToUsd, serviceOf, type Db, type EventSink, type GenerationOperation, type Logger, type Queryable } from "@switchyard/runtime";
+import { metrics, noteRequest, observeGeneration, picoToDecimal, picoToUsd, refusedForData, serviceOf, type Db, type EventSink, type GenerationOperation, type Logger, type Queryable } from "@switchyard/runtime";
 import { endAttemptSpan, findingsRecord, servedSample, servingModel, storedCount, type Attempt, type EndpointStats, type Charge, type Finding } from "@switchyard/upstream";
 import type { MediaUsage } from "./cost.js";
 import type { Attribution } from "./request-context.js";
@@ -60,7 +60,7 @@ export async function recordGeneration(deps: { records: MediaRecords; logger: Lo
   const completionTokens = storedCount(g.usage.completionTokens + (g.usage.audioOutputTokens ?? 0));
   noteRequest({ generationId: g.id, model: g.model, ...(g.provider ? { provider: g.provider } : {}), promptTokens, completionTokens, cost: picoToUsd(g.charge.charged) });
   endAttemptSpan(g.id, { promptTokens, completionTokens }, { status: g.status });
-  // Every media generation is recorded here: its metrics are counted here too, once, whenever it is written.
+  // Every media generation is recorded here: its metrics are counted here too, once, before it is written.
   observeGeneration({
     service: serviceOf(deps.logger),
     operation: operations[g.kind],
@@ -83,8 +83,14 @@ export async function recordGeneration(deps: { records: MediaRecords; logger: Lo
   await deps.records.write(g);
 }
 
+/** A record to write, and when it was handed over: its generation ended then, however late it is written. */
+interface Pending {
+  g: MediaGeneration;
+  at: number;
+}
+
 /** Writes the generation and its event in `tx`; false when its row was there already (with its event). */
-async function insertGeneration(tx: Queryable, events: EventSink, g: MediaGeneration): Promise<boolean> {
+async function insertGeneration(tx: Queryable, events: EventSink, { g, at }: Pending): Promise<boolean> {
   const cost = picoToDecimal(g.charge.charged);
   // Cut to what a row keeps: a provider's absurd count must not keep the generation and its charge out.
   const promptTokens = storedCount(g.usage.promptTokens + (g.usage.audioTokens ?? 0));
@@ -124,20 +130,9 @@ async function insertGeneration(tx: Queryable, events: EventSink, g: MediaGenera
     generation_time_ms: Math.max(0, g.latencyMs),
     broadcast: g.broadcast,
     upstream_model: servingModel(g.attempts, g.provider),
-    started_at: new Date(Date.now() - Math.max(0, g.latencyMs)).toISOString(),
+    started_at: new Date(at - Math.max(0, g.latencyMs)).toISOString(),
   });
   return true;
-}
-
-/**
- * Whether a failed write is its row's fault, so that writing it again would fail the same way: an event the
- * registry refuses (zod), or a row Postgres refuses for its data (SQLSTATE class 22 or 23). Anything else (no
- * connection, a server shutting down) is the database's, and passes.
- */
-function rowAtFault(error: unknown): boolean {
-  if (error instanceof Error && error.name === "ZodError") return true;
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
 }
 
 /** Waits for `work` at most `ms`; what it does after that goes on unawaited. */
@@ -193,8 +188,9 @@ export interface MediaRecords {
  * database does not take is not given up on: it waits in memory, in order, and is tried again with a backoff
  * (to `maxRetryMs`) until the database is back, and a drain writes what waits before the process exits. Its
  * hold stays with identity meanwhile (the replica renews its lease), so the key's limit still counts it,
- * and its event settles it once written. A record Postgres refuses for its data is dropped alone, logged at
- * error with its figures to be charged by hand. A replica killed without draining loses what waits.
+ * and its event settles it once written. A record Postgres refuses for its data while others go in is
+ * dropped alone, logged at error with its figures to be charged by hand and counted
+ * (`switchyard_generation_records_dropped_total`). A replica killed without draining loses what waits.
  */
 export function createMediaRecords(options: MediaRecordsOptions): MediaRecords {
   const { db, events, logger } = options;
@@ -202,7 +198,7 @@ export function createMediaRecords(options: MediaRecordsOptions): MediaRecords {
   const answerWaitMs = options.answerWaitMs ?? 2000;
   const maxRetryMs = options.maxRetryMs ?? 5000;
   const stopWaitMs = options.stopWaitMs ?? 30_000;
-  const queued = new Map<string, MediaGeneration>();
+  const queued = new Map<string, Pending>();
   /** First writes under way, which an answer stopped waiting for if the database hangs. */
   const writing = new Map<string, { g: MediaGeneration; done: Promise<void> }>();
   let timer: NodeJS.Timeout | undefined;
@@ -210,43 +206,59 @@ export function createMediaRecords(options: MediaRecordsOptions): MediaRecords {
   let failures = 0;
   let stopped = false;
 
-  async function insert(g: MediaGeneration): Promise<void> {
-    if (await db.transaction((tx) => insertGeneration(tx, events, g))) events.committed();
-    else logger.warn({ generationId: g.id }, "media generation record was written already; not written again");
+  async function insert(entry: Pending): Promise<void> {
+    if (await db.transaction((tx) => insertGeneration(tx, events, entry))) events.committed();
+    else logger.warn({ generationId: entry.g.id }, "media generation record was written already; not written again");
   }
 
   function dropped(g: MediaGeneration, error: unknown): void {
+    metrics.generationRecordsDropped.inc({ service: serviceOf(logger) });
     logger.error({ err: error, ...figures(g) }, "media generation record cannot be written; dropped: charge it by hand");
   }
 
-  function keep(g: MediaGeneration, error: unknown): void {
+  function keep(entry: Pending, error: unknown): void {
     if (queued.size >= maxQueued) {
-      logger.error({ err: error, queued: queued.size, ...figures(g) }, "media generation records waiting for the database are at their limit; this one is not kept: charge it by hand");
+      metrics.generationRecordsDropped.inc({ service: serviceOf(logger) });
+      logger.error({ err: error, queued: queued.size, ...figures(entry.g) }, "media generation records waiting for the database are at their limit; this one is not kept: charge it by hand");
       return;
     }
-    queued.set(g.id, g);
+    queued.set(entry.g.id, entry);
     if (queued.size === 1 || queued.size % 1000 === 0) {
       logger.error({ err: error, queued: queued.size, limit: maxQueued }, "media generation records could not be written; kept in memory and written when the database is back");
     }
     schedule();
   }
 
-  /** Writes what waits, oldest first; false when the database failed again (the rest keeps waiting). */
+  /**
+   * Writes what waits, oldest first; false when the database failed again (the rest keeps waiting). A record
+   * refused for its data is dropped only when others went in: when none did, the cause may be the database's
+   * (a column a migration has not added yet), and it waits with the rest.
+   */
   async function writeQueued(): Promise<boolean> {
     let written = 0;
-    for (const g of [...queued.values()]) {
+    const refused: Array<{ entry: Pending; error: unknown }> = [];
+    for (const entry of [...queued.values()]) {
       try {
-        await insert(g);
+        await insert(entry);
         written++;
+        queued.delete(entry.g.id);
       } catch (error) {
-        if (!rowAtFault(error)) {
-          failures++;
-          if (failures % 20 === 0) logger.error({ err: error, queued: queued.size, failures }, "media generation records still cannot be written; retrying");
-          return false;
+        if (refusedForData(error)) {
+          refused.push({ entry, error });
+          continue;
         }
-        dropped(g, error);
+        failures++;
+        if (failures % 20 === 0) logger.error({ err: error, queued: queued.size, failures }, "media generation records still cannot be written; retrying");
+        return false;
       }
-      queued.delete(g.id);
+    }
+    if (refused.length > 0 && written === 0) {
+      failures++;
+      return false;
+    }
+    for (const { entry, error } of refused) {
+      dropped(entry.g, error);
+      queued.delete(entry.g.id);
     }
     if (written > 0) logger.info({ written, failures }, "media generation records that waited for the database are written");
     failures = 0;
@@ -265,23 +277,23 @@ export function createMediaRecords(options: MediaRecordsOptions): MediaRecords {
     timer.unref();
   }
 
-  async function writeNow(g: MediaGeneration): Promise<void> {
+  async function writeNow(entry: Pending): Promise<void> {
     try {
-      await insert(g);
+      await insert(entry);
     } catch (error) {
-      if (rowAtFault(error)) dropped(g, error);
-      else keep(g, error);
+      keep(entry, error);
     }
   }
 
   return {
     async write(g) {
+      const entry = { g, at: Date.now() };
       // Behind records that wait for the database: it failed a moment ago, and they go first.
       if (queued.size > 0) {
-        keep(g, undefined);
+        keep(entry, undefined);
         return;
       }
-      const done = writeNow(g).finally(() => writing.delete(g.id));
+      const done = writeNow(entry).finally(() => writing.delete(g.id));
       writing.set(g.id, { g, done });
       await waitAtMost(done, answerWaitMs);
     },
@@ -299,7 +311,7 @@ export function createMediaRecords(options: MediaRecordsOptions): MediaRecords {
         }
       };
       await waitAtMost(drain(), stopWaitMs);
-      const lost = new Map([...queued, ...[...writing].map(([id, w]) => [id, w.g] as const)]);
+      const lost = new Map([...[...queued].map(([id, entry]) => [id, entry.g] as const), ...[...writing].map(([id, w]) => [id, w.g] as const)]);
       for (const g of lost.values()) logger.error(figures(g), "media generation record could not be written before exit; charge it by hand");
     },
   };

@@ -155,8 +155,11 @@ export async function firstAccepted<P, T>(
   const abandoned = (candidate: Candidate, held: bigint) => {
     const usage = costs.asked(candidate);
     const charge = chargeFor(run, { candidate, held }, usage);
-    // Not awaited: nobody waits for the answer. The record is written, or kept until it can be.
-    void recordGeneration(deps, { ...runRecord(run, candidate, run.streamed), status: "cancelled", usage, usageEstimated: true, charge });
+    // Not awaited: nobody waits for the answer. The record is written, or kept until it can be; what counts it
+    // before that may still throw.
+    recordGeneration(deps, { ...runRecord(run, candidate, run.streamed), status: "cancelled", usage, usageEstimated: true, charge }).catch((err: unknown) =>
+      deps.logger.error({ err, generationId: run.generationId }, "a cancelled media generation could not be recorded"),
+    );
   };
   return firstAcceptingHeld(run.providers, run.candidates, context, run.attempts, { hold, timedOut: run.timedOut, abandoned }, costs.worstCase, call);
 }

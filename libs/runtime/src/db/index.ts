@@ -1,5 +1,5 @@
 export type { Db, Queryable, Migration } from "./types.js";
-export { isUniqueViolation } from "./types.js";
+export { isUniqueViolation, refusedForData } from "./types.js";
 export { openPostgres, type PostgresOptions } from "./postgres.js";
 export { openPglite } from "./pglite.js";
 export { migrate } from "./migrate.js";

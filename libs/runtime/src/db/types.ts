@@ -26,3 +26,15 @@ export interface Migration {
 /** Postgres (and PGlite) SQLSTATE 23505: an insert or update hit a unique constraint. */
 export const isUniqueViolation = (error: unknown): boolean =>
   typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
+
+/**
+ * Whether a write failed for what it wrote, so that writing the same again fails the same way: an event the
+ * registry refuses (zod, before the statement is sent), or a row Postgres refuses for its data (SQLSTATE
+ * class 22, a value out of range or not of its type; class 23, a constraint). Anything else (no connection,
+ * a server shutting down, a table away) is the database's, and passes.
+ */
+export function refusedForData(error: unknown): boolean {
+  if (error instanceof Error && error.name === "ZodError") return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
+}

@@ -76,6 +76,9 @@ function filterPart(filters: CompiledFilters, part: unknown, role: Role, found: 
   return part;
 }
 
+/** A message's fields of text the provider reads as written. */
+const textKeys = ["content", "refusal"] as const;
+
 function filterMessage(filters: CompiledFilters, message: Message, found: Finding[][], options: MessageFilterOptions): Message {
   const role: Role = message.role === "user" ? "user" : "other";
   let out = message;
@@ -83,7 +86,7 @@ function filterMessage(filters: CompiledFilters, message: Message, found: Findin
     if (out === message) out = { ...message };
     out[key] = value;
   };
-  for (const key of ["content", "refusal"] as const) {
+  for (const key of textKeys) {
     const value = message[key];
     if (typeof value === "string") {
       const scanned = scanText(filters, value, role);

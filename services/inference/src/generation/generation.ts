@@ -225,9 +225,9 @@ export class Generation {
   }
 
   /**
-   * The outcome at the endpoint's prices, its charge capped at the worst case held for it. A stream that
-   * failed after its provider counted the prompt keeps that count; only the answer's tokens are estimated,
-   * and the usage says it is estimated.
+   * The outcome at the endpoint's prices, its charge capped at the worst case held for it. A stream whose
+   * provider counted the prompt at its start and reported no final usage keeps that count; only the
+   * answer's tokens are estimated, and the usage says it is estimated.
    */
   private priced(outcome: Outcome): Accounted {
     const { plan, turn } = this;

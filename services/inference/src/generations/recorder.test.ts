@@ -146,5 +146,24 @@ describe("generation recorder", () => {
     expect(retry.pending("gen-after-twice")).toBeUndefined();
     await relay.stop();
   });
+
+  it("keeps a record queued while no row of its writes goes in, and drops it once others do", async () => {
+    const bus = createMemoryBus({ logger });
+    const relay = startOutboxRelay({ db, schema, bus, logger });
+    const recorder = createRecorder({ db, events: outboxSink(schema, relay), logger, flushMs: 5, stats: { served: () => undefined } });
+    const dropped = await droppedRecords();
+    // Alone, its refusal may be the database's (a column a migration has not added yet): it waits.
+    recorder.record({ ...generation("gen-alone-huge"), latencyMs: 2 ** 40 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(recorder.pending("gen-alone-huge")).toBeDefined();
+    expect((await droppedRecords()) - dropped).toBe(0);
+    recorder.record(generation("gen-alone-good"));
+    await recorder.stop();
+    expect(recorder.pending("gen-alone-huge")).toBeUndefined();
+    const written = await db.query<{ id: string }>("SELECT id FROM inference.generations WHERE id LIKE 'gen-alone-%'");
+    expect(written.map((r) => r.id)).toEqual(["gen-alone-good"]);
+    expect((await droppedRecords()) - dropped).toBe(1);
+    await relay.stop();
+  });
 });
 

@@ -1,4 +1,4 @@
-import { metrics, observeGeneration, picoToDecimal, picoToUsd, serviceOf, type Db, type EventSink, type Logger } from "@switchyard/runtime";
+import { isUniqueViolation, metrics, observeGeneration, picoToDecimal, picoToUsd, refusedForData, serviceOf, type Db, type EventSink, type Logger } from "@switchyard/runtime";
 import { servedSample, storedCount, type EndpointStats } from "@switchyard/upstream";
 import { insertGenerations, type FinishedGeneration, type RecordedGeneration } from "./store.js";
 
@@ -58,20 +58,11 @@ function observe(service: string, stats: RecorderOptions["stats"], g: FinishedGe
   });
 }
 
-/**
- * Whether a failed write is its rows' fault, so that retrying the same rows would fail the same way: an event
- * the registry refuses (zod, before the statement is sent), or a row Postgres refuses for its data (SQLSTATE
- * class 22, a value out of range or not of its type; class 23, a constraint). Anything else (no connection,
- * a server shutting down, a table away) is the database's, and passes.
- */
-function rowsAtFault(error: unknown): boolean {
-  if (error instanceof Error && error.name === "ZodError") return true;
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
+/** What one write did: rows that went in (or were in already), and rows refused on their own. */
+interface Written {
+  written: number;
+  refused: Array<{ row: RecordedGeneration; error: unknown }>;
 }
-
-/** A unique violation: the row is there already (a commit whose answer was lost), its event with it. */
-const alreadyWritten = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === "23505";
 
 /**
  * Group commit for generation records. Answers go out as soon as they are priced; the records and their
@@ -79,12 +70,14 @@ const alreadyWritten = (error: unknown): boolean => (error as { code?: unknown }
  * transaction, which is what makes the hot path cheap. A failed write keeps the batch queued and retries
  * with a backoff; a drain (SIGTERM) writes what is queued before the process exits.
  *
- * A batch that fails for one of its rows (`rowsAtFault`) is halved until that row is alone, so every other
- * generation of it is written and its hold settled. The row alone is dropped, not retried: it would fail
- * the same way forever and, queued first, hold back every record after it. Nothing of it is written (a
- * record without its event would be spend the ledger never sees, and a row made up to pass would be a
- * figure nobody reported), so it is logged at error with its id, key and figures for the operator to
- * reconcile, counted (`switchyard_generation_records_dropped_total`), and its hold expires unsettled.
+ * A batch that fails for its rows (`refusedForData`) is halved until each refused row is alone, so every
+ * other generation of it is written and its hold settled. A row refused alone while others of the same write
+ * went in is dropped, not retried: it would fail the same way forever and, queued first, hold back every
+ * record after it. Nothing of it is written (a record without its event would be spend the ledger never
+ * sees, and a row made up to pass would be a figure nobody reported), so it is logged at error with its id,
+ * key and figures for the operator to reconcile, counted (`switchyard_generation_records_dropped_total`),
+ * and its hold expires unsettled. When no row of a write went in, the cause may be the database's (a
+ * column a migration has not added yet): the rows stay queued and are tried again.
  */
 export function createRecorder(options: RecorderOptions): GenerationRecorder {
   const { db, events, logger, flushMs } = options;
@@ -98,10 +91,6 @@ export function createRecorder(options: RecorderOptions): GenerationRecorder {
 
   function drop({ generation: g }: RecordedGeneration, error: unknown): void {
     queued.delete(g.id);
-    if (alreadyWritten(error)) {
-      logger.warn({ generationId: g.id }, "generation record was written already; not written again");
-      return;
-    }
     metrics.generationRecordsDropped.inc({ service });
     logger.error(
       {
@@ -120,18 +109,27 @@ export function createRecorder(options: RecorderOptions): GenerationRecorder {
     );
   }
 
-  /** Writes `batch`; one that fails for a row is halved until the row is alone (see above). A failure of the database's is thrown. */
-  async function writeSplitting(batch: readonly RecordedGeneration[]): Promise<void> {
+  /** Writes `batch`, halving a part refused for its rows until each refused row is alone (see above). A failure of the database's is thrown. */
+  async function writeSplitting(batch: readonly RecordedGeneration[]): Promise<Written> {
     try {
       const inserted = await insertGenerations(db, events, batch);
       for (const { generation } of batch) queued.delete(generation.id);
       events.committed(inserted);
+      return { written: batch.length, refused: [] };
     } catch (error) {
-      if (!rowsAtFault(error)) throw error;
-      if (batch.length === 1) return drop(batch[0]!, error);
+      if (!refusedForData(error)) throw error;
+      const [only] = batch;
+      if (batch.length === 1 && isUniqueViolation(error)) {
+        // The row is there already (a commit whose answer was lost), its event with it.
+        queued.delete(only!.generation.id);
+        logger.warn({ generationId: only!.generation.id }, "generation record was written already; not written again");
+        return { written: 1, refused: [] };
+      }
+      if (batch.length === 1) return { written: 0, refused: [{ row: only!, error }] };
       const half = Math.ceil(batch.length / 2);
-      await writeSplitting(batch.slice(0, half));
-      await writeSplitting(batch.slice(half));
+      const first = await writeSplitting(batch.slice(0, half));
+      const second = await writeSplitting(batch.slice(half));
+      return { written: first.written + second.written, refused: [...first.refused, ...second.refused] };
     }
   }
 
@@ -139,7 +137,9 @@ export function createRecorder(options: RecorderOptions): GenerationRecorder {
     const batch = [...queued.values()].slice(0, maxBatch);
     if (batch.length === 0) return;
     try {
-      await writeSplitting(batch);
+      const { written, refused } = await writeSplitting(batch);
+      if (refused.length > 0 && written === 0) throw refused[0]!.error;
+      for (const { row, error } of refused) drop(row, error);
       failures = 0;
     } catch (error) {
       failures++;

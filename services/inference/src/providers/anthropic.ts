@@ -207,8 +207,8 @@ function reported(raw: unknown): Usage | undefined {
 /**
  * Turns Anthropic's stream events into parts, keeping the usage it reports at the start and the end; `native`
  * puts each content event as it came in front of its parts. Usage with a figure that does not parse (a
- * string, a negative count) makes the whole usage unreported: the stream goes on with its stop reason, and
- * the gateway estimates its tokens as for a provider that reports none, rather than price half a report.
+ * string, a negative count) makes the whole usage unreported: the stream goes on with its stop reason, the
+ * prompt's count of `message_start` is kept when it parsed, and the answer's tokens are estimated.
  */
 async function* batches(events: AsyncIterable<string>, native: boolean): AsyncGenerator<PartBatch> {
   let counted: Usage | undefined = {};
@@ -267,8 +267,8 @@ function messagesApi(toMessages: (body: Record<string, unknown>, target: Upstrea
   return {
     async complete(body, target, signal) {
       const answer = await postJsonAnswer(...call("/messages", toMessages(body, target), target, false), signal);
-      const refused = errorAnswer.safeParse(answer);
-      if (refused.success) throw answeredError(target.provider, statusOf(refused.data.error.type), `${refused.data.error.type}: ${refused.data.error.message}`);
+      const refused = (answer as { type?: unknown } | null)?.type === "error" ? errorAnswer.safeParse(answer) : undefined;
+      if (refused?.success) throw answeredError(target.provider, statusOf(refused.data.error.type), `${refused.data.error.type}: ${refused.data.error.message}`);
       const parsed = message.safeParse(answer);
       if (!parsed.success) throw new UpstreamError(`${target.provider} sent a response that is not a message`, 502, true);
       return {
