@@ -1,18 +1,14 @@
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserMissing, consoleTab, launchChromium, type ConsoleTab } from "./support/browser.js";
-import { catalogEnv } from "./support/catalog-fixture.js";
+import { browserMissing, startConsoleFixture, type ConsoleFixture, type ConsoleTab } from "./support/browser.js";
 import { eventually } from "./support/eventually.js";
-import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
-import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
+import type { TestGateway } from "./support/gateway.js";
 
 /**
  * The console's Activity page in Chromium against a whole gateway: what its rows and drawer say a generation
  * cost, whose key made it, and that the live list neither loses generations nor stays broken after an outage.
  */
 let gw: TestGateway;
-let provider: FakeProvider;
-let browser: Browser;
+let fixture: ConsoleFixture | undefined;
 let tab: ConsoleTab;
 let worker: string;
 let owner: string;
@@ -24,35 +20,28 @@ const tiny = { prompt: "0.00000001", completion: "0.00000002" };
 
 beforeAll(async () => {
   if (browserMissing) return;
-  provider = await startFakeProvider("alpha");
-  gw = await startTestGateway({
-    ...(await catalogEnv({
+  fixture = await startConsoleFixture(
+    (url) => ({
       providers: [
-        { slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: provider.baseUrl, api_key_env: "ALPHA_KEY" },
+        { slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: url, api_key_env: "ALPHA_KEY" },
         // No operator key: only a workspace's own key serves it.
-        { slug: "own", name: "Own", adapter: "openai-compatible", base_url: provider.baseUrl, api_key_env: "OWN_KEY" },
+        { slug: "own", name: "Own", adapter: "openai-compatible", base_url: url, api_key_env: "OWN_KEY" },
       ],
       models: [
         { id: "chat/ok", name: "OK", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: usual }] },
         { id: "chat/tiny", name: "Tiny", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: tiny }] },
         { id: "chat/own", name: "Own", context_length: 8000, endpoints: [{ provider: "own", upstream_model: "ok", pricing: usual }] },
       ],
-    })),
-    ALPHA_KEY: "alpha-secret",
-    SWITCHYARD_ENCRYPTION_KEY: "console-activity-encryption-secret-0123456789",
-  });
+    }),
+    { ALPHA_KEY: "alpha-secret", SWITCHYARD_ENCRYPTION_KEY: "console-activity-encryption-secret-0123456789" },
+  );
+  ({ gw, tab } = fixture);
   const workspace = String((await gw.call("POST", "/workspaces", { body: { name: "Own keys", slug: "own-keys" } })).body.data!.id);
   expect((await gw.call("PUT", `/workspaces/${workspace}/provider-keys/own`, { body: { key: "sk-own-1234" } })).status).toBe(200);
   worker = await newKey("worker");
   owner = await newKey("owner", workspace);
-  browser = await launchChromium();
-  tab = await consoleTab(browser, gw.baseUrl, bootstrapKey);
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await provider?.stop();
-});
+afterAll(() => fixture?.stop());
 
 async function newKey(name: string, workspaceId?: string): Promise<string> {
   const res = await gw.call("POST", "/keys", { body: { name, ...(workspaceId ? { workspace_id: workspaceId } : {}) } });

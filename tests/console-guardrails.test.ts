@@ -1,38 +1,32 @@
-import type { Browser, Locator } from "playwright-core";
+import type { Locator } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserMissing, consoleTab, launchChromium, type ConsoleTab } from "./support/browser.js";
-import { catalogEnv } from "./support/catalog-fixture.js";
-import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
+import { browserMissing, startConsoleFixture, type ConsoleFixture, type ConsoleTab } from "./support/browser.js";
+import type { TestGateway } from "./support/gateway.js";
 
 /** The console's guardrail form refuses, in the form, what the gateway would store but could never mean. */
 let gw: TestGateway;
-let browser: Browser;
+let fixture: ConsoleFixture | undefined;
 let tab: ConsoleTab;
 
 beforeAll(async () => {
   if (browserMissing) return;
   const pricing = { prompt: "0.00001", completion: "0.00003" };
-  gw = await startTestGateway({
-    ...(await catalogEnv({
+  fixture = await startConsoleFixture(
+    (url) => ({
       providers: [
-        { slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: "http://127.0.0.1:9/v1", api_key_env: "ALPHA_KEY" },
-        { slug: "beta", name: "Beta", adapter: "openai-compatible", base_url: "http://127.0.0.1:9/v1", api_key_env: "BETA_KEY" },
+        { slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: url, api_key_env: "ALPHA_KEY" },
+        { slug: "beta", name: "Beta", adapter: "openai-compatible", base_url: url, api_key_env: "BETA_KEY" },
       ],
       models: [
         { id: "chat/ok", name: "OK", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing }] },
         { id: "chat/free:free", name: "Free", context_length: 8000, endpoints: [{ provider: "beta", upstream_model: "ok", pricing: { prompt: "0", completion: "0" } }] },
       ],
-    })),
-    ALPHA_KEY: "alpha-secret",
-    BETA_KEY: "beta-secret",
-  });
-  browser = await launchChromium();
-  tab = await consoleTab(browser, gw.baseUrl, bootstrapKey);
+    }),
+    { ALPHA_KEY: "alpha-secret", BETA_KEY: "beta-secret" },
+  );
+  ({ gw, tab } = fixture);
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+afterAll(() => fixture?.stop());
 
 const saved = async () => (await gw.call("GET", "/guardrails")).body.data!.map((g) => g.name);
 

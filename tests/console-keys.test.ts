@@ -1,40 +1,30 @@
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserMissing, consoleTab, launchChromium, type ConsoleTab } from "./support/browser.js";
-import { catalogEnv } from "./support/catalog-fixture.js";
+import { browserMissing, startConsoleFixture, type ConsoleFixture, type ConsoleTab } from "./support/browser.js";
 import { eventually } from "./support/eventually.js";
-import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
-import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
+import type { TestGateway } from "./support/gateway.js";
 
 /** The console's Keys page: the figures each row shows, the create form's checks, and recovery after an outage. */
 let gw: TestGateway;
-let provider: FakeProvider;
-let browser: Browser;
+let fixture: ConsoleFixture | undefined;
 let tab: ConsoleTab;
 let workspace: string;
 
 beforeAll(async () => {
   if (browserMissing) return;
-  provider = await startFakeProvider("alpha");
-  gw = await startTestGateway({
-    ...(await catalogEnv({
+  fixture = await startConsoleFixture(
+    (url) => ({
       // No operator key for own: only a workspace's own key serves it.
-      providers: [{ slug: "own", name: "Own", adapter: "openai-compatible", base_url: provider.baseUrl, api_key_env: "OWN_KEY" }],
+      providers: [{ slug: "own", name: "Own", adapter: "openai-compatible", base_url: url, api_key_env: "OWN_KEY" }],
       // 12 prompt and 5 completion tokens, as the fake provider reports them, come to $0.00027.
       models: [{ id: "chat/own", name: "Own", context_length: 8000, endpoints: [{ provider: "own", upstream_model: "ok", pricing: { prompt: "0.00001", completion: "0.00003" } }] }],
-    })),
-    SWITCHYARD_ENCRYPTION_KEY: "console-keys-encryption-secret-0123456789",
-  });
+    }),
+    { SWITCHYARD_ENCRYPTION_KEY: "console-keys-encryption-secret-0123456789" },
+  );
+  ({ gw, tab } = fixture);
   workspace = String((await gw.call("POST", "/workspaces", { body: { name: "Own keys", slug: "own-keys" } })).body.data!.id);
   expect((await gw.call("PUT", `/workspaces/${workspace}/provider-keys/own`, { body: { key: "sk-own-1234" } })).status).toBe(200);
-  browser = await launchChromium();
-  tab = await consoleTab(browser, gw.baseUrl, bootstrapKey);
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await provider?.stop();
-});
+afterAll(() => fixture?.stop());
 
 async function newKey(body: Record<string, unknown>): Promise<{ key: string; hash: string }> {
   const res = await gw.call("POST", "/keys", { body });

@@ -1,15 +1,11 @@
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserMissing, consoleTab, launchChromium, type ConsoleTab } from "./support/browser.js";
-import { catalogEnv } from "./support/catalog-fixture.js";
+import { browserMissing, startConsoleFixture, type ConsoleFixture, type ConsoleTab } from "./support/browser.js";
 import { eventually } from "./support/eventually.js";
-import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
-import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
+import type { TestGateway } from "./support/gateway.js";
 
 /** The console's Models page: each endpoint's health as its measured uptime says, and recovery after an outage. */
 let gw: TestGateway;
-let provider: FakeProvider;
-let browser: Browser;
+let fixture: ConsoleFixture | undefined;
 let tab: ConsoleTab;
 let secret: string;
 
@@ -17,10 +13,9 @@ const pricing = { prompt: "0.00001", completion: "0.00003" };
 
 beforeAll(async () => {
   if (browserMissing) return;
-  provider = await startFakeProvider("alpha");
-  gw = await startTestGateway({
-    ...(await catalogEnv({
-      providers: [{ slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: provider.baseUrl, api_key_env: "ALPHA_KEY" }],
+  fixture = await startConsoleFixture(
+    (url) => ({
+      providers: [{ slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: url, api_key_env: "ALPHA_KEY" }],
       models: [
         { id: "chat/ok", name: "OK", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing }] },
         // The fake answers every request for this upstream model with a 500.
@@ -36,19 +31,13 @@ beforeAll(async () => {
           ],
         },
       ],
-    })),
-    ALPHA_KEY: "alpha-secret",
-    ENDPOINT_STATS_INTERVAL_MS: "250",
-  });
+    }),
+    { ALPHA_KEY: "alpha-secret", ENDPOINT_STATS_INTERVAL_MS: "250" },
+  );
+  ({ gw, tab } = fixture);
   secret = String((await gw.call("POST", "/keys", { body: { name: "models" } })).body.key);
-  browser = await launchChromium();
-  tab = await consoleTab(browser, gw.baseUrl, bootstrapKey);
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await provider?.stop();
-});
+afterAll(() => fixture?.stop());
 
 const chat = (model: string) =>
   fetch(`${gw.apiUrl}/chat/completions`, {

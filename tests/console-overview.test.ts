@@ -1,18 +1,14 @@
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserMissing, consoleTab, launchChromium, type ConsoleTab } from "./support/browser.js";
-import { catalogEnv } from "./support/catalog-fixture.js";
+import { browserMissing, startConsoleFixture, type ConsoleFixture, type ConsoleTab } from "./support/browser.js";
 import { eventually } from "./support/eventually.js";
-import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
-import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
+import type { TestGateway } from "./support/gateway.js";
 
 /**
  * The Overview's charts as a person and a screen reader get them: the figures drawn on the axes (read from
  * the canvas as the chart draws them), the legend, and each chart's text summary.
  */
 let gw: TestGateway;
-let provider: FakeProvider;
-let browser: Browser;
+let fixture: ConsoleFixture | undefined;
 let tab: ConsoleTab;
 let secret: string;
 
@@ -21,10 +17,9 @@ const models = Array.from({ length: 9 }, (_, i) => `chat/m${i + 1}`);
 
 beforeAll(async () => {
   if (browserMissing) return;
-  provider = await startFakeProvider("alpha");
-  gw = await startTestGateway({
-    ...(await catalogEnv({
-      providers: [{ slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: provider.baseUrl, api_key_env: "ALPHA_KEY" }],
+  fixture = await startConsoleFixture(
+    (url) => ({
+      providers: [{ slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: url, api_key_env: "ALPHA_KEY" }],
       models: models.map((id, i) => ({
         id,
         name: id,
@@ -32,12 +27,11 @@ beforeAll(async () => {
         // 12 prompt and 5 completion tokens, as the fake provider reports them: the first model's cost $0.00000022, the others more.
         endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: { prompt: `0.0000000${i + 1}`, completion: `0.0000000${2 * (i + 1)}` } }],
       })),
-    })),
-    ALPHA_KEY: "alpha-secret",
-  });
+    }),
+    { ALPHA_KEY: "alpha-secret" },
+  );
+  ({ gw, tab } = fixture);
   secret = String((await gw.call("POST", "/keys", { body: { name: "overview" } })).body.key);
-  browser = await launchChromium();
-  tab = await consoleTab(browser, gw.baseUrl, bootstrapKey);
   // The y axis labels each chart's canvas was asked to write since it was last cleared whole.
   // The y axis writes its labels right-aligned against the plot; the days below it are centred.
   await tab.page.addInitScript(`{
@@ -56,11 +50,7 @@ beforeAll(async () => {
     window.canvasTexts = (canvas) => texts.get(canvas) ?? [];
   }`);
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await provider?.stop();
-});
+afterAll(() => fixture?.stop());
 
 async function chat(model: string) {
   const res = await fetch(`${gw.apiUrl}/chat/completions`, {

@@ -1,42 +1,32 @@
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserMissing, consoleTab, launchChromium, type ConsoleTab } from "./support/browser.js";
-import { catalogEnv } from "./support/catalog-fixture.js";
-import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
-import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
+import { browserMissing, startConsoleFixture, type ConsoleFixture, type ConsoleTab } from "./support/browser.js";
+import type { TestGateway } from "./support/gateway.js";
 
 /** What the Playground's "Last generation" says a streamed chat cost, whole or failed part-way. */
 let gw: TestGateway;
-let provider: FakeProvider;
-let browser: Browser;
+let fixture: ConsoleFixture | undefined;
 let tab: ConsoleTab;
 let secret: string;
 
 beforeAll(async () => {
   if (browserMissing) return;
-  provider = await startFakeProvider("alpha");
   const usual = { prompt: "0.00001", completion: "0.00003" };
-  gw = await startTestGateway({
-    ...(await catalogEnv({
-      providers: [{ slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: provider.baseUrl, api_key_env: "ALPHA_KEY" }],
+  fixture = await startConsoleFixture(
+    (url) => ({
+      providers: [{ slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: url, api_key_env: "ALPHA_KEY" }],
       models: [
         // 12 prompt and 5 completion tokens, as the fake provider reports them, come to $0.00000022.
         { id: "chat/tiny", name: "Tiny", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: { prompt: "0.00000001", completion: "0.00000002" } }] },
         // The fake cuts this stream after two chunks: the gateway charges what it estimates was sent.
         { id: "chat/cut", name: "Cut", context_length: 8000, endpoints: [{ provider: "alpha", upstream_model: "cut", pricing: usual }] },
       ],
-    })),
-    ALPHA_KEY: "alpha-secret",
-  });
+    }),
+    { ALPHA_KEY: "alpha-secret" },
+  );
+  ({ gw, tab } = fixture);
   secret = String((await gw.call("POST", "/keys", { body: { name: "playground" } })).body.key);
-  browser = await launchChromium();
-  tab = await consoleTab(browser, gw.baseUrl, bootstrapKey);
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await provider?.stop();
-});
+afterAll(() => fixture?.stop());
 
 const last = () => tab.page.locator("dl[aria-label='Last generation']");
 const lastFact = (term: string) => last().locator(`xpath=.//dt[normalize-space()='${term}']/following-sibling::dd[1]`);

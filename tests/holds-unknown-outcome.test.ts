@@ -14,6 +14,7 @@ import { spendCatalog } from "./support/spend-fixture.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { startTestNats, type TestNats } from "./support/nats.js";
 import { spendHelpers, type SpendDriver } from "./support/spend-scenarios.js";
+import { routerCall } from "./support/spend-topology.js";
 
 /**
  * A hold call whose answer never arrives may still have written the hold. Router, identity, catalog and
@@ -122,16 +123,7 @@ describe.skipIf(!testEnv.databaseUrl)("a hold call whose outcome is unknown", ()
     await start("router", { ...common, PORT: String(routerPort) });
     apiUrl = `${url(routerPort)}/api/v1`;
     driver = {
-      async call(method, path, body, key = bootstrapKey) {
-        const res = await fetch(`${apiUrl}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        const text = await res.text();
-        // A stream's frames are not one JSON document: its status is what the tests read of it.
-        return { status: res.status, body: text.startsWith("{") ? JSON.parse(text) : {} };
-      },
+      call: (method, path, body, key = bootstrapKey) => routerCall(apiUrl, method, path, body, key),
       upstreamCalls: (model) => alpha.requests.filter((r) => r.body.model === model).length,
       usageWithinMs: 10_000,
       burst: (_count, run) => run(),

@@ -1,6 +1,9 @@
 import { existsSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { catalogEnv } from "./catalog-fixture.js";
 import { testEnv } from "./config.js";
+import { startFakeProvider, type FakeProvider } from "./fake-provider.js";
+import { bootstrapKey, startTestGateway, type TestGateway } from "./gateway.js";
 
 /** Debian's `chromium` package; `.ci/run` installs it, and no browser is ever downloaded. */
 export const chromiumPath = "/usr/bin/chromium";
@@ -49,4 +52,36 @@ export async function consoleTab(browser: Browser, baseUrl: string, key: string)
     await page.getByRole("heading", { level: 1 }).waitFor();
   };
   return { page, problems, open };
+}
+
+export interface ConsoleFixture {
+  gw: TestGateway;
+  /** The fake provider the catalog's providers point at. */
+  provider: FakeProvider;
+  browser: Browser;
+  /** A tab signed in with the bootstrap management key. */
+  tab: ConsoleTab;
+  stop(): Promise<void>;
+}
+
+/**
+ * The gateway on the catalog `catalogOf` makes of a fake provider's address (with `env` beside it), Chromium,
+ * and a console tab signed in with the bootstrap key: what each console page's tests start from.
+ */
+export async function startConsoleFixture(catalogOf: (providerUrl: string) => object, env: Record<string, string> = {}): Promise<ConsoleFixture> {
+  const provider = await startFakeProvider("alpha");
+  const gw = await startTestGateway({ ...(await catalogEnv(catalogOf(provider.baseUrl))), ...env });
+  const browser = await launchChromium();
+  const tab = await consoleTab(browser, gw.baseUrl, bootstrapKey);
+  return {
+    gw,
+    provider,
+    browser,
+    tab,
+    async stop() {
+      await browser.close();
+      await gw.stop();
+      await provider.stop();
+    },
+  };
 }

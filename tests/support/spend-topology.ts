@@ -60,6 +60,20 @@ export const chatsServed = (replica: TestProcess) =>
   replica.output().split("\n").filter((line) => line.includes('"url":"/api/v1/chat/completions"')).length;
 
 /**
+ * A `SpendDriver` call to a router at `apiUrl`: the status, and the JSON body (a stream's frames are not one
+ * JSON document: its status is what the tests read of it).
+ */
+export async function routerCall(apiUrl: string, method: string, path: string, body: unknown, key: string): ReturnType<SpendDriver["call"]> {
+  const res = await fetch(`${apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text.startsWith("{") ? (JSON.parse(text) as Awaited<ReturnType<SpendDriver["call"]>>["body"]) : {} };
+}
+
+/**
  * Router, identity, catalog and two inference replicas as separate processes over NATS, the replicas behind
  * a round robin, all with one namespace of their own, so topologies can share a NATS server.
  */
@@ -153,15 +167,7 @@ export async function startSpendTopology(options: SpendTopologyOptions): Promise
   }
 
   const driver: SpendDriver = {
-    async call(method, path, body, key = bootstrapKey) {
-      const res = await fetch(`${apiUrl}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : {} };
-    },
+    call: (method, path, body, key = bootstrapKey) => routerCall(apiUrl, method, path, body, key),
     upstreamCalls: (model) => fake.requests.filter((r) => r.body.model === model).length,
     // Usage travels inference → NATS → identity's ledger consumer, so it is polled for, generously.
     usageWithinMs: 10_000,
