@@ -1,21 +1,15 @@
-import { join } from "node:path";
 import { OpenRouter } from "@openrouter/sdk";
 import { BadRequestResponseError } from "@openrouter/sdk/models/errors";
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogEnv } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
-import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
-import { startFakeResponses, type FakeResponses } from "./support/fake-responses.js";
-import { startTestGateway, type TestGateway } from "./support/gateway.js";
-import { startReplayProvider, type Answer, type ReplayProvider } from "./support/replay-provider.js";
+import type { TestGateway } from "./support/gateway.js";
+import type { Answer } from "./support/replay-provider.js";
+import { startResponsesGateway, type ResponsesFixture } from "./support/responses-fixture.js";
 import { collect, completedOf, deltas, increasing, parseEvents, shape } from "./support/responses-events.js";
 
+let fx: ResponsesFixture;
 let gw: TestGateway;
-let compat: FakeProvider;
-let responses: FakeResponses;
-let claude: ReplayProvider;
-let gemini: ReplayProvider;
 let key: string;
 let openai: OpenAI;
 let client: OpenRouter;
@@ -25,45 +19,26 @@ const anthropicStreams: Record<string, Answer> = { tools: { file: "tool-stream.s
 const googleAnswers: Record<string, Answer> = { long: { file: "max-tokens.json" }, tools: { file: "tools.json" } };
 const googleStreams: Record<string, Answer> = { tools: { file: "tools-stream.sse" } };
 
-const pricing = { prompt: "0.000001", completion: "0.000002" };
-const model = (id: string, provider: string, upstream: string) => ({ id, name: id, context_length: 200000, endpoints: [{ provider, upstream_model: upstream, pricing, max_completion_tokens: 8192 }] });
-
 beforeAll(async () => {
-  compat = await startFakeProvider("compat");
-  responses = await startFakeResponses();
-  claude = await startReplayProvider(join(import.meta.dirname, "fixtures/anthropic"), (req) => (req.body.stream ? anthropicStreams : anthropicAnswers)[String(req.body.model)]!);
-  gemini = await startReplayProvider(join(import.meta.dirname, "fixtures/google"), (req) => {
-    const [, name, method] = /\/models\/([^:]+):(\w+)/.exec(req.path) ?? [];
-    return (method === "streamGenerateContent" ? googleStreams : googleAnswers)[name ?? ""]!;
-  });
-  const catalog = {
-    providers: [
-      { slug: "compat", name: "Compat", adapter: "openai-compatible", base_url: compat.baseUrl, requires_api_key: false },
-      { slug: "openai", name: "OpenAI", adapter: "openai", base_url: responses.baseUrl, requires_api_key: false },
-      { slug: "claude", name: "Claude", adapter: "anthropic", base_url: claude.baseUrl, requires_api_key: false },
-      { slug: "gemini", name: "Gemini", adapter: "google", base_url: gemini.baseUrl, requires_api_key: false },
+  fx = await startResponsesGateway(
+    "outcomes",
+    [
+      ["compat/bad", "compat", "bad-request"],
+      ["compat/cut", "compat", "cut"],
+      ["openai/reasoning", "openai", "gpt-reasoning"],
+      ["openai/refusal", "openai", "gpt-refusal"],
+      ["openai/incomplete", "openai", "gpt-incomplete"],
+      ["openai/fail", "openai", "gpt-fail"],
+      ["anthropic/tools", "claude", "tools"],
+      ["google/long", "gemini", "long"],
+      ["google/tools", "gemini", "tools"],
     ],
-    models: [
-      model("compat/bad", "compat", "bad-request"),
-      model("compat/cut", "compat", "cut"),
-      model("openai/reasoning", "openai", "gpt-reasoning"),
-      model("openai/refusal", "openai", "gpt-refusal"),
-      model("openai/incomplete", "openai", "gpt-incomplete"),
-      model("openai/fail", "openai", "gpt-fail"),
-      model("anthropic/tools", "claude", "tools"),
-      model("google/long", "gemini", "long"),
-      model("google/tools", "gemini", "tools"),
-    ],
-  };
-  gw = await startTestGateway(await catalogEnv(catalog));
-  key = String((await gw.call("POST", "/keys", { body: { name: "outcomes" } })).body.key);
-  openai = new OpenAI({ apiKey: key, baseURL: gw.apiUrl });
+    { claude: { buffered: anthropicAnswers, streamed: anthropicStreams }, gemini: { buffered: googleAnswers, streamed: googleStreams } },
+  );
+  ({ gw, key, openai } = fx);
   client = new OpenRouter({ apiKey: key, serverURL: gw.apiUrl });
 }, 60_000);
-afterAll(async () => {
-  await gw?.stop();
-  await Promise.all([compat?.stop(), responses?.stop(), claude?.stop(), gemini?.stop()]);
-});
+afterAll(() => fx?.stop());
 
 /** A streamed request as raw events, with its generation id header. */
 async function streamRaw(body: Record<string, unknown>) {

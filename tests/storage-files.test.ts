@@ -68,7 +68,7 @@ describe("workspace files on the gateway's own storage", () => {
     await expect(sdk.files.delete({ fileId: theirs.id })).rejects.toMatchObject({ statusCode: 404 });
     expect((await gw.call("GET", `/files/${theirs.id}/content`, { key })).status).toBe(404);
     expect((await gw.call("GET", `/files?workspace_id=${other.id}`, { key })).status).toBe(403);
-    // A management key of the organization may list any of its workspaces.
+    // A management key of the organization may list each of its workspaces.
     const listed = await gw.call("GET", `/files?workspace_id=${other.id}`, { key: bootstrapKey });
     expect((listed.body.data as unknown as Array<{ id: string }>).map((f) => f.id)).toEqual([theirs.id]);
   });

@@ -61,7 +61,7 @@ function cachedPrefixes(body: Json): string[] {
 }
 
 /**
- * What the cache did for a request: a prefix seen before (at any breakpoint) is read, and the prefix up to the
+ * What the cache did for a request: a prefix seen before (at one of its breakpoints) is read, and the prefix up to the
  * last breakpoint, when new, is written; `cachedPrefixTokens` each. Writes are told apart by how long they are
  * kept, as Anthropic does: an hour when a marker asks for `ttl: "1h"`, else five minutes.
  */
@@ -175,7 +175,7 @@ function blockEvents(block: Json, index: number): Json[] {
  * `thinking: {type: "enabled"}` gets a signed thinking block first, a last user turn saying `call tool <name>
  * with <JSON>` gets a sentence and that call (when the tool is declared), and `max_tokens: 1` gets one word
  * (`max_tokens`, as Claude Code's quota check does). Prompts with cache markers report the prefix up to their
- * last marker as written to the cache the first time, and any marked prefix seen before as read.
+ * last marker as written to the cache the first time, and each marked prefix seen before as read.
  */
 export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   const requests: ReceivedRequest[] = [];

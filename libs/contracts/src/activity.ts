@@ -40,7 +40,7 @@ export const activityItem = z.object({
 });
 export const activityResponse = z.object({ data: z.array(activityItem) });
 
-/** `GET /activity/daily` (Switchyard extension): any range of up to 366 days, today included. */
+/** `GET /activity/daily` (Switchyard extension): a range of up to 366 days, today included. */
 export const dailyActivityQuery = z
   .strictObject({
     from: utcDay.describe("First UTC day"),

@@ -260,7 +260,7 @@ export async function guardrailsForKey(db: Queryable, keyHash: string): Promise<
 }
 
 /**
- * Guardrails by key, kept on the request path without a query. Any guardrail event clears the whole
+ * Guardrails by key, kept on the request path without a query. Every guardrail event clears the whole
  * cache: changes are rare, and an assignment change does not say which keys it touched.
  */
 export function guardrailCache(db: Queryable, ttlMs = 60_000) {

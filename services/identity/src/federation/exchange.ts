@@ -36,11 +36,11 @@ export interface ExchangeDeps {
  */
 const rememberedUntil = 253_402_300_799;
 
-/** `*` matches any run of characters; everything else matches itself. */
+/** `*` matches a run of characters, empty included; everything else matches itself. */
 const globMatches = (pattern: string, value: string) =>
   new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`, "s").test(value);
 
-/** A claim's values as strings: a list claim holds when any of its items does. */
+/** A claim's values as strings: a list claim holds when one of its items does. */
 function claimValues(claims: JWTPayload, name: string): string[] {
   const value = claims[name];
   const list = Array.isArray(value) ? value : [value];

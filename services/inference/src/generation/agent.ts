@@ -123,7 +123,7 @@ async function runRound(calls: ToolCall[], tools: DeclaredTools, runContext: Run
   return runs;
 }
 
-/** The stop condition that fired after a round, if any. */
+/** The stop condition that fired after a round; undefined when none did. */
 function stopFired(plan: Plan, tools: DeclaredTools, turn: LoopTurn, step: number, total: Accounted) {
   const conditions = plan.request.stop_server_tools_when;
   if (!conditions) return undefined;

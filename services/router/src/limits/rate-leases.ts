@@ -45,7 +45,7 @@ export async function giveBack(db: Db, window: number, unused: Map<string, numbe
   );
 }
 
-/** Minutes before the previous one no longer weigh on any decision. */
+/** Minutes before the previous one no longer weigh on a decision. */
 export async function sweepWindows(db: Db, window: number): Promise<void> {
   await db.query(`DELETE FROM router.rate_windows WHERE window_start < $1`, [window - 1]);
 }

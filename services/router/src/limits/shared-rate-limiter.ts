@@ -49,7 +49,7 @@ export interface SharedRateLimiterOptions {
  *
  *   leased(m) ≤ limit − previous(m−1)·(1 − elapsed/60 s), evaluated at every grant,
  *
- * and a replica admits only what it was granted, so all replicas together admit at most the limit in any
+ * and a replica admits only what it was granted, so all replicas together admit at most the limit in every
  * minute, and the sliding-window estimate stays within it at every instant (the previous minute only fades,
  * and what it counts is at least what was admitted in it). That is inside the 10% overshoot allowed; only
  * clocks that disagree at a minute's turn can add to it. The floor: every leased request is admitted by a

@@ -13,7 +13,7 @@ async function target(deps: StorageDeps, req: Parameters<RequestHandler>[0], res
   return { id, provider, owner: await ownerOf(deps, res, workspace_id) };
 }
 
-/** Disposition that survives any file name: ASCII fallback plus the RFC 5987 UTF-8 form. */
+/** Disposition that survives every file name: ASCII fallback plus the RFC 5987 UTF-8 form. */
 const disposition = (name: string) => `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 
 /** `GET /files/{id}`. */
