@@ -248,23 +248,39 @@ describe("POST /oauth/token", () => {
 });
 
 describe("rate limits of the token exchange", () => {
-  it("answers 429 past the per-policy limit", async () => {
-    const limited = await startTestGateway({ ...(await catalogEnv(spendCatalog(alpha.baseUrl))), FEDERATION_ALLOW_INSECURE_ISSUERS: "true", SWITCHYARD_ENCRYPTION_KEY: encryptionKey, FEDERATION_EXCHANGES_PER_MINUTE: "2" });
+  it("answers 429 past the per-policy limit, counting only the exchanges the policy accepts", async () => {
+    const limited = await startTestGateway({ ...(await catalogEnv(spendCatalog(alpha.baseUrl))), FEDERATION_ALLOW_INSECURE_ISSUERS: "true", SWITCHYARD_ENCRYPTION_KEY: encryptionKey, FEDERATION_EXCHANGES_PER_MINUTE: "3" });
     try {
       const key = await limited.call("POST", "/keys", { body: { name: "t" } });
       const policy = await limited.call("POST", "/federation-policies", {
         body: { name: "p", issuer: issuer.issuer, audiences: ["switchyard"], target_key_hash: key.body.data?.hash, claim_conditions: [{ claim: "sub", equals: sub }] },
       });
-      const send = async () =>
-        (
-          await fetch(`${limited.apiUrl}/oauth/token`, {
-            method: "POST",
-            headers: { "content-type": "application/x-www-form-urlencoded" },
-            body: new URLSearchParams({ grant_type: grantType, subject_token: await issuer.sign({ jti: crypto.randomUUID() }), subject_token_type: jwtType, federation_policy_id: String(policy.body.data?.id) }),
-          })
-        ).status;
-      const statuses = [await send(), await send(), await send()];
-      expect(statuses).toEqual([200, 200, 429]);
+      const send = async (subjectToken: string) => {
+        const res = await fetch(`${limited.apiUrl}/oauth/token`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ grant_type: grantType, subject_token: subjectToken, subject_token_type: jwtType, federation_policy_id: String(policy.body.data?.id) }),
+        });
+        return { status: res.status, retryAfter: res.headers.get("retry-after"), body: (await res.json()) as Record<string, unknown> };
+      };
+      const valid = () => issuer.sign({ jti: crypto.randomUUID() });
+      // Whoever knows the policy id (it sits in public CI files) sends junk, and tokens of the same issuer that the policy refuses.
+      const fetchesBefore = issuer.fetches.jwks;
+      const refused = [
+        "eyJhbGciOiJub25lIn0.eyJ4IjoxfQ.",
+        "eyJhbGciOiJub25lIn0.eyJ4IjoxfQ.",
+        await issuer.sign({ jti: crypto.randomUUID(), sub: "repo:evil/app:ref:refs/heads/main" }),
+        ...(await Promise.all(Array.from({ length: 5 }, (_, i) => issuer.sign({ jti: crypto.randomUUID() }, { header: { kid: `unknown-${i}` } })))),
+      ];
+      for (const token of refused) expect(await send(token)).toMatchObject({ status: 400, body: notAccepted });
+      // Refusals do not reach the issuer once per attempt: its key set is fetched at most once per refresh interval.
+      expect(issuer.fetches.jwks - fetchesBefore).toBeLessThanOrEqual(1);
+      const statuses = [(await send(await valid())).status, (await send(await valid())).status, (await send(await valid())).status];
+      expect(statuses).toEqual([200, 200, 200]);
+      const over = await send(await valid());
+      expect(over).toMatchObject({ status: 429, body: { error: "temporarily_unavailable" } });
+      expect(Number(over.retryAfter)).toBeGreaterThan(0);
+      expect(await send("eyJhbGciOiJub25lIn0.eyJ4IjoxfQ.")).toMatchObject({ status: 400, body: notAccepted });
     } finally {
       await limited.stop();
     }

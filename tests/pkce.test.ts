@@ -201,11 +201,20 @@ describe("POST /auth/keys/code", () => {
     ["a limit with 13 decimal places", { limit: 1.0000000000001 }, /limit/],
     ["a key_label over 100 characters", { key_label: "x".repeat(101) }, /key_label/],
     ["a method without a challenge", { code_challenge_method: "S256" }, /code_challenge_method/],
+    ["an S256 challenge of 44 characters", { code_challenge: `${s256(verifier)}A`, code_challenge_method: "S256" }, /code_challenge/],
+    ["an S256 challenge of 128 characters", { code_challenge: "A".repeat(128), code_challenge_method: "S256" }, /code_challenge/],
+    ["an S256 challenge with a character outside base64url", { code_challenge: `${s256(verifier).slice(0, 42)}~`, code_challenge_method: "S256" }, /code_challenge/],
     ["an unknown field", { scope: "all" }, /scope/],
   ])("rejects %s with 400", async (_name, patch, message) => {
     const res = await gw.call("POST", "/auth/keys/code", { body: { callback_url, ...patch } });
     expect(res.status).toBe(400);
     expect(res.body.error?.message).toMatch(message);
+  });
+
+  it("takes a plain challenge of 128 characters, which only the S256 length rule would refuse", async () => {
+    const long = "A".repeat(128);
+    const code = await createCode({ code_challenge: long, code_challenge_method: "plain" });
+    expect((await exchange({ code, code_verifier: long })).status).toBe(200);
   });
 
   it("takes the last instant before the year 10000 and a leap day, and mints keys that expire then", async () => {

@@ -32,6 +32,9 @@ const pkceString = z
   .string()
   .regex(/^[A-Za-z0-9\-._~]{43,128}$/, "must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_', '~'");
 
+/** RFC 7636 §4.2: an S256 challenge is the unpadded base64url of a SHA-256 digest, so exactly 43 characters. */
+const s256Challenge = /^[A-Za-z0-9_-]{43}$/;
+
 export const codeChallengeMethod = z.enum(["S256", "plain"]);
 export type CodeChallengeMethod = z.infer<typeof codeChallengeMethod>;
 
@@ -63,6 +66,11 @@ export const createAuthCodeBody = z.strictObject({
   workspace_id: uuid.optional(),
   spawn_agent: z.string().max(256).optional().describe("Agent identifier for spawn telemetry"),
   spawn_cloud: z.string().max(256).optional().describe("Cloud identifier for spawn telemetry"),
+}).superRefine((body, ctx) => {
+  // Another S256 challenge could never equal a verifier's digest: the code would be unredeemable.
+  if (body.code_challenge_method === "S256" && body.code_challenge !== undefined && !s256Challenge.test(body.code_challenge)) {
+    ctx.addIssue({ code: "custom", path: ["code_challenge"], message: "must be 43 characters of A-Z, a-z, 0-9, '-', '_' with code_challenge_method S256" });
+  }
 });
 export type CreateAuthCodeBody = z.infer<typeof createAuthCodeBody>;
 

@@ -2,7 +2,7 @@ import { maxAccessTokenSeconds, type ClaimCondition, type OAuthError, type Token
 import type { Queryable } from "@switchyard/runtime";
 import type { JWTPayload } from "jose";
 import type { AccessTokens } from "./access-tokens.js";
-import { policyById } from "./policies.js";
+import { policyById, type PolicyRow } from "./policies.js";
 import { IssuerUnavailable, SubjectTokenRejected, type createSubjectTokenVerifier } from "./subject-token.js";
 
 /** An RFC 6749 §5.2 error with its HTTP status. */
@@ -22,10 +22,19 @@ export class OAuthFailure extends Error {
 export const notAccepted = (reason: string) =>
   new OAuthFailure(400, { error: "invalid_grant", error_description: "The subject token was not accepted" }, reason);
 
+/** Issuance per policy: taken only once a policy has accepted the subject token, so refusals spend none of it. */
+export interface IssuanceQuota {
+  /** A slot for one exchange of the policy, as the function that gives it back; undefined when none is left. */
+  take(policyId: string): (() => void) | undefined;
+  /** The `Retry-After` value for a policy whose quota is used up. */
+  retryAfter(): string;
+}
+
 export interface ExchangeDeps {
   db: Queryable;
   verifier: ReturnType<typeof createSubjectTokenVerifier>;
   tokens: AccessTokens;
+  quota: IssuanceQuota;
   now?: () => number;
 }
 
@@ -52,8 +61,8 @@ const conditionHolds = (claims: JWTPayload, c: ClaimCondition) =>
 
 /**
  * RFC 8693 token exchange: the policy named, the subject token verified against its issuer, the claim
- * conditions, the target key, replay protection; then an access token acting as the target key that
- * lives at most 15 minutes and never past the subject token.
+ * conditions, the target key, the policy's quota, replay protection; then an access token acting as the
+ * target key that lives at most 15 minutes and never past the subject token.
  */
 export async function exchangeToken(deps: ExchangeDeps, body: TokenExchangeBody): Promise<TokenExchangeResponse> {
   const now = deps.now ?? Date.now;
@@ -103,6 +112,36 @@ export async function exchangeToken(deps: ExchangeDeps, body: TokenExchangeBody)
     if (typeof claims.jti !== "string" || claims.jti.length === 0 || claims.jti.length > 512) throw notAccepted("replay protection needs a jti");
     // Postgres text cannot hold NUL, and no issuer mints ids with control characters in them.
     if (/\p{Cc}/u.test(claims.jti)) throw notAccepted("jti has control characters");
+  }
+
+  // Counted only now, so tokens the policy refuses cannot use up its workload's quota; and before the jti is
+  // spent, so a workload told to retry later can retry with the same subject token.
+  const giveBack = deps.quota.take(policy.id);
+  if (!giveBack) {
+    throw new OAuthFailure(
+      429,
+      { error: "temporarily_unavailable", error_description: "Too many token requests for this policy; retry later" },
+      "the policy's exchanges per minute are used up",
+      { "Retry-After": deps.quota.retryAfter() },
+    );
+  }
+  try {
+    return await issueFor(deps, policy, key.workspace_id, claims, expiresIn);
+  } catch (error) {
+    giveBack();
+    throw error;
+  }
+}
+
+/** The jti recorded (with replay protection), then the access token itself. */
+async function issueFor(
+  deps: ExchangeDeps,
+  policy: PolicyRow,
+  workspaceId: string,
+  claims: JWTPayload,
+  expiresIn: number,
+): Promise<TokenExchangeResponse> {
+  if (policy.replay_protection) {
     // Kept until the subject token expires: after that it could not be exchanged anyway.
     const fresh = await deps.db.query(
       `INSERT INTO identity.federation_seen_tokens (issuer, jti, expires_at) VALUES ($1, $2, to_timestamp($3)) ON CONFLICT DO NOTHING RETURNING 1`,
@@ -115,7 +154,7 @@ export async function exchangeToken(deps: ExchangeDeps, body: TokenExchangeBody)
     {
       sub: policy.target_key_hash,
       org: policy.organization_id,
-      ws: key.workspace_id,
+      ws: workspaceId,
       pol: policy.id,
       scope: "inference",
       act: { iss: policy.issuer, sub: String(claims.sub ?? "") },

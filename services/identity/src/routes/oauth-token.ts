@@ -1,11 +1,11 @@
 import { tokenExchangeBody, tokenExchangeGrantType, type OAuthError } from "@switchyard/contracts";
 import { oauthNoStore, requestIdHeader, sendOAuthError, type Logger } from "@switchyard/runtime";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
-import { exchangeToken, OAuthFailure, type ExchangeDeps } from "../federation/exchange.js";
+import { exchangeToken, OAuthFailure, type ExchangeDeps, type IssuanceQuota } from "../federation/exchange.js";
 
-export interface OAuthTokenDeps extends ExchangeDeps {
+export interface OAuthTokenDeps extends Omit<ExchangeDeps, "quota"> {
   logger: Logger;
-  /** Exchanges per federation policy per minute, in this process. */
+  /** Exchanges a federation policy accepts per minute, in this process. */
   perPolicyPerMinute: number;
 }
 
@@ -36,25 +36,40 @@ function malformed(body: Record<string, unknown>, issues: ReadonlyArray<{ path: 
   return { error: "invalid_request", error_description: issues.map((i) => `${String(i.path[0] ?? "body")}: ${i.message}`).join("; ") };
 }
 
-/** A fixed one-minute window per policy: enough to stop a caller hammering the issuer through us. */
-function perMinuteLimiter(limit: number) {
+/**
+ * A fixed one-minute window per policy. The exchange takes a slot only once the policy has accepted the
+ * subject token, so this bounds issuance; refusals are bounded elsewhere (the issuer's keys are fetched at
+ * most once per refresh interval, and the router limits the endpoint per client address).
+ */
+function perMinuteQuota(limit: number): IssuanceQuota {
   let window = 0;
   const counts = new Map<string, number>();
-  return (key: string): boolean => {
+  const currentWindow = () => {
     const current = Math.floor(Date.now() / 60_000);
     if (current !== window) {
       window = current;
       counts.clear();
     }
-    const n = (counts.get(key) ?? 0) + 1;
-    counts.set(key, n);
-    return n <= limit;
+    return current;
+  };
+  return {
+    take(policyId) {
+      const taken = currentWindow();
+      const n = counts.get(policyId) ?? 0;
+      if (n >= limit) return undefined;
+      counts.set(policyId, n + 1);
+      // A slot given back after its window ended is already forgotten.
+      return () => {
+        if (currentWindow() === taken) counts.set(policyId, Math.max(0, (counts.get(policyId) ?? 1) - 1));
+      };
+    },
+    retryAfter: () => String(60 - (Math.floor(Date.now() / 1000) % 60)),
   };
 }
 
 /** `POST /oauth/token`: RFC 8693 token exchange, answering in RFC 6749's error format and never cached. */
 export const oauthTokenRoute = (deps: OAuthTokenDeps): RequestHandler => {
-  const allow = perMinuteLimiter(deps.perPolicyPerMinute);
+  const exchangeDeps: ExchangeDeps = { ...deps, quota: perMinuteQuota(deps.perPolicyPerMinute) };
   return async (req, res) => {
     res.set(oauthNoStore);
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => res.set(headers).status(status).json(body);
@@ -64,12 +79,8 @@ export const oauthTokenRoute = (deps: OAuthTokenDeps): RequestHandler => {
     const raw = (req.body ?? {}) as Record<string, unknown>;
     const parsed = tokenExchangeBody.safeParse(raw);
     if (!parsed.success) return send(400, malformed(raw, parsed.error.issues));
-    if (!allow(parsed.data.federation_policy_id)) {
-      res.set("Retry-After", String(60 - (Math.floor(Date.now() / 1000) % 60)));
-      return send(429, { error: "temporarily_unavailable", error_description: "Too many token requests for this policy; retry later" });
-    }
     try {
-      send(200, await exchangeToken(deps, parsed.data));
+      send(200, await exchangeToken(exchangeDeps, parsed.data));
     } catch (error) {
       if (error instanceof OAuthFailure) {
         deps.logger.info({ policy: parsed.data.federation_policy_id, reason: error.reason, status: error.status }, "token exchange refused");
