@@ -97,13 +97,14 @@ describe("provider preferences through the router", () => {
   });
 
   it("answers 404 naming the constraint that excluded each endpoint", async () => {
-    const none = await served({ only: ["nobody"] });
+    const none = await served({ only: ["gamma"], ignore: ["gamma"] });
     expect(none.status).toBe(404);
     expect(none.message).toContain("alpha: not in provider.only");
     const dear = await served({ max_price: { prompt: "0.1" } });
     expect(dear.message).toContain("gamma: prompt price above provider.max_price");
-    const strict = await served({ order: ["nobody"], allow_fallbacks: false });
+    const strict = await served({ order: ["gamma"], allow_fallbacks: false, ignore: ["gamma"] });
     expect(strict.status).toBe(404);
+    expect(strict.message).toContain("alpha: not in provider.order (provider.allow_fallbacks is false)");
   });
 
   it("keeps a session on one provider, the body's session_id winning over x-session-id", async () => {

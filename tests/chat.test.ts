@@ -164,7 +164,7 @@ describe("POST /chat/completions, buffered", () => {
       [{ messages }, 400, /model/],
       [{ model: "chat/missing", messages }, 404, /not found/],
       [{ model: "chat/ok:turbo", messages }, 400, /variant/],
-      [{ model: "chat/ok", messages, provider: { only: ["nobody"] } }, 404, /provider\.only/],
+      [{ model: "chat/ok", messages, provider: { only: ["nobody"] } }, 400, /provider\.only\[0\]/],
     ];
     for (const [body, status, message] of cases) {
       const res = await gw.call("POST", "/chat/completions", { key, body });

@@ -226,3 +226,13 @@ describe("presets on embeddings", () => {
     expect(warm.body.error?.message).toContain("preset emb-warm sets temperature, which /embeddings does not take");
   });
 });
+
+describe("the x-session-id header on /embeddings", () => {
+  it("refuses one longer than 256 characters with 400 naming it, as chat does", async () => {
+    const long = await r.gw.call("POST", "/embeddings", { key: r.key, body: { model: "emb/small", input: "hello" }, headers: { "x-session-id": "s".repeat(257) } });
+    expect(long.status).toBe(400);
+    expect(long.body.error?.message).toContain("x-session-id");
+    const kept = await r.gw.call("POST", "/embeddings", { key: r.key, body: { model: "emb/small", input: "hello" }, headers: { "x-session-id": "s".repeat(256) } });
+    expect(kept.status).toBe(200);
+  });
+});

@@ -318,3 +318,17 @@ describe.runIf(testEnv.databaseUrl)("speech records", () => {
     expect((await generation(String(left.headers.get("x-generation-id")), "cancelled")).characters).toBe("Going away".length);
   });
 });
+
+describe("the x-session-id header on /audio/speech", () => {
+  it("refuses one longer than 256 characters with 400 naming it, before the provider is called", async () => {
+    const before = m.speech.requests.length;
+    const res = await fetch(`${m.gw.apiUrl}/audio/speech`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${m.key}`, "content-type": "application/json", "x-session-id": "s".repeat(257) },
+      body: JSON.stringify({ model: "openai/tts-1", input: "Hello", voice: "echo" }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("x-session-id");
+    expect(m.speech.requests.length).toBe(before);
+  });
+});

@@ -198,6 +198,13 @@ describe("POST /chat/completions body", () => {
     ["provider.max_price.search_unit", { provider: { max_price: { search_unit: -0.001 } } }],
     ["provider.max_price.prompt", { provider: { max_price: { prompt: "-1" } } }],
     ["provider.order", { provider: { order: "openai" } }],
+    ["provider", { provider: { allow_fallback: false } }],
+    ["provider", { provider: { sortt: "price" } }],
+    ["provider.sort", { provider: { sort: { by: "price", partiton: "none" } } }],
+    ["provider.preferred_max_latency", { provider: { preferred_max_latency: { p95: 1 } } }],
+    ["provider.preferred_max_latency", { provider: { preferred_max_latency: -5 } }],
+    ["provider.preferred_min_throughput", { provider: { preferred_min_throughput: -1 } }],
+    ["provider.preferred_min_throughput.p90", { provider: { preferred_min_throughput: { p90: -1 } } }],
     ["response_format.type", { response_format: { type: "xml" } }],
     ["response_format.json_schema.name", { response_format: { type: "json_schema", json_schema: {} } }],
     ["prediction.type", { prediction: { type: "diff", content: "x" } }],
@@ -215,6 +222,13 @@ describe("POST /chat/completions body", () => {
     ["user", { user: 7 }],
   ])("rejects a bad %s", (field, patch) => {
     expect(issuePaths(chatCompletionRequest, { ...minimal, ...patch })).toContain(field);
+  });
+
+  it("refuses a provider key OpenRouter does not document, naming it", () => {
+    const misspelt = chatCompletionRequest.safeParse({ ...minimal, provider: { alow_fallbacks: false, order: ["a"] } });
+    expect(misspelt.error?.issues).toEqual([expect.objectContaining({ code: "unrecognized_keys", keys: ["alow_fallbacks"], path: ["provider"] })]);
+    const nested = chatCompletionRequest.safeParse({ ...minimal, provider: { sort: { by: "price", partiton: "none" } } });
+    expect(nested.error?.issues).toEqual([expect.objectContaining({ code: "unrecognized_keys", keys: ["partiton"], path: ["provider", "sort"] })]);
   });
 
   it("keeps a max_price on every unit the catalog prices, and refuses a key it cannot enforce", () => {

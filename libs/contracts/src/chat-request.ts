@@ -32,11 +32,14 @@ export type ServiceTier = z.infer<typeof serviceTier>;
 
 const providerRef = z.string().min(1).max(128);
 export const providerSort = z.enum(["price", "throughput", "latency", "exacto"]);
-const percentileCutoffs = z.object({
-  p50: z.number().nullable().optional(),
-  p75: z.number().nullable().optional(),
-  p90: z.number().nullable().optional(),
-  p99: z.number().nullable().optional(),
+/** A latency or throughput figure: seconds or tokens per second, never below zero. */
+const figure = z.number().min(0, "must not be negative");
+/** Cutoffs per percentile, as OpenRouter takes them; strict, so a percentile it does not take is refused rather than dropped. */
+const percentileCutoffs = z.strictObject({
+  p50: figure.nullable().optional(),
+  p75: figure.nullable().optional(),
+  p90: figure.nullable().optional(),
+  p99: figure.nullable().optional(),
 });
 
 /** A price limit in USD: a decimal string, as OpenRouter's SDK sends it, or a number, as JSON clients may. */
@@ -71,8 +74,11 @@ export type MaxPrice = z.infer<typeof maxPrice>;
 /** Every key of `provider.max_price`. */
 export const maxPriceKeys = Object.keys(maxPrice.shape) as Array<keyof MaxPrice>;
 
-/** Provider routing preferences of one request (merged over the workspace's). */
-export const providerPreferences = z.looseObject({
+/**
+ * Provider routing preferences of one request (merged over the workspace's): the keys OpenRouter documents
+ * for its `provider` object. Strict, so a misspelt key is a 400 naming it rather than a setting dropped.
+ */
+export const providerPreferences = z.strictObject({
   order: z.array(providerRef).nullable().optional().describe("Providers to try first, in this order"),
   allow_fallbacks: z
     .boolean()
@@ -93,16 +99,29 @@ export const providerPreferences = z.looseObject({
   sort: z
     .union([
       providerSort,
-      z.object({ by: providerSort.nullable().optional(), partition: z.enum(["model", "none"]).nullable().optional() }),
+      z.strictObject({ by: providerSort.nullable().optional(), partition: z.enum(["model", "none"]).nullable().optional() }),
     ])
     .nullable()
     .optional()
     .describe("price: cheapest first; without it, the workspace's default_provider_sort, else a price-weighted order"),
   max_price: maxPrice.optional().describe("USD per million tokens for prompt and completion, per unit for the other prices; endpoints above one are skipped, a key that is not a catalog price is a 400"),
-  preferred_max_latency: z.union([z.number(), percentileCutoffs]).nullable().optional(),
-  preferred_min_throughput: z.union([z.number(), percentileCutoffs]).nullable().optional(),
+  preferred_max_latency: z
+    .union([figure, percentileCutoffs])
+    .nullable()
+    .optional()
+    .describe("Seconds to first output (a number is the p50's); endpoints above it go behind the others"),
+  preferred_min_throughput: z
+    .union([figure, percentileCutoffs])
+    .nullable()
+    .optional()
+    .describe("Output tokens per second (a number is the p50's); endpoints below it go behind the others"),
 });
 export type ProviderPreferences = z.infer<typeof providerPreferences>;
+
+/** The preferences of the media and retrieval routes: chat's, plus settings passed to the provider of a slug untouched. */
+export const providerPreferencesWithOptions = providerPreferences.extend({
+  options: z.record(z.string(), jsonObject).optional().describe("Settings passed to the provider of that slug untouched"),
+});
 
 export const responseFormat = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text") }),

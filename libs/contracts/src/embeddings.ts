@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { providerPreferences } from "./chat-request.js";
-import { jsonObject, modelId, sessionId, traceConfig } from "./shared.js";
+import { providerPreferencesWithOptions } from "./chat-request.js";
+import { modelId, sessionId, traceConfig } from "./shared.js";
 
 const text = z.string().min(1, "must not be empty");
 const tokenIds = z.array(z.number().int().min(0)).min(1, "must not be empty");
@@ -14,12 +14,10 @@ export const embeddingContentPart = z.discriminatedUnion("type", [
 ]);
 
 /** Routing preferences, plus settings passed to one provider untouched under `options.<slug>`. */
-const retrievalProvider = providerPreferences.extend({ options: z.record(z.string(), jsonObject).optional() });
-
 const routing = {
   model: z.string().min(1, "must not be empty").optional(),
   models: z.array(modelId).min(1).max(8).optional().describe("Fallback models, tried in order"),
-  provider: retrievalProvider.nullable().optional(),
+  provider: providerPreferencesWithOptions.nullable().optional(),
   session_id: sessionId.optional(),
   trace: traceConfig.optional(),
   user: z.string().max(256).optional().describe("The end user; providers see a per-workspace hash of it"),

@@ -213,6 +213,8 @@ export const resolvedModel = z.object({
   /** Its author allows distilling its text output (`provider.enforce_distillable_text`). */
   distillable: z.boolean().default(false),
   endpoints: z.array(resolvedEndpoint),
+  /** Every provider of the catalog, by slug and display name: what `provider.order`, `only` and `ignore` may name. */
+  providers: z.array(z.object({ slug: z.string(), name: z.string() })).optional(),
   excluded: z.array(z.object({ provider: z.string(), reason: z.string() })),
   /** Guardrails that applied to the key (identity finds their budgets where it takes the hold). */
   guardrail_ids: z.array(z.string()),

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { providerPreferences } from "./chat-request.js";
-import { jsonObject, sessionId, traceConfig } from "./shared.js";
+import { providerPreferencesWithOptions } from "./chat-request.js";
+import { sessionId, traceConfig } from "./shared.js";
 
 export const speechFormats = ["mp3", "opus", "aac", "flac", "wav", "pcm"] as const;
 export const speechFormat = z.enum(speechFormats);
@@ -28,10 +28,6 @@ export const maxSpeechCharacters = 4096;
 const withinLimit = [(text: string) => speechCharacters(text) <= maxSpeechCharacters, `must be at most ${maxSpeechCharacters} characters`] as const;
 
 /** Routing preferences as chat takes them, plus settings passed to the named provider untouched. */
-const speechProvider = providerPreferences.extend({
-  options: z.record(z.string(), jsonObject).optional().describe("Settings passed to the provider of that slug untouched"),
-});
-
 /** A voice by name, or OpenAI's custom voice object. */
 const speechVoice = z.union([z.string().min(1, "must not be empty").max(256), z.object({ id: z.string().min(1, "must not be empty") })]);
 
@@ -51,7 +47,7 @@ export const speechRequest = z.strictObject({
     .array(z.unknown())
     .refine((references) => references.length === 0, "voice cloning is not supported: no endpoint of this gateway takes input_references")
     .optional(),
-  provider: speechProvider.optional(),
+  provider: providerPreferencesWithOptions.optional(),
   session_id: sessionId.optional(),
   trace: traceConfig.optional(),
   user: z.string().max(256).optional().describe("End user, recorded on the generation; never sent to the provider"),

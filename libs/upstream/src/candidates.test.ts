@@ -242,3 +242,39 @@ describe("provider.max_price on every billed unit", () => {
     expect(dropped({ completion: "3.5" })).toEqual(["plain: completion price above provider.max_price"]);
   });
 });
+
+describe("prices of the tier a request is charged at", () => {
+  const tiered = resolved([endpoint("alpha", "0.000001"), endpoint("beta", "0.000002")]);
+  const priority: Record<string, Record<string, string>> = { alpha: { prompt: "0.00001", completion: "0.00001" }, beta: { prompt: "0.000003", completion: "0.000003" } };
+  const pricingOf = (e: ResolvedEndpoint) => priority[e.provider] ?? e.pricing;
+
+  it("sorts by price and applies provider.max_price at the prices pricingOf gives", () => {
+    expect(providers(orderCandidates(tiered, { ...base, preferences: { sort: "price" }, pricingOf }))).toEqual(["beta", "alpha"]);
+    const capped = orderCandidates(tiered, { ...base, preferences: { order: ["alpha", "beta"], max_price: { prompt: "5" } }, pricingOf });
+    expect(providers(capped)).toEqual(["beta"]);
+    expect(capped.dropped).toEqual(["alpha: prompt price above provider.max_price"]);
+    expect(providers(orderCandidates(tiered, { ...base, preferences: { sort: "price" } }))).toEqual(["alpha", "beta"]);
+  });
+});
+
+describe("provider names in order, only and ignore", () => {
+  const named = { ...resolved([endpoint("alpha", "0.000001"), endpoint("amazon-bedrock", "0.000002")]), providers: [{ slug: "alpha", name: "Alpha" }, { slug: "amazon-bedrock", name: "Amazon Bedrock" }, { slug: "idle", name: "Idle" }] };
+
+  it("matches slugs and display names whatever their case and spaces", () => {
+    expect(providers(orderCandidates(named, { ...base, preferences: { ignore: ["Amazon Bedrock"] } }))).toEqual(["alpha"]);
+    expect(providers(orderCandidates(named, { ...base, preferences: { only: [" AMAZON-BEDROCK "] } }))).toEqual(["amazon-bedrock"]);
+    expect(providers(orderCandidates(named, { ...base, preferences: { order: ["amazon bedrock", "ALPHA"] } }))).toEqual(["amazon-bedrock", "alpha"]);
+  });
+
+  it("refuses an entry that names no provider of the catalog, naming where it is", () => {
+    expect(() => orderCandidates(named, { ...base, preferences: { ignore: ["alpha", "Bedrock"] } })).toThrow(/provider\.ignore\[1\]: "Bedrock" names no provider/);
+    expect(() => orderCandidates(named, { ...base, preferences: { order: ["nobody"] } })).toThrow(/provider\.order\[0\]/);
+    expect(() => orderCandidates(named, { ...base, preferences: { only: ["nobody"] } })).toThrow(/provider\.only\[0\]/);
+  });
+
+  it("says why provider.order without fallbacks left each endpoint out", () => {
+    const ordered = orderCandidates(named, { ...base, preferences: { order: ["idle"], allow_fallbacks: false } });
+    expect(ordered.candidates).toEqual([]);
+    expect([...ordered.dropped].sort()).toEqual(["alpha: not in provider.order (provider.allow_fallbacks is false)", "amazon-bedrock: not in provider.order (provider.allow_fallbacks is false)"]);
+  });
+});

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { maxPriceKeys, type MaxPrice, type ProviderPreferences, type ResolvedEndpoint, type ResolvedModel } from "@switchyard/contracts";
-import { toPico } from "@switchyard/runtime";
+import { badRequest, toPico } from "@switchyard/runtime";
 import type { EndpointFigures } from "./endpoint-stats/stats.js";
 import { billedPriceKeys, defaultOrder, preferredFirst, restingLast, sortedBy, sortOf, unitPriceOf, type FiguresOf } from "./stats-order.js";
 
@@ -11,7 +11,10 @@ export interface Candidate {
   figures?: EndpointFigures;
   /** The workspace's own key for the endpoint's provider (BYOK): this attempt uses it, not the operator's. */
   byokKey?: string;
-  /** Picodollars for one unit of each price its model's kind bills (`unitPriceOf`), which price ordering compares. */
+  /**
+   * Picodollars for one unit of each price its model's kind bills (`unitPriceOf`), at the prices the request
+   * is charged (its service tier's): what price ordering compares.
+   */
   unitPrice?: number;
 }
 
@@ -94,11 +97,49 @@ export interface OrderOptions {
   coolingDown: (endpoint: ResolvedEndpoint) => boolean;
   /** Live figures of an endpoint (every replica's); none when statistics are not kept. */
   figuresOf?: FiguresOf | undefined;
+  /**
+   * The prices the request will be charged at on an endpoint (its service tier's, where it asks for one
+   * priced apart): what `provider.max_price`, the price sort and the default order compare. The standard
+   * `pricing` without it.
+   */
+  pricingOf?: ((endpoint: ResolvedEndpoint) => Readonly<Record<string, string>>) | undefined;
+}
+
+const providerLists = ["order", "only", "ignore"] as const;
+const folded = (name: string) => name.trim().toLowerCase();
+
+/**
+ * `provider.order`, `only` and `ignore` as slugs: an entry matches a provider's slug or display name (as
+ * `GET /providers` lists them, and as OpenRouter's SDK sends names) whatever its case and surrounding
+ * spaces. An entry that names no provider of the catalog is a 400 naming it, so a misspelt `ignore` never
+ * lets the provider it meant serve the request. Without the catalog's list, entries match slugs only.
+ */
+export function providerSlugs(prefs: ProviderPreferences | undefined, providers: ResolvedModel["providers"]): ProviderPreferences | undefined {
+  if (!prefs || providerLists.every((list) => !prefs[list]?.length)) return prefs;
+  const bySlug = new Map<string, string>();
+  const byName = new Map<string, string>();
+  for (const p of providers ?? []) {
+    bySlug.set(folded(p.slug), p.slug);
+    byName.set(folded(p.name), p.slug);
+  }
+  const slugOf = (entry: string, list: string, i: number): string => {
+    if (!providers) return folded(entry);
+    const slug = bySlug.get(folded(entry)) ?? byName.get(folded(entry));
+    if (slug === undefined) throw badRequest(`Invalid body: provider.${list}[${i}]: ${JSON.stringify(entry)} names no provider of this gateway (GET /providers lists their slugs and names)`);
+    return slug;
+  };
+  const out: ProviderPreferences = { ...prefs };
+  for (const list of providerLists) {
+    const entries = prefs[list];
+    if (entries) out[list] = entries.map((entry, i) => slugOf(entry, list, i));
+  }
+  return out;
 }
 
 /** The endpoints of one resolved model in the order to try them, and why the others were dropped. */
 export function orderCandidates(resolved: ResolvedModel, options: OrderOptions): { candidates: Candidate[]; dropped: string[] } {
-  const prefs = options.preferences;
+  const prefs = providerSlugs(options.preferences, resolved.providers);
+  const pricingOf = options.pricingOf ?? ((e: ResolvedEndpoint) => e.pricing);
   const dropped: string[] = [];
   // A model whose author does not allow distilling its output has no endpoint for such a request.
   const undistillable = prefs?.enforce_distillable_text === true && !resolved.distillable;
@@ -113,7 +154,7 @@ export function orderCandidates(resolved: ResolvedModel, options: OrderOptions):
     }
     for (const key of maxPriceKeys) {
       const max = prefs?.max_price?.[key];
-      if (max !== undefined && above(e.pricing, key, max)) return void dropped.push(`${e.provider}: ${key} price above provider.max_price`);
+      if (max !== undefined && above(pricingOf(e), key, max)) return void dropped.push(`${e.provider}: ${key} price above provider.max_price`);
     }
     if (prefs?.data_collection === "deny" && (e.data_policy.training || e.data_policy.retains_prompts)) {
       return void dropped.push(`${e.provider}: ${e.data_policy.training ? "trains on" : "retains"} prompts (provider.data_collection: deny)`);
@@ -129,7 +170,7 @@ export function orderCandidates(resolved: ResolvedModel, options: OrderOptions):
   const billed = billedPriceKeys(resolved.output_modalities);
   let ordered = endpoints.map((endpoint): Candidate => {
     const figures = figuresOf?.(endpoint.provider, resolved.model);
-    const unitPrice = unitPriceOf(endpoint.pricing, billed);
+    const unitPrice = unitPriceOf(pricingOf(endpoint), billed);
     return figures ? { model: resolved.model, endpoint, figures, unitPrice } : { model: resolved.model, endpoint, unitPrice };
   });
   const sort = sortOf(prefs) ?? resolved.sort;
@@ -142,7 +183,10 @@ export function orderCandidates(resolved: ResolvedModel, options: OrderOptions):
       return i === -1 ? prefs.order!.length : i;
     };
     ordered = [...ordered].sort((a, b) => rank(a) - rank(b));
-    if (prefs.allow_fallbacks === false) ordered = ordered.filter((c) => prefs.order!.includes(c.endpoint.provider));
+    if (prefs.allow_fallbacks === false) {
+      for (const c of ordered) if (!prefs.order.includes(c.endpoint.provider)) dropped.push(`${c.endpoint.provider}: not in provider.order (provider.allow_fallbacks is false)`);
+      ordered = ordered.filter((c) => prefs.order!.includes(c.endpoint.provider));
+    }
   } else ordered = preferredFirst(ordered, prefs);
   ordered = restingLast(ordered, options.coolingDown);
   // No fallbacks and no order of the caller's: the first endpoint of the default order is the only one.

@@ -1,4 +1,5 @@
-import { noteRequest, picoToUsd, toPico } from "@switchyard/runtime";
+import { sessionId, sessionIdHeader } from "@switchyard/contracts";
+import { badRequest, headerOf, noteRequest, picoToUsd, toPico } from "@switchyard/runtime";
 import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { endAttemptSpan, type AttemptAnswer } from "./attempt-span.js";
@@ -19,6 +20,14 @@ export function keptHeader(headers: IncomingHttpHeaders, ...names: string[]): st
     if (typeof value === "string" && value) return value.slice(0, headerChars);
   }
   return null;
+}
+
+/** The `x-session-id` header, held to the limit of a body's `session_id`: a 400 naming the header past it. */
+export function sessionHeader(headers: IncomingHttpHeaders): string | undefined {
+  const value = headerOf(headers, sessionIdHeader);
+  const checked = sessionId.safeParse(value);
+  if (value !== undefined && !checked.success) throw badRequest(`Invalid header: ${sessionIdHeader}: ${checked.error.issues[0]?.message ?? "invalid"}`);
+  return value;
 }
 
 /** The app that asked, as every generation records it: its URL, its name and its client. */

@@ -1,5 +1,4 @@
-import { sessionIdHeader } from "@switchyard/contracts";
-import { appOf, keptHeader } from "@switchyard/upstream";
+import { appOf, sessionHeader } from "@switchyard/upstream";
 import type { IncomingHttpHeaders } from "node:http";
 
 /** Who asked, as the generation records it: the session, and the app of the headers. */
@@ -12,8 +11,9 @@ export interface Attribution {
   userAgent: string | null;
 }
 
-/** The attribution of a media request, as inference keeps it for chat. */
-export const attributionOf = (headers: IncomingHttpHeaders, sessionId: string | undefined): Attribution => ({
-  sessionId: sessionId ?? keptHeader(headers, sessionIdHeader),
-  ...appOf(headers),
-});
+/** The attribution of a media request, as inference keeps it for chat; a 400 for an `x-session-id` past the limit of `session_id`. */
+export function attributionOf(headers: IncomingHttpHeaders, sessionId: string | undefined): Attribution {
+  // The header is checked even when the body's session_id wins over it.
+  const header = sessionHeader(headers);
+  return { sessionId: sessionId ?? header ?? null, ...appOf(headers) };
+}

@@ -108,6 +108,7 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
     output_modalities: model.output_modalities,
     distillable: model.distillable,
     endpoints,
+    providers: snapshot.providers.map((p) => ({ slug: p.slug, name: p.name })),
     excluded,
     guardrail_ids: guardrails.map((g) => g.id),
     content_filters: guardrails.flatMap(contentFiltersOf),

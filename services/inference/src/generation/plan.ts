@@ -1,6 +1,6 @@
-import { chatCompletionRequest, legacyMetadataHeader, metadataHeader, sessionIdHeader, type ChatCompletionRequest } from "@switchyard/contracts";
+import { chatCompletionRequest, legacyMetadataHeader, metadataHeader, type ChatCompletionRequest } from "@switchyard/contracts";
 import { badRequest, forbidden, headerOf, madeFrom, parseInput, type Caller } from "@switchyard/runtime";
-import { enforceFindings, filterMessages, filterPrediction, mergeFindings, newGenerationId, requestDeadline, withWorkspaceKeys, type Candidate, type CompiledFilters, type Finding } from "@switchyard/upstream";
+import { enforceFindings, filterMessages, filterPrediction, mergeFindings, newGenerationId, requestDeadline, sessionHeader, withWorkspaceKeys, type Candidate, type CompiledFilters, type Finding } from "@switchyard/upstream";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { cacheRequest } from "../cache/headers.js";
 import { lookUp, type PlanCache } from "../cache/lookup.js";
@@ -99,10 +99,12 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   // None named: the workspace's default_text_model, which catalog resolves (an empty name asks for it).
   if (models.length === 0) models.push("");
   if (request.debug?.echo_upstream_body && !request.stream) throw badRequest("Invalid body: debug.echo_upstream_body: only available with stream: true");
-  const sessionId = request.session_id ?? headerOf(headers, sessionIdHeader);
+  // The header is checked even when the body's session_id wins over it.
+  const headerSession = sessionHeader(headers);
+  const sessionId = request.session_id ?? headerSession;
 
   const preferences = routedPreferences(request) ?? undefined;
-  const resolution = await resolveModels(deps, models, { modality: "text", preferences, sessionId, requestedParameters: requestedParameters(request) }, resolve);
+  const resolution = await resolveModels(deps, models, { modality: "text", preferences, sessionId, requestedParameters: requestedParameters(request), serviceTier: request.service_tier }, resolve);
   // A tier priced apart goes only to endpoints that price it: its charge must be what the provider bills.
   const own = input.cannotCarry;
   const carried = carriedBy(resolution, (c) => unpricedTier(c.endpoint, request.service_tier) ?? own?.(c));

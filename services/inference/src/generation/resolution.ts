@@ -3,6 +3,7 @@ import { badRequest, HttpError, requestHost, type Caller } from "@switchyard/run
 import { acrossModels, orderBasis, orderCandidates, requestFilters, type Candidate, type CompiledFilters } from "@switchyard/upstream";
 import type { IncomingHttpHeaders } from "node:http";
 import type { InferenceDeps } from "../deps.js";
+import { pricedTier, tierPricing } from "../spend/service-tier.js";
 
 /** The models of a request resolved to endpoints, in the order to try them, with the key's guardrails and workspace settings. */
 export interface Resolution {
@@ -27,6 +28,8 @@ export interface ResolveOptions {
   sessionId: string | undefined;
   /** Parameters an endpoint must support under `provider.require_parameters`. */
   requestedParameters: string[];
+  /** The request's `service_tier`: a tier priced apart is charged at its prices, so routing compares those. */
+  serviceTier?: unknown;
 }
 
 const kinds = { text: "a chat", embeddings: "an embedding", rerank: "a rerank" } as const;
@@ -42,6 +45,7 @@ export function modelResolver(deps: InferenceDeps, caller: Caller, headers: Inco
 export async function resolveModels(deps: InferenceDeps, models: string[], options: ResolveOptions, resolve: (model: string) => Promise<ResolvedModel>): Promise<Resolution> {
   const out: Resolution = { requested: models[0]!, candidates: [], reasons: [], guardrailIds: new Set(), filters: requestFilters([]), broadcast: false, ioLogging: null, disabledTools: new Set(), cacheDisabled: false };
   let filters: CompiledFilters | undefined;
+  const tier = pricedTier(options.serviceTier);
   for (const model of models) {
     const resolved = await resolve(model);
     out.requested ||= resolved.model;
@@ -62,6 +66,7 @@ export async function resolveModels(deps: InferenceDeps, models: string[], optio
       requestedParameters: options.requestedParameters,
       coolingDown: deps.cooldowns.coolingDown,
       figuresOf: deps.stats.figures,
+      pricingOf: (endpoint) => tierPricing(endpoint, tier),
     });
     out.candidates.push(...ordered.candidates);
     out.basis ??= orderBasis(options.preferences, resolved.sort);

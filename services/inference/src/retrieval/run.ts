@@ -1,4 +1,4 @@
-import { sessionIdHeader, type ProviderPreferences, type TraceConfig } from "@switchyard/contracts";
+import type { ProviderPreferences, TraceConfig } from "@switchyard/contracts";
 import { badRequest, forbidden, headerOf, HttpError, type Caller } from "@switchyard/runtime";
 import {
   capCharge,
@@ -8,6 +8,7 @@ import {
   noteGeneration,
   presetNamed,
   requestDeadline,
+  sessionHeader,
   withPresetDefaults,
   withWorkspaceKeys,
   type Candidate,
@@ -103,7 +104,8 @@ export async function startRetrieval(deps: InferenceDeps, headers: IncomingHttpH
   const { body } = options;
   const models = [...new Set([body.model, ...(body.models ?? [])].filter((m): m is string => typeof m === "string"))];
   if (models.length === 0) throw new HttpError("bad_request", "Invalid body: model: required (or models)");
-  const sessionId = body.session_id ?? headerOf(headers, sessionIdHeader);
+  const headerSession = sessionHeader(headers);
+  const sessionId = body.session_id ?? headerSession;
   const resolution = await resolveModels(
     deps,
     models,

@@ -1,4 +1,4 @@
-import { imageGenerationRequest, providerPreferences } from "@switchyard/contracts";
+import { imageGenerationRequest, providerPreferencesWithOptions } from "@switchyard/contracts";
 import { parseInput } from "@switchyard/runtime";
 import { enforceFindings, filterOptions, filterPrompt, mergeFindings } from "@switchyard/upstream";
 import type { RequestHandler } from "express";
@@ -11,7 +11,7 @@ import { streamImages } from "../images/stream.js";
 import { modelList } from "../resolution.js";
 import { firstAccepted, inferenceCaller, startRun } from "../run.js";
 
-const routing = z.object({ provider: providerPreferences.optional() });
+const routing = z.object({ provider: providerPreferencesWithOptions.optional() });
 
 /**
  * What `/images` takes beside the contract's fields: fallback models, and `response_format` where it asks

@@ -1,6 +1,6 @@
 import {
   modelId,
-  providerPreferences,
+  providerPreferencesWithOptions,
   traceConfig,
   transcriptionMultipartFields,
   transcriptionRequest,
@@ -86,7 +86,7 @@ function traceField(value: unknown): Record<string, unknown> | undefined {
   return parseInput(traced, { trace }, "body").trace;
 }
 
-const routing = z.object({ provider: providerPreferences.optional() });
+const routing = z.object({ provider: providerPreferencesWithOptions.optional() });
 const tooLarge = (limit: number) => new HttpError("payload_too_large", `Request payload too large: the audio may be at most ${limit} bytes`);
 
 function decodeAudio(bytes: Buffer, format: string | undefined, where: string): AudioInput {
