@@ -97,7 +97,6 @@ describe("Anthropic Messages adapter, buffered", () => {
     expect(upstream.body).toMatchObject({
       model: "text",
       max_tokens: 8192,
-      temperature: 1,
       stop_sequences: ["END"],
       stream: false,
       system: [{ type: "text", text: "You are terse." }],
@@ -113,6 +112,8 @@ describe("Anthropic Messages adapter, buffered", () => {
       ],
     });
     expect((upstream.body.metadata as { user_id: string }).user_id).toMatch(/^[0-9a-f]{32}$/);
+    // Above Anthropic's highest temperature, 1: left out, and the model samples at its default.
+    expect(upstream.body).not.toHaveProperty("temperature");
 
     expect(data.choices[0]?.message.content).toBe("Hello! How can I help you today?");
     expect(data.choices[0]?.finish_reason).toBe("stop");

@@ -166,6 +166,17 @@ describe("provider.require_parameters", () => {
   });
 });
 
+describe("unsupported parameters in the summary", () => {
+  it("names reasoning alone when only reasoning was sent", async () => {
+    const r = await chat({ model: "openai/gpt-4o", messages: user, reasoning: { effort: "low" } }, metadata);
+    expect(r.status).toBe(200);
+    expect(up.last().body).not.toHaveProperty("reasoning_effort");
+    expect(summaryOf(r.body)).toMatch(/unsupported parameters dropped: reasoning$/);
+    const both = await chat({ model: "openai/gpt-4o", messages: user, reasoning_effort: "low" }, metadata);
+    expect(summaryOf(both.body)).toMatch(/unsupported parameters dropped: reasoning_effort$/);
+  });
+});
+
 describe("parallel_tool_calls", () => {
   it("reaches OpenAI as sent, also under require_parameters", async () => {
     const r = await chat({ model: "openai/gpt-4o", messages: user, tools: [weather], parallel_tool_calls: false }, metadata);

@@ -1,12 +1,14 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { MessageParam, MessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
+import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { citation, citedBlocks, interleavedBlocks } from "./support/fake-anthropic.js";
 import { refusalText, startMessagesGateway, type MessagesFixture } from "./support/messages-fixture.js";
 
 /**
  * What a provider answered reaches the Messages client as it said it: an Anthropic endpoint's blocks in their
- * order with their citations, and an OpenAI-compatible endpoint's refusal as a refusal.
+ * order with their citations, an OpenAI-compatible endpoint's refusal as a refusal, and a stop for a full context
+ * window as a stop for length to the clients of the other dialects.
  */
 let fx: MessagesFixture;
 let client: Anthropic;
@@ -71,5 +73,24 @@ describe("an OpenAI-compatible endpoint's refusal", () => {
     expect(final.stop_reason).toBe("refusal");
     const deltas = events.flatMap((e) => (e.type === "content_block_delta" && e.delta.type === "text_delta" ? [e.delta.text] : []));
     expect(deltas.join("")).toBe(refusalText);
+  });
+});
+
+describe("an Anthropic endpoint's stop for a full context window", () => {
+  it("is a stop for length to chat and an incomplete response to Responses, and passes through to Messages", async () => {
+    const openai = new OpenAI({ apiKey: fx.key, baseURL: fx.gw.apiUrl, maxRetries: 0 });
+    const chat = await openai.chat.completions.create({ model: "anthropic/window-full", max_tokens: 100, messages: [{ role: "user", content: "Hi" }] });
+    expect(chat.choices[0]?.finish_reason).toBe("length");
+    const chunks = await openai.chat.completions.create({ model: "anthropic/window-full", max_tokens: 100, stream: true, messages: [{ role: "user", content: "Hi" }] });
+    let finish: string | null = null;
+    for await (const chunk of chunks) finish = chunk.choices[0]?.finish_reason ?? finish;
+    expect(finish).toBe("length");
+
+    const response = await openai.responses.create({ model: "anthropic/window-full", max_output_tokens: 100, input: "Hi" });
+    expect(response.status).toBe("incomplete");
+    expect(response.incomplete_details).toEqual({ reason: "max_output_tokens" });
+
+    const message = await client.messages.create({ model: "anthropic/window-full", max_tokens: 100, messages: [{ role: "user", content: "Hi" }] });
+    expect(message.stop_reason).toBe("model_context_window_exceeded");
   });
 });

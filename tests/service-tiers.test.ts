@@ -69,7 +69,7 @@ describe("service tiers", () => {
     expect((res.body.usage as { cost: number }).cost).toBeCloseTo(costAt(0.000002, 0.000008), 12);
   });
 
-  it("refuses a tier no endpoint prices, and holds a tier's worst case at its prices", async () => {
+  it("refuses a tier no endpoint prices, and holds a tier's worst case at its prices, or the dearest a provider may choose", async () => {
     const before = seen.length;
     const scale = await gw.call("POST", "/chat/completions", { key: await newKey(), body: { model: "tier/m", messages, max_tokens: 100, service_tier: "scale" } });
     expect(scale.status).toBe(400);
@@ -79,7 +79,10 @@ describe("service tiers", () => {
     const key = await newKey(0.0012);
     const priority = await gw.call("POST", "/chat/completions", { key, body: { model: "tier/m", messages, max_tokens: 100, service_tier: "priority" } });
     expect(priority.status).toBe(402);
-    const standard = await gw.call("POST", "/chat/completions", { key, body: { model: "tier/m", messages, max_tokens: 100 } });
+    // Without a tier (or with auto) the provider may serve priority and the charge follows it: held so.
+    const unasked = await gw.call("POST", "/chat/completions", { key, body: { model: "tier/m", messages, max_tokens: 100 } });
+    expect(unasked.status).toBe(402);
+    const standard = await gw.call("POST", "/chat/completions", { key, body: { model: "tier/m", messages, max_tokens: 100, service_tier: "default" } });
     expect(standard.status).toBe(200);
   });
 });

@@ -209,7 +209,8 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
       const cut = body.max_tokens === 1;
       const blocks = cut ? [{ type: "text", text: greeting.split(" ")[0] }] : answerBlocks(body, model);
       const stopped = model.includes("stop") && Array.isArray(body.stop_sequences) && body.stop_sequences.includes("STOP");
-      const reason = cut ? "max_tokens" : stopped ? "stop_sequence" : blocks.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn";
+      const full = model.includes("window-full");
+      const reason = cut ? "max_tokens" : full ? "model_context_window_exceeded" : stopped ? "stop_sequence" : blocks.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn";
       const stop = { stop_reason: reason, stop_sequence: stopped ? "STOP" : null };
       const usage = { input_tokens: fakeUsage.input, output_tokens: cut ? 1 : fakeUsage.output, ...cached };
       const message = { id: "msg_fake_1", type: "message", role: "assistant", model, content: blocks, ...stop, usage };

@@ -85,6 +85,7 @@ export async function startMessagesGateway(): Promise<MessagesFixture> {
       model("anthropic/mid-error", "claude", "mid-error"),
       model("anthropic/image", "claude", "image"),
       model("anthropic/stop", "claude", "stop"),
+      model("anthropic/window-full", "claude", "window-full"),
       model("anthropic/slow", "claude", "slow"),
       model("anthropic/overloaded", "claude", "overloaded"),
       model("anthropic/claude-sonnet-4.5", "claude", "claude-sonnet-4-5-20250929", 64000),

@@ -11,6 +11,8 @@ const nativeReasons: Record<string, FinishReason> = {
   max_tokens: "length",
   MAX_TOKENS: "length",
   length_limit: "length",
+  // Anthropic's: the answer stopped because the context window filled up.
+  model_context_window_exceeded: "length",
   function_call: "tool_calls",
   tool_use: "tool_calls",
   refusal: "content_filter",
@@ -20,6 +22,8 @@ const nativeReasons: Record<string, FinishReason> = {
   PROHIBITED_CONTENT: "content_filter",
   SPII: "content_filter",
   IMAGE_SAFETY: "content_filter",
+  IMAGE_PROHIBITED_CONTENT: "content_filter",
+  IMAGE_RECITATION: "content_filter",
 };
 
 /** Providers say `end_turn`, `max_tokens`, `SAFETY`…; clients get the spec's set, and the native one too. */

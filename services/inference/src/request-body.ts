@@ -58,6 +58,7 @@ export function upstreamBody(request: ChatCompletionRequest, workspaceId: string
   if (typeof request.user === "string") body.user = endUser(workspaceId, request.user);
   // OpenAI's successor of `user` names the end user too, and leaves as the same per-workspace hash.
   if (typeof body.safety_identifier === "string") body.safety_identifier = endUser(workspaceId, body.safety_identifier);
+  // The summary names it once, as the caller sent it (`dropUnsupported`).
   if (typeof body.reasoning_effort !== "string" && typeof request.reasoning?.effort === "string") body.reasoning_effort = request.reasoning.effort;
   if (systemPrompt && Array.isArray(body.messages) && !body.messages.some((m) => (m as { role?: string }).role === "system")) {
     body.messages = [{ role: "system", content: systemPrompt }, ...body.messages];

@@ -128,10 +128,10 @@ export class Generation {
     const { deps } = plan;
     try {
       return await firstAccepting(this.own?.wire ?? wireFor(plan.dialect, this.turn.body), plan.candidates, { env: deps.env, cooldowns: deps.cooldowns, stats: deps.stats, logger: deps.logger, signal: plan.signal, timeouts: deps.timeouts }, this.attempts, async (provider, target, candidate, attempt) => {
-        const body = this.bodyFor(candidate);
+        const { own } = this;
+        const body = this.bodyFor(candidate, own && speaksOwnBody(provider) ? undefined : provider);
         await this.hold.reserve(candidate, body);
         this.dispatched = performance.now();
-        const { own } = this;
         try {
           if (!own || !speaksOwnBody(provider)) return await call(provider, target, body, attempt);
           const ownBody = own.body(body);
@@ -152,11 +152,13 @@ export class Generation {
 
   /**
    * The body one endpoint gets: without the sampling parameters it does not support, and with the middle of
-   * the conversation trimmed to its context window when context compression is on.
+   * the conversation trimmed to its context window when context compression is on. What the adapter that
+   * translates it leaves out (`translator`'s `leftOut`) is named with the unsupported parameters.
    */
-  private bodyFor(candidate: Candidate): Record<string, unknown> {
+  private bodyFor(candidate: Candidate, translator: ChatProvider | undefined): Record<string, unknown> {
     const { body, dropped } = dropUnsupported(this.turn.body, candidate.endpoint.supported_parameters);
-    this.dropped.set(candidate, dropped);
+    const unsent = translator?.leftOut?.(body).filter((name) => !dropped.includes(name)) ?? [];
+    this.dropped.set(candidate, [...dropped, ...unsent]);
     let sent = body;
     if (this.plan.plugins.contextCompression && Array.isArray(body.messages)) {
       const reserve = Number(body.max_completion_tokens ?? body.max_tokens ?? candidate.endpoint.max_completion_tokens ?? 0);

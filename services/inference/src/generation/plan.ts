@@ -11,6 +11,7 @@ import { attributionOf, withPreset } from "../request-context.js";
 import { requestedParameters, routedPreferences, upstreamBody } from "../request-body.js";
 import { declaredTools, type DeclaredTools } from "../tools/declared.js";
 import { carriedBy, modelResolver, resolveModels } from "./resolution.js";
+import { leftOutBy } from "../routing/attempts.js";
 import { unpricedTier } from "../spend/service-tier.js";
 
 /** The dialects the gateway speaks; each is normalised to a Chat Completions request. */
@@ -79,6 +80,12 @@ export interface PlanInput {
   cannotCarry?: (candidate: Candidate) => string | undefined;
 }
 
+/** Under `provider.require_parameters`: why an endpoint cannot serve, when its adapter would leave part of the request out. */
+function leftOutUnder(candidate: Candidate, dialect: Dialect, request: ChatCompletionRequest): string | undefined {
+  const names = leftOutBy(dialect === "messages" ? "messages" : "chat", candidate.endpoint.adapter, request as Record<string, unknown>);
+  return names.length ? `its API cannot carry ${names.join(", ")} (provider.require_parameters)` : undefined;
+}
+
 /**
  * Validates the normalised request, applies its preset, resolves its models to endpoints, applies the
  * guardrails' content filters to the prompt and declares its server tools: the plan every dialect runs.
@@ -107,7 +114,8 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   const resolution = await resolveModels(deps, models, { modality: "text", preferences, sessionId, requestedParameters: requestedParameters(request), serviceTier: request.service_tier }, resolve);
   // A tier priced apart goes only to endpoints that price it: its charge must be what the provider bills.
   const own = input.cannotCarry;
-  const carried = carriedBy(resolution, (c) => unpricedTier(c.endpoint, request.service_tier) ?? own?.(c));
+  const required = request.provider?.require_parameters === true;
+  const carried = carriedBy(resolution, (c) => unpricedTier(c.endpoint, request.service_tier) ?? own?.(c) ?? (required ? leftOutUnder(c, input.dialect, request) : undefined));
   // The workspace's own keys go first where it brought one.
   const candidates = await withWorkspaceKeys(carried, (provider) => deps.providerKey(caller.workspaceId, provider));
 

@@ -1,5 +1,6 @@
 import { UpstreamError } from "./types.js";
 import { isObject, objectOf, text } from "../json.js";
+import { asks } from "../parameters.js";
 
 /**
  * Chat Completions requests in Anthropic's Messages format: system prompt apart, tool calls and results as
@@ -19,6 +20,24 @@ const maxCacheBreakpoints = 4;
 /** Share of the output budget given to thinking at each effort, as OpenRouter documents it. */
 const effortShare: Record<string, number> = { max: 0.95, xhigh: 0.95, high: 0.8, medium: 0.5, low: 0.2, minimal: 0.1 };
 
+/** Chat Completions parameters the Messages API has no field for. */
+const uncarried = [
+  "prediction",
+  "modalities",
+  "response_format",
+  "seed",
+  "logprobs",
+  "top_logprobs",
+  "frequency_penalty",
+  "presence_penalty",
+  "logit_bias",
+  "min_p",
+  "top_a",
+  "repetition_penalty",
+] as const;
+
+/** Anthropic's temperature scale ends at 1, where OpenAI's ends at 2. */
+const highestTemperature = 1;
 
 function refuse(message: string): never {
   throw new UpstreamError(`anthropic: ${message}`, 400, false);
@@ -107,12 +126,19 @@ const leastThinkingBudget = 1024;
  * budget asked (`reasoning.max_tokens`) or the effort's share of `max_tokens`, raised to Anthropic's least.
  * A budget Anthropic cannot take is refused before it is called, saying what it requires.
  */
-function thinking(body: Json, maxTokens: number): Json | undefined {
+/** Whether a request asks for thinking: an effort other than none, a budget other than 0, or `enabled`. */
+function thinks(body: Json): boolean {
   const reasoning = isObject(body.reasoning) ? body.reasoning : {};
   const effort = text(body.reasoning_effort) || text(reasoning.effort);
-  if (effort === "none" || reasoning.enabled === false || reasoning.max_tokens === 0) return undefined;
+  if (effort === "none" || reasoning.enabled === false || reasoning.max_tokens === 0) return false;
+  return typeof reasoning.max_tokens === "number" || effort !== "" || reasoning.enabled === true;
+}
+
+function thinking(body: Json, maxTokens: number): Json | undefined {
+  if (!thinks(body)) return undefined;
+  const reasoning = isObject(body.reasoning) ? body.reasoning : {};
+  const effort = text(body.reasoning_effort) || text(reasoning.effort);
   const asked = typeof reasoning.max_tokens === "number" ? reasoning.max_tokens : undefined;
-  if (asked === undefined && !effort && reasoning.enabled !== true) return undefined;
   if (asked !== undefined && asked < leastThinkingBudget) {
     refuse(`reasoning.max_tokens must be 0 (no thinking) or at least ${leastThinkingBudget}: Anthropic's thinking budget is at least ${leastThinkingBudget} tokens`);
   }
@@ -130,7 +156,8 @@ function toolChoice(choice: unknown, parallel: unknown): Json | undefined {
   else if (choice === "none") out = { type: "none" };
   else if (choice === "required") out = { type: "any" };
   else if (isObject(choice) && isObject(choice.function)) out = { type: "tool", name: text(choice.function.name) };
-  if (parallel === false) out = { ...(out ?? { type: "auto" }), disable_parallel_tool_use: true };
+  // ToolChoiceNone has no `disable_parallel_tool_use`: with no tool call there is nothing to run in parallel.
+  if (parallel === false && out?.type !== "none") out = { ...(out ?? { type: "auto" }), disable_parallel_tool_use: true };
   return out;
 }
 
@@ -182,12 +209,21 @@ export function messagesRequest(body: Json, upstreamModel: string, endpointMaxTo
     ...(typeof body.user === "string" ? { metadata: { user_id: body.user } } : {}),
     ...(tier ? { service_tier: tier } : {}),
   };
-  // Thinking fixes the sampling: Anthropic refuses temperature, top_p and top_k beside it. Its temperature
-  // scale ends at 1 where OpenAI's ends at 2.
-  if (!think) {
-    if (typeof body.temperature === "number") request.temperature = Math.min(body.temperature, 1);
-    if (typeof body.top_p === "number") request.top_p = body.top_p;
-    if (typeof body.top_k === "number") request.top_k = body.top_k;
-  }
+  const unsent = unsentSampling(body);
+  for (const name of sampling) if (typeof body[name] === "number" && !unsent.includes(name)) request[name] = body[name];
   return request;
 }
+
+const sampling = ["temperature", "top_p", "top_k"] as const;
+
+/**
+ * Thinking fixes the sampling: Anthropic refuses temperature, top_p and top_k beside it. A temperature above
+ * its highest it cannot take either; left out, the model samples at its default, which is 1.
+ */
+function unsentSampling(body: Json): string[] {
+  const given = sampling.filter((name) => typeof body[name] === "number");
+  return thinks(body) ? given : given.filter((name) => name === "temperature" && (body.temperature as number) > highestTemperature);
+}
+
+/** What a chat request asks for that its Messages request leaves out (see `ChatProvider.leftOut`). */
+export const messagesLeftOut = (body: Json): string[] => [...unsentSampling(body), ...uncarried.filter((name) => asks(body, name))];

@@ -1,6 +1,6 @@
 import { extended } from "@switchyard/runtime";
 import { z } from "zod";
-import { messagesRequest } from "./anthropic-messages.js";
+import { messagesLeftOut, messagesRequest } from "./anthropic-messages.js";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { CompletionChoice, Json, PartBatch, StreamPart } from "../generation/parts.js";
 import type { Detail } from "../tools/reasoning.js";
@@ -21,6 +21,16 @@ const usage = z.looseObject({
   cache_creation: z.looseObject({ ephemeral_1h_input_tokens: count }).nullish(),
 });
 type Usage = z.infer<typeof usage>;
+
+/**
+ * The tier Anthropic says it served (`usage.service_tier`), in the gateway's names: its `standard` is the
+ * gateway's `default`; `priority` and `batch` keep theirs. Null when it says none.
+ */
+function servedTier(raw: unknown): string | null {
+  const tier = (raw as { service_tier?: unknown } | null | undefined)?.service_tier;
+  if (typeof tier !== "string" || !tier) return null;
+  return tier === "standard" ? "default" : tier;
+}
 
 const contentBlock = z.looseObject({
   type: z.string(),
@@ -241,13 +251,18 @@ async function* batches(events: AsyncIterable<string>, native: boolean): AsyncGe
     } else if (e.type === "message_start") {
       const start = reported(e.message.usage);
       counted = counted && start && { ...counted, ...start };
-      const prompt: StreamPart[] = counted ? [{ type: "metadata", promptUsage: { ...toUsage(counted), completionTokens: 0 } }] : [];
-      yield [...prompt, { type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }];
+      const tier = servedTier(e.message.usage);
+      const metadata: StreamPart[] = counted || tier ? [{ type: "metadata", ...(counted ? { promptUsage: { ...toUsage(counted), completionTokens: 0 } } : {}), ...(tier ? { serviceTier: tier } : {}) }] : [];
+      yield [...metadata, { type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }];
     } else if (e.type === "message_delta") {
       const delta = reported(e.usage);
       counted = counted && delta && { ...counted, ...delta };
       const { stop_reason: reason, stop_sequence: stopSequence } = e.delta;
-      if (reason) yield [{ type: "finish", choice: 0, reason, ...(stopSequence ? { stopSequence } : {}) }];
+      // The tier comes at the start; a tier said only here still reaches the charge.
+      const tier = servedTier(e.usage);
+      const parts: StreamPart[] = tier ? [{ type: "metadata", serviceTier: tier }] : [];
+      if (reason) parts.push({ type: "finish", choice: 0, reason, ...(stopSequence ? { stopSequence } : {}) });
+      if (parts.length) yield parts;
     } else if (e.type === "message_stop") {
       stopped = true;
       if (counted) yield [{ type: "usage", usage: toUsage(counted) }];
@@ -276,7 +291,7 @@ function messagesApi(toMessages: (body: Record<string, unknown>, target: Upstrea
         choices: [toChoice(parsed.data, native)],
         usage: parsed.data.usage ? toUsage(parsed.data.usage) : undefined,
         systemFingerprint: null,
-        serviceTier: null,
+        serviceTier: servedTier(parsed.data.usage),
       };
     },
     async stream(body, target, signal) {
@@ -287,7 +302,10 @@ function messagesApi(toMessages: (body: Record<string, unknown>, target: Upstrea
 }
 
 /** Anthropic's Messages API, for requests in Chat Completions' shape: translated. */
-export const anthropic = messagesApi((body, target) => messagesRequest(body, target.upstreamModel, target.maxCompletionTokens), false);
+export const anthropic: ChatProvider = {
+  ...messagesApi((body, target) => messagesRequest(body, target.upstreamModel, target.maxCompletionTokens), false),
+  leftOut: messagesLeftOut,
+};
 
 /** Anthropic's Messages API, for requests already in its shape (the Messages dialect's own body): sent as they are. */
 export const anthropicMessages = messagesApi((body) => body, true);

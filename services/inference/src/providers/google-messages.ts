@@ -1,5 +1,6 @@
 import { UpstreamError } from "./types.js";
 import { isObject, text } from "../json.js";
+import { asks } from "../parameters.js";
 
 /**
  * Chat Completions requests in Gemini's generateContent format: system prompt apart, `model` for the
@@ -31,6 +32,12 @@ const mimeByExtension: Record<string, string> = {
   heif: "image/heif",
   pdf: "application/pdf",
 };
+
+/** Chat Completions parameters generateContent has no field for. */
+const uncarried = ["prediction", "logit_bias", "parallel_tool_calls", "min_p", "top_a", "repetition_penalty"] as const;
+
+/** What a chat request asks for that its generateContent request leaves out (see `ChatProvider.leftOut`). */
+export const generateContentLeftOut = (body: Record<string, unknown>): string[] => uncarried.filter((name) => asks(body, name));
 
 const number = (value: unknown): number | undefined => (typeof value === "number" ? value : undefined);
 
@@ -185,6 +192,9 @@ export function generateContentRequest(body: Json): Json {
     presencePenalty: number(body.presence_penalty),
     frequencyPenalty: number(body.frequency_penalty),
     candidateCount: number(body.n),
+    // Log probabilities of each chosen token, with `logprobs` of the likeliest at each step.
+    responseLogprobs: body.logprobs === true ? true : undefined,
+    logprobs: body.logprobs === true ? number(body.top_logprobs) : undefined,
     ...responseFormat(body.response_format),
     thinkingConfig: thinking,
     responseModalities: Array.isArray(body.modalities) ? body.modalities.map((m) => String(m).toUpperCase()) : undefined,

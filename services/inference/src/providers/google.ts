@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { generateContentRequest, signatureFormat } from "./google-messages.js";
+import { generateContentLeftOut, generateContentRequest, signatureFormat } from "./google-messages.js";
 import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
-import type { CompletionChoice, PartBatch, StreamPart } from "../generation/parts.js";
+import type { CompletionChoice, Json, PartBatch, StreamPart } from "../generation/parts.js";
 import type { Detail } from "../tools/reasoning.js";
 import type { ToolCall } from "../tools/run.js";
 import { tokenCount } from "./answers.js";
@@ -24,10 +24,17 @@ const part = z.looseObject({
   functionCall: z.looseObject({ name: z.string(), args: z.record(z.string(), z.unknown()).nullish() }).nullish(),
 });
 
+const logprob = z.looseObject({ token: z.string().default(""), logProbability: z.number().default(0) });
+const logprobsResult = z.looseObject({
+  topCandidates: z.array(z.looseObject({ candidates: z.array(logprob).nullish() })).nullish(),
+  chosenCandidates: z.array(logprob).nullish(),
+});
+
 const candidate = z.looseObject({
   index: z.number().int().nullish(),
   content: z.looseObject({ parts: z.array(part).nullish() }).nullish(),
   finishReason: z.string().nullish(),
+  logprobsResult: logprobsResult.nullish(),
 });
 type Candidate = z.infer<typeof candidate>;
 
@@ -47,6 +54,21 @@ type Response = z.infer<typeof response>;
 function finishReason(native: string | null | undefined, calledTools: boolean): string | null {
   if (!native) return null;
   return native === "STOP" && calledTools ? "tool_calls" : native;
+}
+
+type Logprob = z.infer<typeof logprob>;
+const tokenLogprob = (l: Logprob) => ({ token: l.token, logprob: l.logProbability, bytes: [...Buffer.from(l.token, "utf8")] });
+
+/**
+ * Gemini's log probabilities in OpenAI's shape: each chosen token with the likeliest tokens of its step.
+ * The choice's fields, none when Gemini sent none.
+ */
+function logprobsOf(c: Candidate): Record<string, Json> {
+  const chosen = c.logprobsResult?.chosenCandidates;
+  if (!chosen?.length) return {};
+  const top = c.logprobsResult?.topCandidates ?? [];
+  const content = chosen.map((l, i) => ({ ...tokenLogprob(l), top_logprobs: (top[i]?.candidates ?? []).map(tokenLogprob) }));
+  return { logprobs: { content, refusal: null } };
 }
 
 /** Thinking tokens are output Gemini counts apart; the gateway's completion count includes them. */
@@ -100,7 +122,7 @@ function choices(r: Response): CompletionChoice[] {
       toolCalls: p.toolCalls,
       finishReason: finishReason(c.finishReason, p.toolCalls.length > 0),
       fields: {},
-      choiceFields: {},
+      choiceFields: logprobsOf(c),
     };
   });
 }
@@ -129,6 +151,8 @@ function candidateParts(c: Candidate, index: number, state: CandidateState): Str
   if (!state.started) parts.push({ type: "passthrough", choice: index, fields: { role: "assistant" } });
   state.started = true;
   if (p.content) parts.push({ type: "text", choice: index, text: p.content });
+  const logprobs = logprobsOf(c);
+  if (logprobs.logprobs) parts.push({ type: "passthrough", choice: index, fields: {}, choiceFields: logprobs });
   if (p.reasoning) parts.push({ type: "reasoning", choice: index, text: p.reasoning });
   // A call's thought signature comes before the call, as a buffered answer lists it.
   for (const detail of p.signatures) parts.push({ type: "reasoning-detail", choice: index, detail });
@@ -188,6 +212,7 @@ async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch
 
 /** Google's Gemini API (generativelanguage v1beta). */
 export const google: ChatProvider = {
+  leftOut: generateContentLeftOut,
   async complete(body, target, signal) {
     const parsed = response.safeParse(await postJsonAnswer(...call(body, target, false), signal));
     if (!parsed.success || (!parsed.data.candidates?.length && !parsed.data.promptFeedback)) {

@@ -12,6 +12,11 @@ export { UpstreamError, type UpstreamTarget } from "@switchyard/upstream";
  */
 export interface ChatProvider {
   complete(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal): Promise<Completion>;
+  /**
+   * What a chat body asks for that this adapter's wire request leaves out (a field its format has no place
+   * for, a value it cannot take): named in the summary, refused under `provider.require_parameters`.
+   */
+  leftOut?(body: Record<string, unknown>): string[];
   /** Resolves once the provider has accepted the request (its headers arrived); throws before that. */
   stream(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal): Promise<AsyncIterable<PartBatch>>;
 }

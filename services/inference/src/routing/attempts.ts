@@ -38,6 +38,15 @@ export function wireFor(dialect: Dialect, body: Record<string, unknown>): Wire {
 /** Whether an adapter takes a dialect's own body (the prompt as it was, the Messages body) rather than a chat translation. */
 export const speaksOwnBody = (provider: ChatProvider): boolean => provider === openAiText || provider === anthropicMessages;
 
+/**
+ * What a chat body asks for that an endpoint's adapter would leave out of its wire request (see
+ * `ChatProvider.leftOut`); nothing where the adapter takes the dialect's own body.
+ */
+export function leftOutBy(wire: Wire, adapter: string, body: Record<string, unknown>): string[] {
+  const provider = byWire[wire][adapter];
+  return provider && !speaksOwnBody(provider) ? (provider.leftOut?.(body) ?? []) : [];
+}
+
 /** Whether an endpoint's adapter has the wire's own API. */
 export const hasOwnApi = (wire: Wire, adapter: string): boolean => byWire[wire][adapter] !== chat[adapter];
 

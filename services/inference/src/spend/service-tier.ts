@@ -15,6 +15,20 @@ export function tierPricing(endpoint: ResolvedEndpoint, tier: string | undefined
   return own ? { ...endpoint.pricing, ...own } : endpoint.pricing;
 }
 
+/** Tiers a provider may serve at unasked: with `auto` or no tier it may use priority or scale capacity; flex only when asked. */
+const unaskedTiers = ["priority", "scale"];
+
+/**
+ * The prices an attempt may be charged at, which its hold covers: the tier's asked for (`default` is
+ * standard); with `auto` or no tier, standard and each tier the provider may choose itself and the catalog
+ * prices, since the charge follows the tier the provider says it served.
+ */
+export function possiblePricings(endpoint: ResolvedEndpoint, serviceTier: unknown): Array<Readonly<Record<string, string>>> {
+  const tier = pricedTier(serviceTier);
+  if (tier !== undefined || serviceTier === "default") return [tierPricing(endpoint, tier)];
+  return [endpoint.pricing, ...unaskedTiers.flatMap((t) => (endpoint.service_tiers?.[t] ? [tierPricing(endpoint, t)] : []))];
+}
+
 /** Why an endpoint cannot serve a request for a tier, if it cannot: the catalog gives it no price for it. */
 export const unpricedTier = (endpoint: ResolvedEndpoint, serviceTier: unknown): string | undefined => {
   const tier = pricedTier(serviceTier);

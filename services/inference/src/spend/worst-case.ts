@@ -1,6 +1,6 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
 import { toPico } from "@switchyard/runtime";
-import { pricedTier, tierPricing } from "./service-tier.js";
+import { possiblePricings } from "./service-tier.js";
 
 /** What an image, audio clip or file in the prompt is reserved at: its payload says little about its tokens. */
 export const mediaTokenAllowance = 2000;
@@ -92,9 +92,9 @@ export function worstCase(endpoint: ResolvedEndpoint, body: Record<string, unkno
   const asked = positive(body.max_completion_tokens) ?? positive(body.max_tokens);
   const ceiling = endpoint.max_completion_tokens ?? Math.max(1, endpoint.context_length - bytes);
   const completionTokens = asked === undefined ? ceiling : Math.min(asked, ceiling);
-  const p = tierPricing(endpoint, pricedTier(body.service_tier));
-  const completionPrice = dearest(p.completion, p.internal_reasoning);
-  const fixed = BigInt(promptTokens) * dearest(p.prompt, p.input_cache_write, p.input_cache_write_1h) + toPico(p.request);
+  const pricings = possiblePricings(endpoint, body.service_tier);
+  const completionPrice = dearest(...pricings.flatMap((p) => [p.completion, p.internal_reasoning]));
+  const fixed = BigInt(promptTokens) * dearest(...pricings.flatMap((p) => [p.prompt, p.input_cache_write, p.input_cache_write_1h])) + dearest(...pricings.map((p) => p.request));
   const choices = positive(body.n) ?? 1;
   return { promptTokens, completionTokens, choices, completionPrice, fixed, amount: fixed + BigInt(completionTokens) * BigInt(choices) * completionPrice };
 }
