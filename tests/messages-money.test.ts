@@ -9,8 +9,8 @@ import { startTestGateway, type TestGateway } from "./support/gateway.js";
 
 /**
  * What Messages requests cost: prompt-cache reads and writes priced from the catalog and shown in `usage`
- * and on the generation record, the same charge buffered and streamed, spend limits under concurrency, and
- * cache markers of the other dialects reaching Anthropic.
+ * and on the generation record, the same charge buffered and streamed, streams cut short while the model
+ * thought or called a tool, spend limits under concurrency, and cache markers of the other dialects reaching Anthropic.
  */
 type Json = Record<string, unknown>;
 
@@ -50,6 +50,11 @@ beforeAll(async () => {
       // A flat price per request: the worst case held is exactly the charge.
       model("anthropic/cent", "claude", "text", { prompt: "0", completion: "0", request: "0.01" }),
       model("vendor/auto-cache", "open", "ok", autoPricing),
+      // Streams the fake ends with an error event after a thinking block's first words, or a tool call's first arguments.
+      model("anthropic/thinking-cut", "claude", "thinking-mid-error", cachePricing),
+      model("anthropic/tools-cut", "claude", "tools-mid-error", cachePricing),
+      // Ends its stream after message_delta, without message_stop.
+      model("anthropic/delta-cut", "claude", "delta-then-cut", cachePricing),
     ],
   };
   gw = await startTestGateway({ ...(await catalogEnv(catalog)), CLAUDE_KEY: "claude-secret" });
@@ -84,8 +89,21 @@ function cachedSystem(): Anthropic.TextBlockParam[] {
   return [{ type: "text", text, cache_control: { type: "ephemeral", ttl: "1h" } }];
 }
 
-const written = { input_tokens: fakeUsage.input, output_tokens: fakeUsage.output, cache_creation_input_tokens: cachedPrefixTokens, cache_read_input_tokens: 0 };
-const read = { input_tokens: fakeUsage.input, output_tokens: fakeUsage.output, cache_creation_input_tokens: 0, cache_read_input_tokens: cachedPrefixTokens };
+const written = {
+  input_tokens: fakeUsage.input,
+  output_tokens: fakeUsage.output,
+  cache_creation_input_tokens: cachedPrefixTokens,
+  cache_read_input_tokens: 0,
+  // `cachedSystem` marks its prefix for an hour.
+  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: cachedPrefixTokens },
+};
+const read = {
+  input_tokens: fakeUsage.input,
+  output_tokens: fakeUsage.output,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: cachedPrefixTokens,
+  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+};
 
 describe("prompt caching on an Anthropic endpoint", () => {
   it("prices a cache write at input_cache_write, then the same request's cache read at input_cache_read", async () => {
@@ -122,7 +140,7 @@ describe("prompt caching on an Anthropic endpoint", () => {
     const { key, client } = await newKey();
     const ask = (system: Anthropic.TextBlockParam[]) => client.messages.create({ model: "anthropic/cache-1h", max_tokens: 1000, system, messages: [{ role: "user", content: "Summarize the manual." }] });
     const hour = await ask(cachedSystem());
-    expect(hour.usage).toMatchObject(written);
+    expect(hour.usage).toEqual(written);
     // 12 × $3/M + 2048 × $6/M + 9 × $15/M.
     expect(await generation(hour.id, key)).toMatchObject({ total_cost: usd(cachePico(6_000_000n)) });
     expect(usd(cachePico(6_000_000n))).toBe(0.012459);
@@ -219,9 +237,49 @@ describe("cache markers of the other dialects, and automatic caching", () => {
     const params = { model: "vendor/auto-cache", max_tokens: 100, messages: [{ role: "user" as const, content: "Hi" }] };
     const message = stream ? await client.messages.stream(params).finalMessage() : await client.messages.create(params);
     // The fake reports 12 prompt tokens, 2 of them cached, and 5 completion tokens.
-    expect(message.usage).toEqual({ input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 2 });
+    expect(message.usage).toEqual({
+      input_tokens: 10,
+      output_tokens: 5,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 2,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    });
     const cost = usd(10n * 1_000_000n + 2n * 100_000n + 5n * 2_000_000n);
     expect(await generation(message.id, key)).toMatchObject({ tokens_prompt: 12, native_tokens_cached: 2, total_cost: cost });
     expect(cost).toBe(0.0000202);
+  });
+});
+
+describe("a stream that fails before it ends", () => {
+  /** Sends a streamed request the fake cuts short; returns its generation record. */
+  async function cut(body: Json): Promise<Json> {
+    const { key } = await newKey();
+    const res = await fetch(`${gw.baseUrl}/api/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key, "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ max_tokens: 1000, stream: true, messages: [{ role: "user", content: "Weather in Paris?" }], ...body }),
+    });
+    expect(await res.text()).toContain("event: error");
+    return generation(res.headers.get("x-generation-id")!, key);
+  }
+
+  it("charges the thinking it relayed, estimated as reasoning", async () => {
+    const record = await cut({ model: "anthropic/thinking-cut", thinking: { type: "enabled", budget_tokens: 1024 }, max_tokens: 2000 });
+    // "Let me think": 12 characters, 3 tokens at four characters a token.
+    expect(record).toMatchObject({ tokens_completion: 3, native_tokens_reasoning: 3, finish_reason: "error" });
+    expect(record.total_cost).toBeCloseTo(usd(BigInt(fakeUsage.input) * pico.prompt + 3n * pico.completion), 12);
+  });
+
+  it("charges the tool call it relayed: its name and the arguments written so far", async () => {
+    const tools = [{ name: "get_weather", description: "Weather by city", input_schema: { type: "object", properties: { city: { type: "string" } } } }];
+    const record = await cut({ model: "anthropic/tools-cut", tools });
+    // "get_weather" and '{"cit': 16 characters, 4 tokens.
+    expect(record).toMatchObject({ tokens_completion: 4, finish_reason: "error" });
+  });
+
+  it("keeps the counts message_delta reported when message_stop never comes", async () => {
+    const record = await cut({ model: "anthropic/delta-cut" });
+    expect(record).toMatchObject({ tokens_prompt: fakeUsage.input, tokens_completion: fakeUsage.output, finish_reason: "error" });
+    expect(record.total_cost).toBeCloseTo(usd(BigInt(fakeUsage.input) * pico.prompt + BigInt(fakeUsage.output) * pico.completion), 12);
   });
 });

@@ -117,7 +117,13 @@ describe("messages.stream(...).finalMessage() through the router to an Anthropic
     expect(texts.length).toBe(2);
     expect(events).toEqual(["message_start", "content_block_start", "content_block_delta", "content_block_delta", "content_block_stop", "message_delta", "message_stop"]);
     // The prompt's tokens are in message_start already, as Anthropic's own stream has them.
-    expect(started).toEqual({ input_tokens: 12, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    expect(started).toEqual({
+      input_tokens: 12,
+      output_tokens: 0,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    });
     expect(message.usage).toMatchObject({ input_tokens: 12, output_tokens: 9 });
     expect(stream.request_id).toBe(message.id);
     expect(upstream().body.stream).toBe(true);

@@ -228,7 +228,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
       }
       for (const event of events) send(event);
       send({ type: "message_delta", delta: stop, usage });
-      send({ type: "message_stop" });
+      if (!model.includes("delta-then-cut")) send({ type: "message_stop" });
       res.end();
     });
   });

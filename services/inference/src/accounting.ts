@@ -50,12 +50,29 @@ export interface Accounted extends Priced {
   billed: bigint;
 }
 
+/** What a generation answered: its words, its reasoning and its tool calls' names and arguments. */
+export interface AnswerText {
+  completionText: string;
+  reasoningText?: string | undefined;
+  toolCallText?: string | undefined;
+}
+
+/**
+ * The answer's tokens estimated from all the model wrote, for a provider that reported none: a stream cut
+ * while the model was thinking or writing a tool call's arguments was real work too. The reasoning is a
+ * share of the completion, priced as reasoning.
+ */
+export function estimatedAnswer(answer: AnswerText): { completionTokens: number; reasoningTokens: number } {
+  const reasoningTokens = estimateTokens(answer.reasoningText ?? "");
+  return { completionTokens: estimateTokens(answer.completionText) + reasoningTokens + estimateTokens(answer.toolCallText ?? ""), reasoningTokens };
+}
+
 /**
  * Counts what the provider reported, or estimates it from the text (the prompt's is built only then), then
  * prices it with the one function, at the service tier's prices when it was served at one priced apart.
  */
-export function account(candidate: Candidate, reported: UpstreamUsage | undefined, promptText: () => string, completionText: string, tier?: string): Priced {
-  const usage = reported ?? { promptTokens: estimateTokens(promptText()), completionTokens: estimateTokens(completionText), cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+export function account(candidate: Candidate, reported: UpstreamUsage | undefined, promptText: () => string, answer: AnswerText, tier?: string): Priced {
+  const usage = reported ?? { promptTokens: estimateTokens(promptText()), ...estimatedAnswer(answer), cachedTokens: 0, cacheWriteTokens: 0 };
   const p = tierPricing(candidate.endpoint, tier);
   const cost = costOf(
     {

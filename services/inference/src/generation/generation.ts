@@ -5,14 +5,13 @@ import type { Attempt } from "../generations/store.js";
 import { dropUnsupported } from "../parameters.js";
 import { compressMessages } from "../plugins.js";
 import type { ChatProvider } from "../providers/types.js";
-import { account, metadataBody, type Accounted } from "../accounting.js";
+import { account, estimatedAnswer, metadataBody, type Accounted } from "../accounting.js";
 import { hitAccounted, keepAnswer, replay } from "../cache/lookup.js";
 import type { CachedAnswer } from "../cache/store.js";
 import { firstAccepting, speaksOwnBody, wireFor, type Wire } from "../routing/attempts.js";
 import type { Completion, PartBatch, UpstreamUsage } from "./parts.js";
 import type { Plan } from "./plan.js";
 import { chargedTier } from "../spend/service-tier.js";
-import { estimateTokens } from "../cost.js";
 import { SpendHold } from "./hold.js";
 
 /** How one generation ended, as it is priced and recorded. */
@@ -23,8 +22,10 @@ export interface Outcome {
   /** The prompt's usage a stream reported at its start (Anthropic's `message_start`), used when `usage` never came. */
   promptUsage?: UpstreamUsage | undefined;
   completionText: string;
-  /** The reasoning the answer carried, for input/output logging. */
+  /** The reasoning the answer carried, for input/output logging and an estimate of its tokens. */
   reasoningText?: string;
+  /** The tool calls' names and arguments the answer carried, for an estimate of its tokens. */
+  toolCallText?: string;
   upstreamId: string | null;
   finishReason: string | null;
   nativeFinishReason: string | null;
@@ -237,8 +238,8 @@ export class Generation {
     const tier = chargedTier(outcome.serviceTier, turn.body.service_tier);
     const prompt = outcome.usage === undefined ? outcome.promptUsage : undefined;
     const priced = prompt
-      ? { ...account(candidate, { ...prompt, completionTokens: estimateTokens(outcome.completionText), reasoningTokens: 0 }, () => "", outcome.completionText, tier), estimated: true }
-      : account(candidate, outcome.usage, () => JSON.stringify(turn.body.messages), outcome.completionText, tier);
+      ? { ...account(candidate, { ...prompt, ...estimatedAnswer(outcome) }, () => "", outcome, tier), estimated: true }
+      : account(candidate, outcome.usage, () => JSON.stringify(turn.body.messages), outcome, tier);
     const charge = capCharge({
       logger: plan.deps.logger,
       generationId: turn.id,

@@ -21,6 +21,9 @@ const wantsJson = (generation: Generation) => {
   return format?.type === "json_object" || format?.type === "json_schema";
 };
 
+/** The names and arguments of tool calls, as the model wrote them: what an estimate of its tokens counts. */
+const callText = (calls: readonly ToolCall[]): string => calls.map((c) => c.function.name + c.function.arguments).join("");
+
 /** One provider call, answered whole, priced and recorded. Response healing repairs JSON answers first. */
 export async function bufferedTurn(generation: Generation): Promise<BufferedTurn> {
   const { result: completion, candidate } = await generation.complete();
@@ -34,6 +37,7 @@ export async function bufferedTurn(generation: Generation): Promise<BufferedTurn
     usage: completion.usage,
     completionText: completion.choices.map((c) => c.text ?? "").join(""),
     reasoningText: completion.choices.map((c) => c.reasoning ?? "").join(""),
+    toolCallText: callText(completion.choices.flatMap((c) => c.toolCalls)),
     upstreamId: completion.id,
     finishReason: normalizeFinishReason(first?.finishReason),
     nativeFinishReason: first?.finishReason ?? null,
@@ -253,6 +257,7 @@ export async function relayTurn(generation: Generation, sink: StreamSink, filter
     promptUsage: state.promptUsage,
     completionText: state.text,
     reasoningText: state.reasoning,
+    toolCallText: callText(state.toolCalls()),
     upstreamId: null,
     finishReason,
     nativeFinishReason: state.nativeFinish,

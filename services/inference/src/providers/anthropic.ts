@@ -215,13 +215,14 @@ function reported(raw: unknown): Usage | undefined {
 }
 
 /**
- * Turns Anthropic's stream events into parts, keeping the usage it reports at the start and the end; `native`
- * puts each content event as it came in front of its parts. Usage with a figure that does not parse (a
+ * Turns Anthropic's stream events into parts, keeping the usage it reports at its start and in `message_delta`;
+ * `native` puts each content event as it came in front of its parts. Usage with a figure that does not parse (a
  * string, a negative count) makes the whole usage unreported: the stream goes on with its stop reason, the
  * prompt's count of `message_start` is kept when it parsed, and the answer's tokens are estimated.
  */
 async function* batches(events: AsyncIterable<string>, native: boolean): AsyncGenerator<PartBatch> {
   let counted: Usage | undefined = {};
+  let usageSent = false;
   let stopped = false;
   const toolIndex = new Map<number, number>();
   for await (const data of events) {
@@ -262,10 +263,13 @@ async function* batches(events: AsyncIterable<string>, native: boolean): AsyncGe
       const tier = servedTier(e.usage);
       const parts: StreamPart[] = tier ? [{ type: "metadata", serviceTier: tier }] : [];
       if (reason) parts.push({ type: "finish", choice: 0, reason, ...(stopSequence ? { stopSequence } : {}) });
+      // The counts here are the message's final ones: a stream cut before message_stop keeps them.
+      if (counted) parts.push({ type: "usage", usage: toUsage(counted) });
+      usageSent = counted !== undefined;
       if (parts.length) yield parts;
     } else if (e.type === "message_stop") {
       stopped = true;
-      if (counted) yield [{ type: "usage", usage: toUsage(counted) }];
+      if (counted && !usageSent) yield [{ type: "usage", usage: toUsage(counted) }];
     } else if (e.type === "error") {
       // Mid-stream, whatever its status (before the first event, the attempt makes it a fallback as the status allows).
       throw new UpstreamError(`anthropic: ${e.error.type}: ${e.error.message}`, statusOf(e.error.type), false);

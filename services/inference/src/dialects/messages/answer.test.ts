@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Accounted } from "../../accounting.js";
 import type { CompletionChoice, Json } from "../../generation/parts.js";
 import { nativeContentField } from "../../providers/anthropic.js";
-import { contentBlocks, messageBody, stopReason, thinkingBlock, toolUseBlock, usageOf } from "./answer.js";
+import { contentBlocks, messageBody, messageUsage, stopReason, thinkingBlock, toolUseBlock, usageOf } from "./answer.js";
 
 const claude = "anthropic-claude-v1";
 const frame = { id: "gen-1767225600-abcDEF0123456789ghij", model: "anthropic/claude-sonnet-4.5" };
@@ -54,7 +54,7 @@ describe("stopReason", () => {
   });
 });
 
-describe("usageOf", () => {
+describe("usageOf and messageUsage", () => {
   it("counts input tokens apart from those read from and written to the cache", () => {
     expect(usageOf(accounted.usage)).toEqual({ input_tokens: 50, output_tokens: 35, cache_creation_input_tokens: 150, cache_read_input_tokens: 1000 });
     expect(usageOf({ promptTokens: 12, completionTokens: 3, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 })).toEqual({
@@ -62,6 +62,12 @@ describe("usageOf", () => {
       output_tokens: 3,
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
+    });
+    // A message's usage splits the writes: hour-long ones apart from five-minute ones.
+    expect(messageUsage(accounted.usage).cache_creation).toEqual({ ephemeral_5m_input_tokens: 150, ephemeral_1h_input_tokens: 0 });
+    expect(messageUsage({ promptTokens: 3010, completionTokens: 20, cachedTokens: 0, cacheWriteTokens: 3000, cacheWrite1hTokens: 2000, reasoningTokens: 0 }).cache_creation).toEqual({
+      ephemeral_5m_input_tokens: 1000,
+      ephemeral_1h_input_tokens: 2000,
     });
     // A provider that reports more cached than prompt tokens never makes the count negative.
     expect(usageOf({ promptTokens: 5, completionTokens: 1, cachedTokens: 8, cacheWriteTokens: 0, reasoningTokens: 0 }).input_tokens).toBe(0);
@@ -123,7 +129,7 @@ describe("messageBody", () => {
       content: [{ type: "text", text: "1, 2, 3" }],
       stop_reason: "stop_sequence",
       stop_sequence: "4",
-      usage: { input_tokens: 50, output_tokens: 35, cache_creation_input_tokens: 150, cache_read_input_tokens: 1000 },
+      usage: { input_tokens: 50, output_tokens: 35, cache_creation_input_tokens: 150, cache_read_input_tokens: 1000, cache_creation: { ephemeral_5m_input_tokens: 150, ephemeral_1h_input_tokens: 0 } },
       openrouter_metadata: { provider: "anthropic" },
     });
     expect(messageObject.safeParse(body).error).toBeUndefined();

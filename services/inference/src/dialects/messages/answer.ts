@@ -28,8 +28,8 @@ export function stopReason(native: string | null): string {
 }
 
 /**
- * Usage as Anthropic counts it: `input_tokens` are the prompt tokens neither read from nor written to the
- * cache, which are counted apart.
+ * Usage as Anthropic counts it in `message_delta`: `input_tokens` are the prompt tokens neither read from nor
+ * written to the cache, which are counted apart.
  */
 export function usageOf(usage: Accounted["usage"]) {
   return {
@@ -38,6 +38,12 @@ export function usageOf(usage: Accounted["usage"]) {
     cache_creation_input_tokens: usage.cacheWriteTokens,
     cache_read_input_tokens: usage.cachedTokens,
   };
+}
+
+/** A message's usage (the answer's, `message_start`'s): `usageOf` and the cache writes split by how long they last. */
+export function messageUsage(usage: Accounted["usage"]) {
+  const hour = Math.min(usage.cacheWrite1hTokens ?? 0, usage.cacheWriteTokens);
+  return { ...usageOf(usage), cache_creation: { ephemeral_5m_input_tokens: usage.cacheWriteTokens - hour, ephemeral_1h_input_tokens: hour } };
 }
 
 /**
@@ -102,7 +108,7 @@ export function messageBody(frame: MessageFrame, choice: CompletionChoice | unde
     content: contentBlocks(choice, extra.serverCalls),
     stop_reason: choice && refusalOf(choice.fields) ? "refusal" : stopReason(finishReason),
     stop_sequence: choice?.stopSequence ?? null,
-    usage: usageOf(accounted.usage),
+    usage: messageUsage(accounted.usage),
     ...extra.metadata,
   };
 }

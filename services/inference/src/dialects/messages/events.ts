@@ -3,7 +3,7 @@ import type { Accounted } from "../../accounting.js";
 import type { Passthrough, PartBatch, StreamPart } from "../../generation/parts.js";
 import { nativeEventField } from "../../providers/anthropic.js";
 import { anthropicErrorMessage, anthropicErrorType } from "@switchyard/runtime";
-import { refusalOf, stopReason, thinkingBlock, usageOf, type MessageFrame } from "./answer.js";
+import { messageUsage, refusalOf, stopReason, thinkingBlock, usageOf, type MessageFrame } from "./answer.js";
 import { wrapReasoning } from "./request.js";
 import { serverCallBlocks } from "./server-calls.js";
 
@@ -54,7 +54,7 @@ export class MessagesEvents {
     this.begun = true;
     const { id, model } = this.frame;
     const counted = batch.find((p) => p.type === "metadata" && p.promptUsage !== undefined);
-    const usage = counted?.type === "metadata" && counted.promptUsage ? usageOf(counted.promptUsage) : { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    const usage = messageUsage((counted?.type === "metadata" && counted.promptUsage) || { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
     this.send({ type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage } });
     this.send({ type: "ping" });
   }
