@@ -91,6 +91,8 @@ const supports = (supported: readonly string[], parameter: string): boolean =>
 export interface OrderOptions {
   preferences: ProviderPreferences | undefined;
   sessionId: string | undefined;
+  /** The provider that served the session's last request for this model (sticky routing): first in the default order. */
+  servedSession?: string | undefined;
   /** Request parameters the endpoint must support when `provider.require_parameters` is set. */
   requestedParameters: string[];
   /** Endpoints resting after a failure or a Retry-After, or being probed by another request; tried last. */
@@ -176,7 +178,7 @@ export function orderCandidates(resolved: ResolvedModel, options: OrderOptions):
   const sort = sortOf(prefs) ?? resolved.sort;
   ordered = sort === "price" || sort === "latency" || sort === "throughput"
     ? sortedBy(ordered, sort)
-    : defaultOrder(ordered, options.sessionId ? seeded(`${options.sessionId}|${resolved.model}`) : Math.random);
+    : defaultOrder(ordered, options.sessionId ? seeded(`${options.sessionId}|${resolved.model}`) : Math.random, options.servedSession);
   if (prefs?.order?.length) {
     const rank = (c: Candidate) => {
       const i = prefs.order!.indexOf(c.endpoint.provider);

@@ -78,12 +78,15 @@ const hadOutage = (f: EndpointFigures | undefined) => f !== undefined && f.recen
  * The default order, as OpenRouter describes its own: endpoints without a recent outage first, then the
  * others. Within each group an endpoint's chance to go first is proportional to the inverse square of its
  * unit price times its uptime over 5 minutes, so cheap, reliable endpoints take most traffic while the others
- * stay warm as fallbacks.
+ * stay warm as fallbacks. The provider that served the request's session last (`sticky`) goes first of
+ * its group, so a conversation stays where it is while that endpoint keeps answering.
  */
-export function defaultOrder(candidates: readonly Candidate[], random: () => number): Candidate[] {
+export function defaultOrder(candidates: readonly Candidate[], random: () => number, sticky?: string): Candidate[] {
   const weighted = (group: Candidate[]) => {
     const pool = group.map((c) => ({ c, w: ((c.figures?.uptime5m ?? 100) / 100 || 0.01) / (1 + unitPrice(c) / 1e6) ** 2 }));
     const order: Candidate[] = [];
+    const kept = sticky === undefined ? -1 : pool.findIndex((p) => p.c.endpoint.provider === sticky);
+    if (kept !== -1) order.push(pool.splice(kept, 1)[0]!.c);
     while (pool.length) {
       let pick = random() * pool.reduce((sum, p) => sum + p.w, 0);
       const index = pool.findIndex((p) => (pick -= p.w) <= 0);

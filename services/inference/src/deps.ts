@@ -3,6 +3,7 @@ import type { CallerVerifier, Db, HealthState, Logger, ReadinessCheck, ServiceVe
 import type { ResponseCache } from "./cache/lookup.js";
 import type { GenerationRecorder } from "./generations/recorder.js";
 import type { EndpointHealth, EndpointStats, UpstreamTimeouts } from "@switchyard/upstream";
+import type { SessionEndpoints } from "./routing/sessions.js";
 import type { SpendHolds } from "./spend/holds.js";
 import type { Sandbox } from "./tools/run.js";
 import type { SearchBackend } from "./tools/search.js";
@@ -33,6 +34,8 @@ export interface InferenceDeps {
   cooldowns: EndpointHealth;
   /** Live endpoint statistics, every replica's: routing reads them, attempts feed them. */
   stats: EndpointStats;
+  /** The endpoint that served each session lately (sticky routing). */
+  sessions: SessionEndpoints;
   verifyCaller: CallerVerifier;
   verifyService: ServiceVerifier;
   maxBodyBytes: number;

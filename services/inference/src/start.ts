@@ -13,6 +13,7 @@ import { searchBackend } from "./tools/search.js";
 import type { WebFetchOptions } from "./tools/web-fetch.js";
 import { startBroadcast } from "./broadcast/consumer.js";
 import { broadcastDestinations } from "./broadcast/config.js";
+import { sessionEndpoints } from "./routing/sessions.js";
 
 export interface InferenceStartDeps {
   db: Db;
@@ -98,6 +99,7 @@ export async function startInference(deps: InferenceStartDeps): Promise<RunningI
     env: deps.config.providerEnv,
     cooldowns: endpoints,
     stats,
+    sessions: sessionEndpoints(),
     verifyCaller: deps.verifyCaller,
     verifyService: deps.verifyService,
     maxBodyBytes: deps.config.MAX_BODY_BYTES,

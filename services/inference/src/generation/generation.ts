@@ -128,7 +128,7 @@ export class Generation {
     const { plan } = this;
     const { deps } = plan;
     try {
-      return await firstAccepting(this.own?.wire ?? wireFor(plan.dialect, this.turn.body), plan.candidates, { env: deps.env, cooldowns: deps.cooldowns, stats: deps.stats, logger: deps.logger, signal: plan.signal, timeouts: deps.timeouts }, this.attempts, async (provider, target, candidate, attempt) => {
+      const accepted = await firstAccepting(this.own?.wire ?? wireFor(plan.dialect, this.turn.body), plan.candidates, { env: deps.env, cooldowns: deps.cooldowns, stats: deps.stats, logger: deps.logger, signal: plan.signal, timeouts: deps.timeouts }, this.attempts, async (provider, target, candidate, attempt) => {
         const { own } = this;
         const body = this.bodyFor(candidate, own && speaksOwnBody(provider) ? undefined : provider);
         await this.hold.reserve(candidate, body);
@@ -143,6 +143,9 @@ export class Generation {
           throw error;
         }
       });
+      // Sticky routing: the session's next request goes to the endpoint that took this one.
+      if (plan.sessionId) deps.sessions.served(plan.caller.workspaceId, plan.sessionId, accepted.candidate.model, accepted.candidate.endpoint.provider);
+      return accepted;
     } catch (error) {
       const abandoned = this.hold.abandonedBy(plan.signal, plan.timedOut());
       if (abandoned) this.settle({ candidate: abandoned, status: "cancelled", usage: undefined, completionText: "", upstreamId: null, finishReason: null, nativeFinishReason: null, serviceTier: null, firstTokenMs: null });

@@ -111,7 +111,7 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   const sessionId = request.session_id ?? headerSession;
 
   const preferences = routedPreferences(request) ?? undefined;
-  const resolution = await resolveModels(deps, models, { modality: "text", preferences, sessionId, requestedParameters: requestedParameters(request), serviceTier: request.service_tier }, resolve);
+  const resolution = await resolveModels(deps, models, { modality: "text", preferences, sessionId, workspaceId: caller.workspaceId, requestedParameters: requestedParameters(request), serviceTier: request.service_tier }, resolve);
   // A tier priced apart goes only to endpoints that price it: its charge must be what the provider bills.
   const own = input.cannotCarry;
   const required = request.provider?.require_parameters === true;

@@ -26,6 +26,8 @@ export interface ResolveOptions {
   modality: "text" | "embeddings" | "rerank";
   preferences: ProviderPreferences | undefined;
   sessionId: string | undefined;
+  /** The caller's workspace, whose sessions' endpoints sticky routing remembers. */
+  workspaceId?: string;
   /** Parameters an endpoint must support under `provider.require_parameters`. */
   requestedParameters: string[];
   /** The request's `service_tier`: a tier priced apart is charged at its prices, so routing compares those. */
@@ -63,6 +65,7 @@ export async function resolveModels(deps: InferenceDeps, models: string[], optio
     const ordered = orderCandidates(resolved, {
       preferences: options.preferences,
       sessionId: options.sessionId,
+      servedSession: options.sessionId && options.workspaceId ? deps.sessions.servedBy(options.workspaceId, options.sessionId, resolved.model) : undefined,
       requestedParameters: options.requestedParameters,
       coolingDown: deps.cooldowns.coolingDown,
       figuresOf: deps.stats.figures,
