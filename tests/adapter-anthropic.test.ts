@@ -116,6 +116,15 @@ describe("the tier Anthropic served", () => {
   });
 });
 
+describe("debug.echo_upstream_body", () => {
+  it("echoes the Messages request Anthropic received, not the chat body it was made from", async () => {
+    const { chunks } = await streamed({ model: "anthropic/standard", messages: user, max_tokens: 50, user: "someone", debug: { echo_upstream_body: true } });
+    const echoed = (chunks[0]!.debug as { echo_upstream_body: Record<string, unknown> }).echo_upstream_body;
+    expect(echoed).toEqual(up.last().body);
+    expect(echoed).toMatchObject({ model: "served-standard", max_tokens: 50, stream: true, metadata: { user_id: expect.any(String) } });
+  });
+});
+
 describe("tool_choice", () => {
   const weather = { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } };
 

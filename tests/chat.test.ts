@@ -343,6 +343,8 @@ describe("POST /chat/completions, streamed", () => {
     const frames = (await res.text()).split("\n\n").filter((f) => f.startsWith("data: {")).map((f) => JSON.parse(f.slice(6)) as Record<string, unknown>);
     expect(frames[0]).toMatchObject({ choices: [], debug: { echo_upstream_body: { model: "ok", service_tier: "priority", messages } } });
     expect(alpha.requests.at(-1)!.body.service_tier).toBe("priority");
+    // What the provider received, as it received it: the answer mode the adapter adds included.
+    expect((frames[0]!.debug as Record<string, unknown>).echo_upstream_body).toEqual(alpha.requests.at(-1)!.body);
     const refused = await gw.call("POST", "/chat/completions", { key, body: { model: "chat/ok", messages, debug: { echo_upstream_body: true } } });
     expect(refused.status).toBe(400);
   });

@@ -43,6 +43,19 @@ describe("response cache, embeddings", () => {
     expect(base64.data.data.map((d) => d.embedding)).toEqual(input.map((i) => fakeVector(i)));
   });
 
+  it("misses once a preset's new version changes what the provider gets", async () => {
+    const slug = `emb-dims-${Date.now()}`;
+    expect((await r.gw.call("POST", "/presets", { body: { slug, model: "emb/small", dimensions: 3 } })).status).toBeLessThan(300);
+    const ask = () => openai.embeddings.create({ model: `@preset/${slug}`, input: "hello dims", encoding_format: "float" }).withResponse();
+    expect((await ask()).response.headers.get("x-openrouter-cache-status")).toBe("MISS");
+    expect((await r.gw.call("POST", "/presets", { body: { slug, model: "emb/small", dimensions: 8 } })).status).toBeLessThan(300);
+    const before = calls();
+    const next = await ask();
+    expect(next.response.headers.get("x-openrouter-cache-status")).toBe("MISS");
+    expect(calls()).toBe(before + 1);
+    expect(next.data.data[0]!.embedding).toHaveLength(8);
+  });
+
   it("misses for other inputs", async () => {
     await openai.embeddings.create({ model: "emb/small", input: "one text", encoding_format: "float" });
     const before = calls();

@@ -125,6 +125,22 @@ describe("response cache, streamed answers", () => {
     expect(calls()).toBe(before + 1);
   });
 
+  it("keeps Messages answers apart by the Anthropic headers their own wire forwards", async () => {
+    const params = { model: "cache/ok", max_tokens: 100, messages: [{ role: "user" as const, content: "Beta hello" }] };
+    const beta = (name: string) => ({ headers: { "anthropic-beta": name } });
+    await anthropic.messages.create(params, beta("context-1m-2025-08-07"));
+    const same = await anthropic.messages.create(params, beta("context-1m-2025-08-07")).withResponse();
+    expect(same.response.headers.get("x-openrouter-cache-status")).toBe("HIT");
+    const other = await anthropic.messages.create(params, beta("output-128k-2025-02-19")).withResponse();
+    expect(other.response.headers.get("x-openrouter-cache-status")).toBe("MISS");
+  });
+
+  it("leaves count_tokens alone: no lookup and no cache headers", async () => {
+    const counted = await anthropic.messages.countTokens({ model: "cache/ok", messages: [{ role: "user", content: "Count me" }] }).withResponse();
+    expect(counted.data.input_tokens).toBeGreaterThan(0);
+    expect(counted.response.headers.get("x-openrouter-cache-status")).toBeNull();
+  });
+
   it("replays a legacy completion", async () => {
     const body = { model: "cache/ok", prompt: "Once upon a time", max_tokens: 20 };
     await gw.call("POST", "/completions", { key, body, headers: cached });

@@ -87,6 +87,8 @@ describe("response cache, buffered chat completions", () => {
     await eventually(async () => (await gw.call("GET", `/generation?id=${answer.id}`, { key })).status === 200, 3000);
     const record = await generation(answer.id);
     expect(record).toMatchObject({ id: answer.id, model: "cache/ok", provider_name: "alpha", tokens_prompt: 0, tokens_completion: 0, total_cost: 0, cache_source_id: first.body.id });
+    // No provider was called: the record names no upstream id (the original's stays on the original).
+    expect(record.upstream_id).toBeNull();
     const original = await generation(String(first.body.id));
     expect(original.total_cost).toBeCloseTo(0.000022, 12);
     expect(original.cache_source_id).toBeUndefined();

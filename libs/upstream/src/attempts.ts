@@ -17,6 +17,14 @@ export interface UpstreamTarget {
   maxCompletionTokens: number | null;
   /** Headers of the client's that a dialect's own wire carries on (Anthropic's `anthropic-beta`). */
   headers?: Readonly<Record<string, string>>;
+  /** Told the JSON body an adapter posts, as it posts it (`debug.echo_upstream_body`); unset otherwise. */
+  sent?: (body: Record<string, unknown>) => void;
+}
+
+/** The JSON body an adapter posts to `target`, after telling the target's `sent`. */
+export function posted<T extends Record<string, unknown>>(target: UpstreamTarget, body: T): T {
+  target.sent?.(body);
+  return body;
 }
 
 /** One try of one endpoint, as a generation record keeps it. */

@@ -133,11 +133,11 @@ export class Generation {
         const body = this.bodyFor(candidate, own && speaksOwnBody(provider) ? undefined : provider);
         await this.hold.reserve(candidate, body);
         this.dispatched = performance.now();
+        // debug.echo_upstream_body: the body as the adapter posts it.
+        const to = plan.request.debug?.echo_upstream_body ? { ...target, sent: (wire: Record<string, unknown>) => this.sent.set(candidate, wire) } : target;
         try {
-          if (!own || !speaksOwnBody(provider)) return await call(provider, target, body, attempt);
-          const ownBody = own.body(body);
-          this.sent.set(candidate, extended(ownBody, { model: candidate.endpoint.upstream_model }));
-          return await call(provider, own.headers ? { ...target, headers: own.headers } : target, ownBody, attempt);
+          if (!own || !speaksOwnBody(provider)) return await call(provider, to, body, attempt);
+          return await call(provider, own.headers ? { ...to, headers: own.headers } : to, own.body(body), attempt);
         } catch (error) {
           if (!leftWhileWorking(error, plan.signal)) this.hold.attemptFailed(candidate);
           throw error;
@@ -163,16 +163,12 @@ export class Generation {
     const { body, dropped } = dropUnsupported(this.turn.body, candidate.endpoint.supported_parameters);
     const unsent = translator?.leftOut?.(body).filter((name) => !dropped.includes(name)) ?? [];
     this.dropped.set(candidate, [...dropped, ...unsent]);
-    let sent = body;
-    if (this.plan.plugins.contextCompression && Array.isArray(body.messages)) {
-      const reserve = Number(body.max_completion_tokens ?? body.max_tokens ?? candidate.endpoint.max_completion_tokens ?? 0);
-      sent = { ...body, messages: compressMessages(body.messages as Array<Record<string, unknown>>, candidate.endpoint.context_length - reserve) };
-    }
-    this.sent.set(candidate, extended(sent, { model: candidate.endpoint.upstream_model }));
-    return sent;
+    if (!this.plan.plugins.contextCompression || !Array.isArray(body.messages)) return body;
+    const reserve = Number(body.max_completion_tokens ?? body.max_tokens ?? candidate.endpoint.max_completion_tokens ?? 0);
+    return { ...body, messages: compressMessages(body.messages as Array<Record<string, unknown>>, candidate.endpoint.context_length - reserve) };
   }
 
-  /** The exact body `candidate` was sent (debug.echo_upstream_body). */
+  /** The exact body the adapter posted to `candidate`, when the request asked for it (debug.echo_upstream_body). */
   sentBody(candidate: Candidate): Record<string, unknown> | undefined {
     return this.sent.get(candidate);
   }
@@ -207,7 +203,8 @@ export class Generation {
       model: candidate.model,
       requestedModel: plan.requested,
       provider: candidate.endpoint.provider,
-      upstreamId: outcome.upstreamId,
+      // A replayed answer called no provider: the id it carries is the original's.
+      upstreamId: source === undefined ? outcome.upstreamId : null,
       status: outcome.status,
       streamed: plan.request.stream === true,
       finishReason: outcome.finishReason,

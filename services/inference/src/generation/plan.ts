@@ -71,7 +71,9 @@ export interface PlanInput {
   dialect: Dialect;
   /** The body in Chat Completions' shape, as the dialect's request mapper made it. */
   body: unknown;
-  /** The body as the client sent it, when the dialect mapped it (the response cache's key reads it). */
+  /** The request is counted, not answered (`count_tokens`): the response cache has nothing to do with it. */
+  counting?: boolean;
+  /** What the client sent, when the dialect mapped it: its body, and headers its own wire forwards (the response cache's key reads it). */
   client?: unknown;
   /**
    * Why an endpoint cannot carry this request (a field its wire format has no place for), if it cannot:
@@ -94,7 +96,7 @@ function leftOutUnder(candidate: Candidate, dialect: Dialect, request: ChatCompl
 export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<Plan> {
   const { caller, headers, res } = input;
   if (caller.management) throw forbidden("Management keys cannot be used for inference; use an inference key");
-  const cacheAsked = cacheRequest(headers, deps.responseCache.maxTtlSeconds);
+  const cacheAsked = input.counting ? undefined : cacheRequest(headers, deps.responseCache.maxTtlSeconds);
   const resolve = modelResolver(deps, caller, headers);
   const parsed = parseInput(chatCompletionRequest, input.body, "body");
   madeFrom(parsed.messages, (input.body as { messages?: unknown }).messages);

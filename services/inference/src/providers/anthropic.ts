@@ -1,7 +1,7 @@
 import { extended } from "@switchyard/runtime";
 import { z } from "zod";
 import { messagesLeftOut, messagesRequest } from "./anthropic-messages.js";
-import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
+import { posted, postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { CompletionChoice, Json, PartBatch, StreamPart } from "../generation/parts.js";
 import type { Detail } from "../tools/reasoning.js";
 import type { ToolCall } from "../tools/run.js";
@@ -108,7 +108,7 @@ function call(path: string, request: Record<string, unknown>, target: UpstreamTa
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}${path}`,
     { "anthropic-version": apiVersion, ...target.headers, ...(target.apiKey ? { "x-api-key": target.apiKey } : {}) },
-    extended(request, { model: target.upstreamModel, ...(stream === undefined ? {} : { stream }) }),
+    posted(target, extended(request, { model: target.upstreamModel, ...(stream === undefined ? {} : { stream }) })),
   ];
 }
 

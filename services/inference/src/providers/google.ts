@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { generateContentLeftOut, generateContentRequest, signatureFormat } from "./google-messages.js";
-import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
+import { posted, postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { CompletionChoice, Json, PartBatch, StreamPart } from "../generation/parts.js";
 import type { Detail } from "../tools/reasoning.js";
 import type { ToolCall } from "../tools/run.js";
@@ -135,7 +135,7 @@ function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boo
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}/models/${model}:${method}`,
     target.apiKey ? { "x-goog-api-key": target.apiKey } : {},
-    generateContentRequest(body),
+    posted(target, generateContentRequest(body)),
   ];
 }
 

@@ -1,6 +1,6 @@
 import { extended } from "@switchyard/runtime";
 import { z } from "zod";
-import { parsedText, postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
+import { parsedText, posted, postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { PartBatch, StreamPart } from "../generation/parts.js";
 import { isObject, text } from "../json.js";
 import { chatChoice, chatDeltaParts } from "./chat-parts.js";
@@ -52,7 +52,7 @@ function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boo
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}/chat/completions`,
     target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
-    extended(body, { cache_control: undefined, prompt_cache_options: undefined, model: target.upstreamModel, ...answerMode(stream) }),
+    posted(target, extended(body, { cache_control: undefined, prompt_cache_options: undefined, model: target.upstreamModel, ...answerMode(stream) })),
   ];
 }
 

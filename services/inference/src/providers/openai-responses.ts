@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
+import { posted, postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { CompletionChoice, PartBatch, Passthrough, StreamPart } from "../generation/parts.js";
 import type { Detail } from "../tools/reasoning.js";
 import type { ToolCall } from "../tools/run.js";
@@ -96,7 +96,7 @@ function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boo
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}/responses`,
     target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
-    responsesBody(body, target.upstreamModel, stream),
+    posted(target, responsesBody(body, target.upstreamModel, stream)),
   ];
 }
 

@@ -1,6 +1,6 @@
 import { extended } from "@switchyard/runtime";
 import { z } from "zod";
-import { postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
+import { posted, postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { Completion, CompletionChoice, Json, PartBatch, Passthrough, StreamPart } from "../generation/parts.js";
 import { answeredError, statusOfCode } from "./answers.js";
 import { answerMode, openAiUsage, toUsage } from "./openai-compatible.js";
@@ -42,7 +42,7 @@ function call(body: Record<string, unknown>, target: UpstreamTarget, stream: boo
     target.provider,
     `${target.baseUrl.replace(/\/$/, "")}/completions`,
     target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
-    extended(body, { model: target.upstreamModel, ...answerMode(stream) }),
+    posted(target, extended(body, { model: target.upstreamModel, ...answerMode(stream) })),
   ];
 }
 

@@ -79,7 +79,19 @@ export const embeddingsRoute =
     const cache =
       cacheTtlSeconds === undefined
         ? undefined
-        : await lookUp(deps.responseCache, { res, caller, dialect: "embeddings", stream: false, kind: "embeddings", client: req.body, sent: { inputs }, candidates: run.candidates, ttlSeconds: cacheTtlSeconds, bypass: run.cacheDisabled });
+        : await lookUp(deps.responseCache, {
+            res,
+            caller,
+            dialect: "embeddings",
+            stream: false,
+            kind: "embeddings",
+            client: req.body,
+            // What a provider gets, a preset's settings and the guardrails' redactions included: a new version changes it.
+            sent: { inputs, dimensions: request.dimensions, input_type: request.input_type, user: request.user, options },
+            candidates: run.candidates,
+            ttlSeconds: cacheTtlSeconds,
+            bypass: run.cacheDisabled,
+          });
     const hit = cache?.hit;
     if (hit?.entry.answer.kind === "embeddings") {
       // A hit is its own generation at no cost, naming the one whose vectors it replays.

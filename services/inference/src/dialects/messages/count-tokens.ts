@@ -46,7 +46,7 @@ export const countTokensRoute =
   (deps: InferenceDeps) =>
   async (req: JsonRequest, res: ServerResponse, caller: Caller): Promise<void> => {
     const request = parseInput(messagesCountTokensRequest, req.body, "body");
-    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "messages", body: toChatRequest(request).chat });
+    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "messages", body: toChatRequest(request).chat, counting: true });
     // Counting makes no generation.
     res.removeHeader("X-Generation-Id");
     const first = plan.candidates[0]!;

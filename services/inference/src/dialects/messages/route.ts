@@ -13,7 +13,7 @@ import type { JsonRequest } from "../chat/route.js";
 import { EventStream } from "../event-stream.js";
 import { messageBody } from "./answer.js";
 import { MessagesEvents } from "./events.js";
-import { messagesWire } from "./native.js";
+import { anthropicHeaders, messagesWire } from "./native.js";
 import { toChatRequest, type MappedMessages } from "./request.js";
 
 /** A streamed message: Anthropic's events. */
@@ -97,7 +97,9 @@ export const messagesRoute =
     const mapped = toChatRequest(request);
     const ownBody = sendsOwnBody(mapped);
     const cannotCarry = anthropicOnly(mapped, ownBody);
-    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "messages", body: mapped.chat, client: req.body, ...(cannotCarry ? { cannotCarry } : {}) });
+    // The response cache keys on the Anthropic headers too: Anthropic endpoints get them, and a beta changes the answer.
+    const client = { body: req.body, headers: anthropicHeaders(req.headers) };
+    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "messages", body: mapped.chat, client, ...(cannotCarry ? { cannotCarry } : {}) });
     // The Anthropic SDK reports this as the request's id (`_request_id`): the generation's.
     res.setHeader("request-id", plan.generationId);
     const own = ownWireFor(plan, request, req, mapped, ownBody);
