@@ -32,7 +32,8 @@ type WireResponse = Omit<Response, "output_text">;
  * `error-event` (an `error` event mid-stream), `cut` (a stream that stops without a terminal event), else
  * completed. What it says: a reasoning item first (two summary parts, encrypted content) when the name holds
  * `reasoning`; then a refusal for `refusal`, the tool result quoted once the request has one, a call of the
- * first tool when the request has tools, else a greeting.
+ * first tool when the request has tools, else a greeting. A name holding `unsaid` stops after the reasoning
+ * item, which is then `incomplete`, as when the output limit is reached before the model says a word.
  */
 type Ending = "completed" | "incomplete" | "failed" | "overloaded" | "error-event" | "cut";
 
@@ -80,6 +81,7 @@ function outputFor(body: Json, n: number): ResponseOutputItem[] {
       summary: summaries.map((text) => ({ type: "summary_text", text })),
       encrypted_content: `gAAAAB-fake-encrypted-${n}`,
     };
+    if (model.includes("unsaid")) return [{ ...reasoning, status: "incomplete" }];
     items.push(reasoning);
   }
   const input = inputOf(body);

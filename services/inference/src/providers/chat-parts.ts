@@ -20,6 +20,41 @@ const details = (value: unknown): Detail[] => (Array.isArray(value) ? value.filt
 
 const choiceKeys = new Set(["index", "message", "delta", "finish_reason"]);
 
+/**
+ * The field of a reasoning entry that only the provider of its format may be sent: a dialect whose reasoning
+ * goes back to its own provider alone (the Responses API's reasoning items) sets it true. The adapters of
+ * Anthropic, Gemini and OpenAI's Responses API rebuild their blocks from the entries of their own format, so
+ * the field never reaches a provider; an OpenAI-compatible endpoint is sent none of these entries.
+ */
+export const ownProviderOnly = "own_provider_only";
+
+const bound = (detail: unknown): boolean => isObject(detail) && detail[ownProviderOnly] === true;
+
+/** Whether an assistant message has words or calls once its reasoning is gone. */
+const hasTurn = (message: Fields): boolean =>
+  (typeof message.content === "string" && message.content !== "") ||
+  (Array.isArray(message.content) && message.content.length > 0) ||
+  (Array.isArray(message.tool_calls) && message.tool_calls.length > 0);
+
+/**
+ * A chat body without the reasoning entries bound to their own provider (`ownProviderOnly`), for an endpoint of
+ * the Chat Completions format. An assistant message left with nothing to say (it held only that reasoning) is
+ * left out too, rather than sent as an empty turn.
+ */
+export function withoutBoundReasoning(body: Fields): Fields {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const holds = (m: unknown): m is Fields & { reasoning_details: unknown[] } => isObject(m) && Array.isArray(m.reasoning_details) && m.reasoning_details.some(bound);
+  if (!messages.some(holds)) return body;
+  const kept = messages.flatMap((m: unknown) => {
+    if (!holds(m)) return [m];
+    const { reasoning_details: details, ...rest } = m;
+    const others = details.filter((d) => !bound(d));
+    if (!others.length && !hasTurn(rest)) return [];
+    return [others.length ? { ...rest, reasoning_details: others } : rest];
+  });
+  return { ...body, messages: kept };
+}
+
 /** One buffered choice of an OpenAI-shaped answer, typed. */
 export function chatChoice(choice: Fields, position: number): CompletionChoice {
   const message = isObject(choice.message) ? choice.message : {};

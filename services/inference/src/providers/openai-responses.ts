@@ -110,7 +110,7 @@ const encryptedDetail = (i: Item, index: number): Detail => ({ type: "reasoning.
 /** A function call item as a Chat Completions tool call; its id is the call id results refer to. */
 const toolCall = (i: Item): ToolCall => ({ id: i.call_id ?? i.id ?? "", type: "function", function: { name: i.name ?? "", arguments: i.arguments ?? "" } });
 
-/** A whole response's output items as one choice. */
+/** A whole response's output items as one choice; its text is null when no message item said words. */
 function choiceOf(r: Response): CompletionChoice {
   let text: string | null = null;
   let refusal = "";
@@ -134,7 +134,7 @@ function choiceOf(r: Response): CompletionChoice {
   const fields: Passthrough = refusal ? { refusal } : {};
   return {
     index: 0,
-    text: text ?? (toolCalls.length || refusal ? null : ""),
+    text,
     reasoning: summaries.length ? summaries.join("\n\n") : null,
     reasoningDetails: details,
     toolCalls,

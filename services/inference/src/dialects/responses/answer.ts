@@ -315,6 +315,9 @@ function reasoningOf(choice: CompletionChoice, frame: ResponseFrame, ids: ItemId
   return items;
 }
 
+/** Encrypted reasoning with no text of its own: its stream adds it whole, completed, as it arrives. */
+const standalone = (r: Reasoning): boolean => r.encrypted !== undefined && !r.signature && r.text === null && r.summary.length === 0;
+
 /** What a buffered answer is made of. */
 export interface AnswerInput {
   frame: ResponseFrame;
@@ -340,15 +343,21 @@ export function responseBody(input: AnswerInput): ResponseObject {
   const last = closingStatus(outcome);
   const output: ResponseOutputItem[] = (input.serverCalls ?? []).map((call) => serverToolItem(call, ids.next(serverPrefix(call.tool_name))));
   if (choice) {
-    const reasoning = frame.hideReasoning ? [] : reasoningOf(choice, frame, ids);
-    // A turn of calls only has no message, as its stream has none; a refusal alone is a message of its refusal.
+    // The items its stream would show: a message only when the model said words or refused, each item
+    // completed once another follows it, the last left open at the end taking the answer's closing status.
+    const items: Array<{ make: (status: ItemStatus) => ResponseOutputItem; open: boolean }> = [];
+    for (const r of frame.hideReasoning ? [] : reasoningOf(choice, frame, ids)) items.push({ make: (status) => reasoningItem(r, status), open: !standalone(r) });
     const refusal = refusalOf(choice.fields);
-    const said = choice.text !== null && (choice.text !== "" || (choice.toolCalls.length === 0 && !refusal));
-    const answered = said || refusal !== "" || choice.toolCalls.length > 0;
-    reasoning.forEach((r, i) => output.push(reasoningItem(r, answered || i < reasoning.length - 1 ? "completed" : last)));
-    const content: MessagePart[] = [...(said ? [outputText(choice.text ?? "", citationsOf(choice.fields))] : []), ...(refusal ? [refusalPart(refusal)] : [])];
-    if (content.length) output.push(messageItem(ids.next("msg"), content, last));
-    for (const call of choice.toolCalls) output.push(functionCallItem(ids.next("fc"), call.id, call.function.name, call.function.arguments, "completed"));
+    const content: MessagePart[] = [...(choice.text ? [outputText(choice.text, citationsOf(choice.fields))] : []), ...(refusal ? [refusalPart(refusal)] : [])];
+    if (content.length) {
+      const id = ids.next("msg");
+      items.push({ make: (status) => messageItem(id, content, status), open: true });
+    }
+    for (const call of choice.toolCalls) {
+      const id = ids.next("fc");
+      items.push({ make: () => functionCallItem(id, call.id, call.function.name, call.function.arguments, "completed"), open: false });
+    }
+    items.forEach((item, i) => output.push(item.make(item.open && i === items.length - 1 ? last : "completed")));
   }
   const usage = input.accounted ? usageObject(input.accounted, input.toolUse) : null;
   const completedAt = input.completedAt ?? Math.floor(Date.now() / 1000);

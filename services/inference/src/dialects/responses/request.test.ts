@@ -83,8 +83,8 @@ describe("toChatRequest", () => {
       content: null,
       tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{}" } }],
       reasoning_details: [
-        { type: "reasoning.summary", summary: "First", id: "rs_1", format: "openai-responses-v1" },
-        { type: "reasoning.encrypted", data: "blob", id: "rs_1", format: "openai-responses-v1" },
+        { type: "reasoning.summary", summary: "First", id: "rs_1", format: "openai-responses-v1", own_provider_only: true },
+        { type: "reasoning.encrypted", data: "blob", id: "rs_1", format: "openai-responses-v1", own_provider_only: true },
       ],
     });
   });
@@ -98,7 +98,7 @@ describe("toChatRequest", () => {
     ] as const;
     expect(messagesOf({ input: [...input] })).toEqual([
       { role: "user", content: "Hi" },
-      { role: "assistant", content: "Hello", reasoning_details: [{ type: "reasoning.text", text: "hmm", signature: "sig", format: "anthropic-claude-v1" }] },
+      { role: "assistant", content: "Hello", reasoning_details: [{ type: "reasoning.text", text: "hmm", signature: "sig", format: "anthropic-claude-v1", own_provider_only: true }] },
       { role: "user", content: "Again" },
     ]);
   });
@@ -113,11 +113,11 @@ describe("toChatRequest", () => {
       { type: "function_call", call_id: "call_1", name: "f", arguments: "{}" },
     ] as const;
     expect(messagesOf({ input: [...input] })[1]!.reasoning_details).toEqual([
-      { type: "reasoning.summary", summary: "Plan", format: "openai-responses-v1" },
-      { type: "reasoning.encrypted", data: "gAAAA-openai", format: "openai-responses-v1" },
-      { type: "reasoning.text", text: "hmm", signature: "sig", format: "anthropic-claude-v1" },
-      { type: "reasoning.encrypted", data: "redacted", format: "anthropic-claude-v1" },
-      { type: "reasoning.encrypted", data: "CiIB", id: "call_1", format: "google-gemini-v1" },
+      { type: "reasoning.summary", summary: "Plan", format: "openai-responses-v1", own_provider_only: true },
+      { type: "reasoning.encrypted", data: "gAAAA-openai", format: "openai-responses-v1", own_provider_only: true },
+      { type: "reasoning.text", text: "hmm", signature: "sig", format: "anthropic-claude-v1", own_provider_only: true },
+      { type: "reasoning.encrypted", data: "redacted", format: "anthropic-claude-v1", own_provider_only: true },
+      { type: "reasoning.encrypted", data: "CiIB", id: "call_1", format: "google-gemini-v1", own_provider_only: true },
     ]);
   });
 
@@ -198,5 +198,23 @@ describe("toChatRequest", () => {
     const { chat, summary } = mapped({ input: "Hi", tools: [{ type: "openrouter:web_search" }], tool_choice: { type: "openrouter:web_search" }, text: { format: { type: "json_object" } } });
     expect(chat).toMatchObject({ tool_choice: { type: "openrouter:web_search" }, response_format: { type: "json_object" } });
     expect(summary).toBeNull();
+  });
+  it("refuses a tool choice the request's tools cannot meet, naming tool_choice", () => {
+    const lookup = { type: "function" as const, name: "lookup" };
+    const refusal = (body: Partial<ResponsesRequestInput>) => {
+      try {
+        toChatRequest(responsesRequest.parse({ model: "openai/gpt-4o", input: "Hi", ...body }));
+        return undefined;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    expect(refusal({ tool_choice: "required" })).toBe('Invalid body: tool_choice: is "required" but the request declares no tools');
+    expect(refusal({ tools: [lookup], tool_choice: { type: "function", name: "other" } })).toBe(
+      "Invalid body: tool_choice: names the function other, which is not among the request's tools",
+    );
+    expect(refusal({ tools: [{ type: "openrouter:datetime" }], tool_choice: "required" })).toBeUndefined();
+    expect(refusal({ tools: [lookup], tool_choice: { type: "function", name: "lookup" } })).toBeUndefined();
+    expect(refusal({ tool_choice: "none" })).toBeUndefined();
   });
 });

@@ -8,7 +8,9 @@ import {
   type ResponsesTextFormat,
   type ResponsesToolChoice,
 } from "@switchyard/contracts";
-import { anthropicFormat, openAiFormat, unseal } from "./reasoning.js";
+import { badRequest } from "@switchyard/runtime";
+import { ownProviderOnly } from "../../providers/chat-parts.js";
+import { anthropicFormat, geminiFormat, openAiFormat, unseal } from "./reasoning.js";
 
 type Message = Record<string, unknown>;
 type Detail = Record<string, unknown> & { type: string };
@@ -63,11 +65,15 @@ function chatPart(part: ResponsesContentPart): Message {
 /** A message's content as chat takes it: a string stays one. */
 const chatContent = (content: string | ResponsesContentPart[]): string | Message[] => (typeof content === "string" ? content : content.map(chatPart));
 
+/** The reasoning formats of the providers the gateway has adapters for: OpenAI's Responses API, Anthropic, Gemini. */
+const providerFormats = new Set([openAiFormat, anthropicFormat, geminiFormat]);
+
 /**
  * A reasoning item as the `reasoning_details` entries it came from; its summaries and encrypted content share
  * its id. What a provider needs to continue comes from `encrypted_content` (see `./reasoning.ts`): unmarked
  * it is OpenAI's, unless the item names another `format`; the `signature` field of older clients is a
- * thinking block's signature.
+ * thinking block's signature. Entries of OpenAI's, Anthropic's or Gemini's format are marked to reach only
+ * that provider (`ownProviderOnly`).
  */
 export function reasoningDetails(item: Item<"reasoning">): Detail[] {
   const content = item.encrypted_content ?? undefined;
@@ -75,7 +81,8 @@ export function reasoningDetails(item: Item<"reasoning">): Detail[] {
   const signature = sealed ? (sealed.kind === "signature" ? sealed.value : undefined) : (item.signature ?? undefined);
   const data = sealed ? (sealed.kind === "encrypted" ? sealed.value : undefined) : content;
   const named = sealed?.format ?? item.format ?? (data ? openAiFormat : signature ? anthropicFormat : undefined);
-  const format = named ? { format: named } : {};
+  // The reasoning of a provider the gateway has an adapter for goes back to that provider alone.
+  const format = named ? { format: named, ...(providerFormats.has(named) ? { [ownProviderOnly]: true } : {}) } : {};
   const entryId = sealed ? sealed.id : item.id;
   const id = entryId ? { id: entryId } : {};
   const texts = (item.content ?? []).map((c) => c.text);
@@ -209,6 +216,19 @@ function chatTool(tool: NonNullable<ResponsesRequest["tools"]>[number]): Record<
   return { type: "function", function: fn };
 }
 
+/**
+ * A tool choice the request's tools cannot meet (`required` with no tool, a function none of them is) is
+ * refused: an endpoint would ignore or drop it, and a setting is never dropped silently.
+ */
+function checkToolChoice(request: ResponsesRequest): void {
+  const choice = request.tool_choice;
+  const tools = request.tools ?? [];
+  if (choice === "required" && tools.length === 0) throw badRequest('Invalid body: tool_choice: is "required" but the request declares no tools');
+  if (typeof choice !== "object" || choice.type !== "function" || !choice.name) return;
+  if (tools.some((tool) => tool.type === "function" && (tool as ResponsesFunctionTool).name === choice.name)) return;
+  throw badRequest(`Invalid body: tool_choice: names the function ${choice.name}, which is not among the request's tools`);
+}
+
 /** A named function choice in chat's shape; the others are the same in both dialects. */
 const chatToolChoice = (choice: ResponsesToolChoice): unknown =>
   typeof choice === "object" && choice.type === "function" ? { type: "function", function: { name: choice.name } } : choice;
@@ -249,9 +269,10 @@ const shared = [
  * The Responses request as the normalised chat request, and the reasoning summary it asked for. The end
  * user's ids never leave raw: `user` and `safety_identifier`, which OpenAI's Responses API takes beside
  * `user`, are hashed with the rest of chat's (per workspace). Providers without a place for the latter get
- * it as `user` when the request has none.
+ * it as `user` when the request has none. A tool choice its tools cannot meet is refused (400).
  */
 export function toChatRequest(request: ResponsesRequest): MappedRequest {
+  checkToolChoice(request);
   const chat: Record<string, unknown> = { messages: chatMessages(request) };
   for (const key of shared) if (request[key] !== undefined && request[key] !== null) chat[key] = request[key];
   const user = request.user ?? request.safety_identifier;
