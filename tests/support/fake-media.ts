@@ -2,7 +2,23 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { listenLocal } from "./listen.js";
 
 /** How the fake answers, picked by the upstream model name. */
-export type MediaBehavior = "ok" | "tokens" | "over-usage" | "absurd-usage" | "svg" | "url-only" | "blocked" | "no-usage" | "fail-500" | "rate-limited" | "bad-request" | "overloaded" | "stall" | "cut";
+export type MediaBehavior =
+  | "ok"
+  | "tokens"
+  | "over-usage"
+  | "absurd-usage"
+  | "svg"
+  | "url-only"
+  | "blocked"
+  | "no-usage"
+  | "extra"
+  | "fail-500"
+  | "rate-limited"
+  | "bad-request"
+  | "overloaded"
+  | "stall"
+  | "partial-stall"
+  | "cut";
 
 export interface MediaRequest {
   path: string;
@@ -25,11 +41,11 @@ export interface FakeMediaProvider {
 /** A 1x1 PNG. */
 export const tinyPng = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "base64");
 
-/** A WAV's length from its header (the fake "hears" how long the audio is). */
+/** A WAV's length as a decoder hears it: its samples at the header's rate, channels and sample size. */
 function wavSeconds(bytes: Buffer): number {
   if (bytes.toString("latin1", 0, 4) !== "RIFF") return 0;
-  const byteRate = bytes.readUInt32LE(28);
-  return byteRate ? (bytes.length - 44) / byteRate : 0;
+  const bytesPerSecond = (bytes.readUInt32LE(24) * bytes.readUInt16LE(22) * bytes.readUInt16LE(34)) / 8;
+  return bytesPerSecond ? (bytes.length - 44) / bytesPerSecond : 0;
 }
 
 async function read(req: IncomingMessage): Promise<Buffer> {
@@ -104,12 +120,15 @@ function imageAnswer(path: string, fields: Record<string, unknown>, behavior: Me
   const b64 = (behavior === "svg" ? Buffer.from(tinySvg, "utf8") : tinyPng).toString("base64");
   if (path.includes(":generateContent")) {
     if (behavior === "blocked") return { promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 12 } };
+    // `extra`: three images where one was asked for.
+    const inline = Array.from({ length: behavior === "extra" ? 3 : 1 }, () => ({ inlineData: { mimeType: "image/png", data: b64 } }));
     return {
-      candidates: [{ content: { role: "model", parts: [{ text: "Here it is" }, { inlineData: { mimeType: "image/png", data: b64 } }] }, finishReason: "STOP" }],
+      candidates: [{ content: { role: "model", parts: [{ text: "Here it is" }, ...inline] }, finishReason: "STOP" }],
       usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 1290, totalTokenCount: 1302 },
     };
   }
-  const n = Number(fields.n ?? 1);
+  // `extra`: two images more than asked for.
+  const n = Number(fields.n ?? 1) + (behavior === "extra" ? 2 : 0);
   return {
     created: 1_700_000_000,
     data: Array.from({ length: n }, () => (behavior === "url-only" ? { url: "https://images.example/1.png" } : { b64_json: b64 })),
@@ -126,8 +145,10 @@ function streamImages(res: ServerResponse, edit: boolean, behavior: MediaBehavio
     { type: `${prefix}.partial_image`, b64_json: b64, partial_image_index: 1 },
     { type: `${prefix}.completed`, b64_json: b64, usage: { input_tokens: 20, output_tokens: 1200, total_tokens: 1220 } },
   ];
-  const sent = behavior === "cut" ? events.slice(0, 1) : events;
+  const sent = behavior === "cut" || behavior === "partial-stall" ? events.slice(0, 1) : events;
   for (const event of sent) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+  // `partial-stall`: the first partial image, then nothing more until the client goes.
+  if (behavior === "partial-stall") return;
   // The connection drops after what was written has left, as when a provider dies mid-stream.
   if (behavior === "cut") return void res.write("", () => setTimeout(() => res.socket?.destroy(), 20));
   res.end();

@@ -13,6 +13,8 @@ import { startTestGateway, type TestGateway } from "./gateway.js";
 export const perSecond = "0.0001";
 export const perImage = "0.04";
 export const perCharacter = "0.000015";
+/** Token-priced images: prompt and completion tokens, no per-image price. */
+export const imageTokenPricing = { prompt: "0.0000003", completion: "0.00003" };
 /** Token-priced speech: text input tokens and audio output tokens. */
 export const speechTokenPricing = { prompt: "0.0000006", completion: "0", audio_output: "0.000012" };
 
@@ -95,6 +97,10 @@ export async function startMediaFixture(env: Record<string, string> = {}): Promi
       images("img/blocked", [["gem", "blocked"]]),
       images("img/pair", [["pixels", "ok"], ["gem", "ok"]]),
       images("img/stall", [["pixels", "stall"]]),
+      images("img/partial-stall", [["pixels", "partial-stall"]]),
+      images("img/extra", [["pixels", "extra"]]),
+      images("img/gem-extra", [["gem", "extra"]]),
+      images("img/tokens-nousage", [["pixels", "no-usage"]], imageTokenPricing),
       tts("openai/tts-1", [["voices", "ok"]], undefined, ["speed"]),
       tts("openai/gpt-4o-mini-tts", [["voices", "tokens"]], speechTokenPricing, ["instructions"]),
       tts("tts/no-usage", [["voices", "no-usage"]], speechTokenPricing),
@@ -176,3 +182,48 @@ export function tone(rate: number, seconds: number): Buffer {
 
 /** A WAV header's length in seconds. */
 export const wavDuration = (wav: Buffer) => (wav.length - 44) / wav.readUInt32LE(28);
+
+/** MPEG-1 Layer III frame headers (stereo, 44.1 kHz, no CRC) by bitrate in kbit/s: its byte 2's bitrate index. */
+const mp3BitrateIndex: Record<number, number> = { 32: 1, 64: 5, 128: 9, 192: 11, 320: 14 };
+
+/** One silent MPEG-1 Layer III frame at 44.1 kHz: a 4-byte header, then zeros to the frame's length. */
+function mp3Frame(kbps: number, padding: boolean): Buffer {
+  const frame = Buffer.alloc(Math.floor((144 * kbps * 1000) / 44_100) + (padding ? 1 : 0));
+  frame.set([0xff, 0xfb, (mp3BitrateIndex[kbps]! << 4) | (padding ? 0x02 : 0), 0x00]);
+  return frame;
+}
+
+/** An ID3v2 tag of `size` bytes after its header, as encoders put before the first frame. */
+function id3Tag(size: number): Buffer {
+  const tag = Buffer.alloc(10 + size);
+  tag.write("ID3", 0, "latin1");
+  tag.set([4, 0, 0, (size >> 21) & 0x7f, (size >> 14) & 0x7f, (size >> 7) & 0x7f, size & 0x7f], 3);
+  return tag;
+}
+
+/** 1,152 samples a frame at 44.1 kHz. */
+const mp3FrameSeconds = 1152 / 44_100;
+
+/** Constant-bitrate MP3 of about `seconds`, behind an ID3 tag, padded as an encoder pads to keep the rate exact. */
+export function cbrMp3(seconds: number, kbps = 128): Buffer {
+  const frames = Math.round(seconds / mp3FrameSeconds);
+  const exact = (144 * kbps * 1000) / 44_100;
+  return Buffer.concat([id3Tag(100), ...Array.from({ length: frames }, (_, i) => mp3Frame(kbps, Math.floor((i + 1) * exact) - Math.floor(i * exact) > Math.floor(exact)))]);
+}
+
+/**
+ * Variable-bitrate MP3 of about `seconds`: a Xing header frame that counts the audio frames, then frames
+ * alternating between 32 and 192 kbit/s.
+ */
+export function xingMp3(seconds: number): Buffer {
+  const frames = Math.round(seconds / mp3FrameSeconds);
+  const xing = mp3Frame(128, false);
+  // After the header and 32 bytes of stereo side information.
+  xing.write("Xing", 36, "latin1");
+  xing.writeUInt32BE(1, 40);
+  xing.writeUInt32BE(frames, 44);
+  return Buffer.concat([xing, ...Array.from({ length: frames }, (_, i) => mp3Frame(i % 2 ? 192 : 32, false))]);
+}
+
+/** The length of `frames` MP3 frames at 44.1 kHz. */
+export const mp3Seconds = (frames: number) => frames * mp3FrameSeconds;

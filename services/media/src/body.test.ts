@@ -22,9 +22,13 @@ describe("refuseUnknown", () => {
 
 describe("modelList", () => {
   it("puts the model first and each fallback once, or asks for the default when none is named", () => {
-    expect(modelList("a/b", ["c/d", "a/b", "e/f"])).toEqual(["a/b", "c/d", "e/f"]);
-    expect(modelList(undefined, ["c/d"])).toEqual(["c/d"]);
-    expect(modelList(undefined, undefined)).toEqual([""]);
+    expect(modelList("a/b", ["c/d", "a/b", "e/f"])).toEqual([
+      { id: "a/b", field: "model" },
+      { id: "c/d", field: "models[0]" },
+      { id: "e/f", field: "models[2]" },
+    ]);
+    expect(modelList(undefined, ["c/d"])).toEqual([{ id: "c/d", field: "models[0]" }]);
+    expect(modelList(undefined, undefined)).toEqual([{ id: "", field: "model" }]);
   });
 });
 

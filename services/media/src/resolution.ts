@@ -9,15 +9,25 @@ import type { MediaDeps } from "./deps.js";
 const modalityNames = { transcription: "a transcription model", image: "an image generation model", speech: "a text-to-speech model" } as const;
 export type Modality = keyof typeof modalityNames;
 
+/** A model to try, and the request field that named it (`model`, or `models[i]` of the fallback list). */
+export interface ModelChoice {
+  id: string;
+  field: string;
+}
+
 /** The model, then its fallbacks (`models`), each once; none named: the workspace's default image model (""). */
-export function modelList(model: string | undefined, fallbacks: readonly string[] | undefined): string[] {
-  const models = [...new Set([model, ...(fallbacks ?? [])].filter((m): m is string => typeof m === "string" && m !== ""))];
-  return models.length > 0 ? models : [""];
+export function modelList(model: string | undefined, fallbacks: readonly string[] | undefined): ModelChoice[] {
+  const named = [
+    ...(typeof model === "string" && model !== "" ? [{ id: model, field: "model" }] : []),
+    ...(fallbacks ?? []).map((id, i) => ({ id, field: `models[${i}]` })),
+  ];
+  const models = named.filter((choice, i) => choice.id !== "" && named.findIndex((c) => c.id === choice.id) === i);
+  return models.length > 0 ? models : [{ id: "", field: "model" }];
 }
 
 export interface RouteOptions<P> {
   /** The models to try, in order (see `modelList`). */
-  models: string[];
+  models: ModelChoice[];
   /** The request's preset: its name's resolution is reused. */
   preset: Presetted | undefined;
   /** The output modality every model must have. */
@@ -51,7 +61,7 @@ export async function routeModels<P>(deps: MediaDeps, req: Request, caller: Call
   const unfit: string[] = [];
   const names: string[] = [];
   let first: ResolvedModel | undefined;
-  for (const model of options.models) {
+  for (const { id: model, field } of options.models) {
     const resolved =
       options.preset && model === options.preset.name
         ? options.preset.resolved
@@ -65,7 +75,7 @@ export async function routeModels<P>(deps: MediaDeps, req: Request, caller: Call
             host,
           });
     if (!resolved.output_modalities.includes(options.modality)) {
-      throw badRequest(`Invalid body: model: ${resolved.model} is not ${modalityNames[options.modality]}`);
+      throw badRequest(`Invalid body: ${field}: ${resolved.model} is not ${modalityNames[options.modality]}`);
     }
     first ??= resolved;
     names.push(resolved.model);

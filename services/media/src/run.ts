@@ -21,7 +21,7 @@ import { mediaCost, type MediaUsage } from "./cost.js";
 import type { MediaDeps } from "./deps.js";
 import { recordGeneration, type MediaGeneration } from "./record.js";
 import { attributionOf, type Attribution } from "./request-context.js";
-import { routeModels, type Modality } from "./resolution.js";
+import { routeModels, type Modality, type ModelChoice } from "./resolution.js";
 
 /** One transcription, image or speech request on its way through the endpoints of its models. */
 export interface MediaRun<P> {
@@ -60,7 +60,7 @@ const operationOf = { transcription: "transcription", image: "image_generation",
 
 export interface RunOptions<P> {
   /** The model, then its fallbacks (see `modelList`). */
-  models: string[];
+  models: ModelChoice[];
   /** The preset the model named, already applied to the request. */
   preset: Presetted | undefined;
   /** The output modality the models must have. */

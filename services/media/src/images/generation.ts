@@ -2,7 +2,7 @@ import { parseImageSize, type ImageGenerationRequest } from "@switchyard/contrac
 import { endUser, type Candidate } from "@switchyard/upstream";
 import type { Response } from "express";
 import { imageTokensBound, mediaCost, referenceTokens, type MediaUsage } from "../cost.js";
-import type { ImageCall, ImageProvider, ReferenceImage, UpstreamImages } from "../providers/types.js";
+import type { ImageCall, ImageProvider, ImageUsage, ReferenceImage, UpstreamImages } from "../providers/types.js";
 import { recordGeneration } from "../record.js";
 import { billedUsd, chargeFor, runRecord, type MediaRun, type Served } from "../run.js";
 
@@ -61,28 +61,42 @@ export const worstCase = (call: ImageCall) => (c: Candidate) =>
 /** A 1K image's tokens: 1,290 on Gemini, 1,056 from gpt-image-1 at medium quality. */
 const typicalImageTokens = 1290;
 
+/** An image's estimated completion tokens on an endpoint: typical, or the endpoint's limit when it is lower. */
+const estimatedImageTokens = (c: Candidate) => Math.min(typicalImageTokens, c.endpoint.max_completion_tokens ?? imageTokensBound);
+
+/** The prompt's estimated tokens: a token per 4 characters, and every reference at a chat image's tokens. */
+const estimatedPromptTokens = (call: ImageCall) => Math.ceil(call.prompt.length / 4) + call.references.length * referenceTokens;
+
 /** What an attempt asks of its provider, estimated: every image at its price and typical tokens, every reference, the prompt. */
 export const askedUsage = (call: ImageCall) => (c: Candidate): MediaUsage => ({
   images: call.n,
   references: call.references.length,
-  promptTokens: Math.ceil(call.prompt.length / 4) + call.references.length * referenceTokens,
-  completionTokens: call.n * Math.min(typicalImageTokens, c.endpoint.max_completion_tokens ?? imageTokensBound),
+  promptTokens: estimatedPromptTokens(call),
+  completionTokens: call.n * estimatedImageTokens(c),
 });
 
-/** Usage to charge: the provider's tokens, or estimated ones (marked) when it reported none. */
-export function imageUsage(call: ImageCall, images: number, reported: { promptTokens: number; completionTokens: number } | undefined): { usage: MediaUsage; estimated: boolean } {
-  const promptTokens = reported?.promptTokens ?? Math.ceil(call.prompt.length / 4) + call.references.length * referenceTokens;
-  return { usage: { images, references: call.references.length, promptTokens, completionTokens: reported?.completionTokens ?? 0 }, estimated: reported === undefined };
+/**
+ * Usage to charge for `images` delivered on endpoint `c`: the provider's tokens, or estimated ones (marked)
+ * when it reported none, each image at its typical tokens.
+ */
+export function imageUsage(call: ImageCall, c: Candidate, images: number, reported: ImageUsage | undefined): { usage: MediaUsage; estimated: boolean } {
+  const promptTokens = reported?.promptTokens ?? estimatedPromptTokens(call);
+  const completionTokens = reported?.completionTokens ?? images * estimatedImageTokens(c);
+  return { usage: { images, references: call.references.length, promptTokens, completionTokens }, estimated: reported === undefined };
 }
 
-/** Charges a finished generation and answers with the buffered JSON. */
+/**
+ * Charges a finished generation and answers with the buffered JSON: the first `n` images, those its hold
+ * covers; a provider's images beyond them are neither handed out nor charged.
+ */
 export async function sendImages(run: MediaRun<ImageProvider>, call: ImageCall, served: Served, result: UpstreamImages, res: Response): Promise<void> {
-  const { usage, estimated } = imageUsage(call, result.images.length, result.usage);
+  const images = result.images.slice(0, call.n);
+  const { usage, estimated } = imageUsage(call, served.candidate, images.length, result.usage);
   const charge = chargeFor(run, served, usage);
   await recordGeneration(run.deps, { ...runRecord(run, served.candidate, false), status: "completed", usage, usageEstimated: estimated, charge });
   res.json({
     created: Math.floor(Date.now() / 1000),
-    data: result.images.map((image) => ({ b64_json: image.b64, media_type: image.mediaType })),
+    data: images.map((image) => ({ b64_json: image.b64, media_type: image.mediaType })),
     usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens, cost: billedUsd(served, charge), is_byok: served.candidate.byokKey !== undefined },
   });
 }

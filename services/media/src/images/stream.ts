@@ -12,7 +12,9 @@ const frame = (event: Record<string, unknown>) => `data: ${JSON.stringify(event)
  * `stream: true`: an endpoint that streams natively sends partial images as SSE events, then one
  * `image_generation.completed` event per image (the last carries usage), then `[DONE]`. An endpoint that
  * does not stream answers with the buffered JSON, as the spec allows. A failure after the first event is
- * one `error` event and the end of the stream; what was produced until then is charged.
+ * one `error` event and the end of the stream; what was produced until then is charged. A client that
+ * leaves before the stream ends is charged what the provider was asked to make, as one that leaves before
+ * it starts is (see `firstAccepted`). Images beyond `n` are neither sent nor charged: the hold covers `n`.
  */
 export async function streamImages(
   run: MediaRun<ImageProvider>,
@@ -35,20 +37,25 @@ export async function streamImages(
   let usage: ImageUsage | undefined;
   let failure: string | undefined;
   let firstImage: number | undefined;
+  let ended = false;
   try {
     for await (const part of result.parts) {
       if (part.type !== "usage") firstImage ??= performance.now();
       if (part.type === "partial") res.write(frame({ type: "image_generation.partial_image", b64_json: part.b64, partial_image_index: part.index }));
-      else if (part.type === "image") images.push(part.image);
-      else usage = part.usage;
+      else if (part.type === "image") {
+        if (images.length < call.n) images.push(part.image);
+      } else usage = part.usage;
     }
+    ended = true;
   } catch (error) {
     failure = run.signal.aborted ? undefined : (error as Error).message;
     if (!run.signal.aborted) run.deps.logger.warn({ err: failure, generationId: run.generationId }, "image stream failed mid-way");
   } finally {
     clearInterval(keepAlive);
   }
-  const used = imageUsage(call, images.length, usage);
+  // Its client left while the provider worked (not the deadline): nothing says what was made.
+  const left = !ended && run.signal.aborted && !run.timedOut();
+  const used = left ? { usage: costs.asked(served.candidate), estimated: true } : imageUsage(call, served.candidate, images.length, usage);
   const charge = chargeFor(run, served, used.usage);
   const status = run.signal.aborted ? "cancelled" : failure !== undefined ? "error" : "completed";
   metrics.streamDuration.observe({ service: "media", status }, (performance.now() - run.started) / 1000);

@@ -51,6 +51,17 @@ describe("audio containers", () => {
     expect(wavSeconds(padded("OggS"))).toBeUndefined();
   });
 
+  it("reads no length from a WAV whose byte rate disagrees with its rate, channels and sample size", () => {
+    const lying = wav(16_000, 16_000);
+    lying.writeUInt32LE(0xfffffff0, 28);
+    expect(wavSeconds(lying)).toBeUndefined();
+    expect(worstCaseSeconds(lying)).toBe(lying.length / 1000);
+    const stereo = wav(8000, 16_000);
+    stereo.writeUInt16LE(2, 22);
+    stereo.writeUInt32LE(32_000, 28);
+    expect(wavSeconds(stereo)).toBe(1);
+  });
+
   it("bounds other containers at 8 kbit/s", () => {
     expect(worstCaseSeconds(Buffer.concat([padded("OggS"), Buffer.alloc(9_964)]))).toBe(10);
     expect(worstCaseSeconds(wav(16_000, 8000))).toBe(0.5);

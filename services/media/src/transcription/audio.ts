@@ -1,4 +1,5 @@
 import type { AudioInput } from "../providers/types.js";
+import { mp3Seconds } from "./mp3.js";
 
 /** Containers speech-to-text servers take, by the names clients use, with their MIME type and file extension. */
 const containers: Record<string, { mediaType: string; extension: string }> = {
@@ -56,27 +57,42 @@ export function audioInput(bytes: Buffer, named: string | undefined): AudioInput
   return { bytes, format: chosen, mediaType, filename: `audio.${extension}` };
 }
 
-/** A WAV file's exact length in seconds from its header; undefined for other containers or odd headers. */
+/**
+ * A PCM WAV file's exact length in seconds: its data chunk's bytes at the fmt chunk's sample rate, channels
+ * and sample size, which is what decoders play. Undefined for other containers, odd headers, and a header
+ * whose byte rate disagrees with those fields: the byte rate is written by the client and read by no decoder.
+ */
 export function wavSeconds(bytes: Buffer): number | undefined {
   if (sniffAudio(bytes) !== "wav") return undefined;
-  let byteRate: number | undefined;
+  let bytesPerSecond: number | undefined;
   for (let offset = 12; offset + 8 <= bytes.length; ) {
     const id = bytes.subarray(offset, offset + 4).toString("latin1");
     const size = bytes.readUInt32LE(offset + 4);
-    if (id === "fmt " && offset + 16 <= bytes.length) byteRate = bytes.readUInt32LE(offset + 16);
+    if (id === "fmt " && offset + 24 <= bytes.length) {
+      const channels = bytes.readUInt16LE(offset + 10);
+      const sampleRate = bytes.readUInt32LE(offset + 12);
+      const byteRate = bytes.readUInt32LE(offset + 16);
+      const bitsPerSample = bytes.readUInt16LE(offset + 22);
+      const derived = (sampleRate * channels * bitsPerSample) / 8;
+      bytesPerSecond = derived > 0 && derived === byteRate ? derived : undefined;
+    }
     if (id === "data") {
-      if (!byteRate) return undefined;
+      if (!bytesPerSecond) return undefined;
       // Streaming writers leave the size at its maximum; what is there is what plays.
       const length = Math.min(size, bytes.length - offset - 8);
-      return length / byteRate;
+      return length / bytesPerSecond;
     }
     offset += 8 + size + (size % 2);
   }
   return undefined;
 }
 
+/** The audio's length in seconds where the gateway can read it (PCM WAV, MP3); undefined for other containers. */
+export const audioSeconds = (bytes: Buffer): number | undefined => wavSeconds(bytes) ?? mp3Seconds(bytes);
+
 /**
- * The most seconds the audio can last, for holding spend before a provider says: exact for WAV, else the
- * length at 8 kbit/s, below which speech codecs are not used for uploads.
+ * The most seconds the audio can last, for holding spend before a provider says: exact for PCM WAV, else
+ * the length at 8 kbit/s, below which speech codecs are not used for uploads. An MP3's frame headers, which
+ * the client writes, do not lower it.
  */
 export const worstCaseSeconds = (bytes: Buffer): number => wavSeconds(bytes) ?? bytes.length / 1000;

@@ -1,7 +1,7 @@
 import type { Candidate } from "@switchyard/upstream";
 import { audioTokensPerSecond, mediaCost, transcriptTokensPerSecond, type MediaUsage } from "../cost.js";
 import type { UpstreamTranscription } from "../providers/types.js";
-import { wavSeconds, worstCaseSeconds } from "./audio.js";
+import { audioSeconds, worstCaseSeconds } from "./audio.js";
 
 const estimateTokens = (text: string) => Math.ceil(text.length / 4);
 
@@ -12,11 +12,13 @@ const typicalTranscriptTokensPerSecond = 4;
 
 /**
  * Usage as the provider reported it. A provider that reports neither seconds nor tokens is charged for the
- * audio's length and the transcript's estimated tokens, and the usage is marked estimated.
+ * audio's length and the transcript's estimated tokens, and the usage is marked estimated. The length is the
+ * provider's duration, else the one the gateway reads (PCM WAV, MP3), else the hold's bound of a second per
+ * 1,000 bytes.
  */
 export function transcriptionUsage(answer: UpstreamTranscription, audio: Buffer): { usage: MediaUsage; estimated: boolean } {
   const reported = answer.usage;
-  const seconds = reported.seconds ?? answer.duration ?? wavSeconds(audio);
+  const seconds = reported.seconds ?? answer.duration ?? audioSeconds(audio);
   const estimated = reported.seconds === undefined && reported.inputTokens === undefined && reported.outputTokens === undefined;
   return {
     usage: {
@@ -46,7 +48,7 @@ export const worstCase = (audio: Buffer) => {
 
 /** What a transcription asks of its provider, estimated: the audio's length, at typical token rates. */
 export const askedUsage = (audio: Buffer) => {
-  const seconds = worstCaseSeconds(audio);
+  const seconds = audioSeconds(audio) ?? worstCaseSeconds(audio);
   return (): MediaUsage => ({
     seconds,
     audioTokens: Math.ceil(seconds * typicalAudioTokensPerSecond),
