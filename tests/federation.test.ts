@@ -198,10 +198,12 @@ describe("POST /oauth/token", () => {
 
   it("picks up a rotated issuer key, and does not fetch keys for every unknown kid", async () => {
     const before = issuer.fetches.jwks;
+    const started = Date.now();
     for (let i = 0; i < 20; i++) {
       expect(await exchangeToken(await issuer.sign({ jti: crypto.randomUUID() }, { header: { kid: `unknown-${i}` } }))).toMatchObject({ status: 400 });
     }
-    expect(issuer.fetches.jwks - before).toBeLessThanOrEqual(1);
+    // At most one fetch per refresh interval (FEDERATION_KEYS_REFRESH_MS, 1 s here) however slow the machine, not one per token.
+    expect(issuer.fetches.jwks - before).toBeLessThanOrEqual(1 + Math.floor((Date.now() - started) / 1000));
     const rotated = await startTestIssuer({ alg: "ES256" });
     const policy = await createPolicy({ issuer: rotated.issuer });
     expect((await exchangeToken(await rotated.sign({ jti: crypto.randomUUID() }), policy)).status).toBe(200);
