@@ -113,6 +113,8 @@ function wav(): Buffer {
   bytes.writeUInt16LE(1, 22);
   bytes.writeUInt32LE(16_000, 24);
   bytes.writeUInt32LE(32_000, 28);
+  bytes.writeUInt16LE(2, 32);
+  bytes.writeUInt16LE(16, 34);
   bytes.write("data", 36, "latin1");
   bytes.writeUInt32LE(32_000, 40);
   return bytes;

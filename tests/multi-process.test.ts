@@ -252,6 +252,8 @@ describe("router and identity as separate processes", () => {
     wav.writeUInt16LE(1, 22);
     wav.writeUInt32LE(16_000, 24);
     wav.writeUInt32LE(32_000, 28);
+    wav.writeUInt16LE(2, 32);
+    wav.writeUInt16LE(16, 34);
     wav.write("data", 36, "latin1");
     wav.writeUInt32LE(32_000, 40);
     const result = await new OpenRouter({ apiKey: created.key, serverURL: apiUrl }).stt.createTranscription({
