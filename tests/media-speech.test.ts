@@ -174,7 +174,7 @@ describe("POST /audio/speech", () => {
     });
   });
 
-  it("falls back past an endpoint that fails before any audio", async () => {
+  it("falls back past an endpoint that fails before its first audio byte", async () => {
     const before = m.speech.requests.length;
     const res = await speak({ model: "tts/fallback", input: "Fall back", voice: "alloy", provider: { order: ["voices", "voices-compat"] } });
     expect(res.status).toBe(200);
@@ -199,7 +199,7 @@ describe("invalid speech requests", () => {
     ["instructions for an endpoint without them", { instructions: "Whisper" }, /openai\/tts-1 cannot serve this request: voices: takes no instructions/],
     ["speed for a model that ignores it", { model: "openai/gpt-4o-mini-tts", speed: 1.5 }, /openai\/gpt-4o-mini-tts cannot serve this request: voices: takes no speed/],
     ["a model that does not speak", { model: "vendor/chat" }, /vendor\/chat is not a text-to-speech model/],
-  ])("refuses %s with 400 before any provider call", async (_what, patch, message) => {
+  ])("refuses %s with 400 before a provider is called", async (_what, patch, message) => {
     const before = m.speech.requests.length;
     const res = await speak({ ...body, ...patch });
     expect(res.status).toBe(400);
@@ -213,7 +213,7 @@ describe("invalid speech requests", () => {
     await bytesOf(res);
   });
 
-  it("answers 402 before any provider call when the key's limit cannot cover the worst case", async () => {
+  it("answers 402 before a provider is called when the key's limit cannot cover the worst case", async () => {
     const { key } = await newKey({ limit: 0.0001 });
     const before = m.speech.requests.length;
     const res = await speak({ ...body, input: "x".repeat(100) }, key);

@@ -9,7 +9,7 @@ const challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 const workspaceId = "3f1c2a9e-5b7d-4c1e-9a2b-6d8e0f1a2b3c";
 
 describe("POST /auth/keys/code body", () => {
-  it("accepts https callbacks and http ones on localhost or 127.0.0.1 at any port", () => {
+  it("accepts https callbacks and http ones on localhost or 127.0.0.1 at whichever port", () => {
     for (const callback_url of [
       "https://myapp.com/auth/callback",
       "https://localhost/cb",

@@ -3,7 +3,7 @@ import { badRequest, headerOf, noteRequest, picoToUsd, toPico } from "@switchyar
 import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { endAttemptSpan, type AttemptAnswer } from "./attempt-span.js";
-import type { Attempt } from "./attempts.js";
+import { servingModel, type Attempt } from "./attempts.js";
 import type { Candidate } from "./candidates.js";
 
 /** `GET /generation`'s `provider_responses`: each attempt's status, endpoint and time, inference's and media's alike. */
@@ -21,6 +21,42 @@ export function keptHeader(headers: IncomingHttpHeaders, ...names: string[]): st
   }
   return null;
 }
+
+/** What a generation's completed event says of it whatever its kind: inference's and media's generations alike. */
+export interface CompletedGeneration {
+  id: string;
+  keyHash: string;
+  organizationId: string;
+  workspaceId: string;
+  guardrailIds: string[];
+  model: string;
+  provider: string | null;
+  status: "completed" | "error" | "cancelled";
+  streamed: boolean;
+  usageEstimated: boolean;
+  isByok: boolean;
+  trace?: Record<string, unknown> | undefined;
+  broadcast: boolean;
+  attempts: readonly Attempt[];
+}
+
+/** The fields every completed event carries, which the ledger charges from: each service adds its figures. */
+export const completedEventFields = (g: CompletedGeneration) => ({
+  generation_id: g.id,
+  key_hash: g.keyHash,
+  organization_id: g.organizationId,
+  workspace_id: g.workspaceId,
+  guardrail_ids: g.guardrailIds,
+  model: g.model,
+  provider: g.provider,
+  status: g.status,
+  streamed: g.streamed,
+  usage_estimated: g.usageEstimated,
+  is_byok: g.isByok,
+  ...(g.trace ? { trace: g.trace } : {}),
+  broadcast: g.broadcast,
+  upstream_model: servingModel(g.attempts, g.provider),
+});
 
 /** The `x-session-id` header, held to the limit of a body's `session_id`: a 400 naming the header past it. */
 export function sessionHeader(headers: IncomingHttpHeaders): string | undefined {

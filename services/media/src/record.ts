@@ -1,5 +1,5 @@
 import { metrics, noteRequest, observeGeneration, picoToDecimal, picoToUsd, refusedForData, serviceOf, type Db, type EventSink, type GenerationOperation, type Logger, type Queryable } from "@switchyard/runtime";
-import { endAttemptSpan, findingsRecord, servedSample, servingModel, storedCount, type Attempt, type EndpointStats, type Charge, type Finding } from "@switchyard/upstream";
+import { completedEventFields, endAttemptSpan, findingsRecord, servedSample, storedCount, type Attempt, type EndpointStats, type Charge, type Finding } from "@switchyard/upstream";
 import type { MediaUsage } from "./cost.js";
 import type { Attribution } from "./request-context.js";
 
@@ -109,27 +109,14 @@ async function insertGeneration(tx: Queryable, events: EventSink, { g, at }: Pen
   // A try whose COMMIT went through but whose answer was lost wrote the event with the row: not sent twice.
   if (inserted.length === 0) return false;
   await events.enqueue(tx, subjects[g.kind], {
-    generation_id: g.id,
-    key_hash: g.keyHash,
-    organization_id: g.organizationId,
-    workspace_id: g.workspaceId,
-    guardrail_ids: g.guardrailIds,
-    model: g.model,
-    provider: g.provider,
-    status: g.status,
-    streamed: g.streamed,
+    ...completedEventFields(g),
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
-    usage_estimated: g.usageEstimated,
     cost_usd: cost,
-    is_byok: g.isByok,
     ...(g.usage.seconds !== undefined ? { seconds: g.usage.seconds } : {}),
     ...(g.usage.images !== undefined ? { images: g.usage.images } : {}),
     ...(g.usage.characters !== undefined ? { characters: g.usage.characters } : {}),
-    ...(g.trace ? { trace: g.trace } : {}),
     generation_time_ms: Math.max(0, g.latencyMs),
-    broadcast: g.broadcast,
-    upstream_model: servingModel(g.attempts, g.provider),
     started_at: new Date(at - Math.max(0, g.latencyMs)).toISOString(),
   });
   return true;

@@ -1,4 +1,4 @@
-import { appId, generationCost, originOf, providerResponses, servingModel, type Attempt, type Charge } from "@switchyard/upstream";
+import { appId, completedEventFields, generationCost, originOf, providerResponses, type Attempt, type Charge } from "@switchyard/upstream";
 export type { Attempt } from "@switchyard/upstream";
 import type { ContentFilterFinding, Generation, GenerationScope } from "@switchyard/contracts";
 import { notFound, picoToDecimal, type EventSink, type OutboxInsertion, type Queryable } from "@switchyard/runtime";
@@ -127,26 +127,13 @@ export interface RecordedGeneration {
 const completedEvent = ({ generation: g, at }: RecordedGeneration) => ({
   subject: "inference.generation.completed.v1" as const,
   data: {
-    generation_id: g.id,
-    key_hash: g.keyHash,
-    organization_id: g.organizationId,
-    workspace_id: g.workspaceId,
-    guardrail_ids: g.guardrailIds,
-    model: g.model,
-    provider: g.provider,
-    status: g.status,
-    streamed: g.streamed,
+    ...completedEventFields(g),
     prompt_tokens: g.promptTokens,
     completion_tokens: g.completionTokens,
-    usage_estimated: g.usageEstimated,
     cost_usd: picoToDecimal(g.charge.charged),
-    is_byok: g.isByok,
-    ...(g.trace ? { trace: g.trace } : {}),
     finish_reason: g.finishReason,
     generation_time_ms: g.generationTimeMs,
-    broadcast: g.broadcast,
     ...(g.operation ? { operation: g.operation } : {}),
-    upstream_model: servingModel(g.attempts, g.provider),
     reasoning_tokens: g.reasoningTokens,
     started_at: new Date(at.getTime() - g.generationTimeMs).toISOString(),
   },
