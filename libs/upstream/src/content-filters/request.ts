@@ -5,6 +5,7 @@ import { compileFilters, mergeFindings, scanText, type CompiledFilters, type Fil
 
 export { filterMessages, filterPrediction, type Filtered, type MessageFilterOptions } from "./messages.js";
 export { filterOptions } from "./options.js";
+export { filterDeclarations } from "./tools.js";
 
 /** The guardrails' filters of a resolution, compiled (compiled sets are cached, so this is cheap per request). */
 export function requestFilters(filters: readonly ResolvedContentFilter[]): CompiledFilters {

@@ -1,6 +1,6 @@
 import { chatCompletionRequest, legacyMetadataHeader, metadataHeader, type ChatCompletionRequest } from "@switchyard/contracts";
 import { badRequest, forbidden, headerOf, madeFrom, parseInput, type Caller } from "@switchyard/runtime";
-import { enforceFindings, filterMessages, filterPrediction, mergeFindings, newGenerationId, requestDeadline, sessionHeader, withWorkspaceKeys, type Candidate, type CompiledFilters, type Finding } from "@switchyard/upstream";
+import { enforceFindings, filterDeclarations, filterMessages, filterPrediction, mergeFindings, newGenerationId, requestDeadline, sessionHeader, withWorkspaceKeys, type Candidate, type CompiledFilters, type Finding } from "@switchyard/upstream";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { cacheRequest } from "../cache/headers.js";
 import { lookUp, type PlanCache } from "../cache/lookup.js";
@@ -129,10 +129,14 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
     const messages = Array.isArray(body.messages) ? filterMessages(filters, body.messages as Array<Record<string, unknown>>) : undefined;
     // The predicted output is text of the caller's that the provider reads as well.
     const prediction = body.prediction === undefined ? undefined : filterPrediction(filters, body.prediction);
-    findings = mergeFindings([messages?.findings ?? [], prediction?.findings ?? []]);
+    // Tool definitions and a response schema are prompt text as well: the provider renders them for the model.
+    const declared = filterDeclarations(filters, body.tools, body.response_format);
+    findings = mergeFindings([messages?.findings ?? [], prediction?.findings ?? [], declared.findings]);
     enforceFindings(findings, input.dialect, deps.logger);
     if (messages) body.messages = messages.value;
     if (prediction) body.prediction = prediction.value;
+    if (declared.value.tools !== body.tools) body.tools = declared.value.tools;
+    if (declared.value.responseFormat !== body.response_format) body.response_format = declared.value.responseFormat;
   }
   const tools = declaredTools(request, { sandbox: deps.sandbox !== undefined, webSearch: deps.search !== undefined, webFetch: deps.webFetch !== undefined, disabled: [...resolution.disabledTools] });
   // Only a request that opted in pays the lookup. A hit has passed every check above, as a miss has.
