@@ -21,23 +21,26 @@ describe.skipIf(!testEnv.databaseUrl)("access-token signing keys at the router",
     await issuer?.stop();
   });
 
-  it("refuses a token within seconds of its signing key being deleted from identity", async () => {
+  it("refuses a token within seconds of its signing key being deleted, and signs the next with a new key", async () => {
     const target = await gw.call("POST", "/keys", { body: { name: "ci" } });
     const policy = await gw.call("POST", "/federation-policies", {
       body: { name: "p", issuer: issuer.issuer, audiences: ["switchyard"], target_key_hash: target.body.data?.hash, claim_conditions: [{ claim: "sub", equals: sub }] },
     });
-    const res = await fetch(`${gw.apiUrl}/oauth/token`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
-        subject_token: await issuer.sign({ jti: crypto.randomUUID() }),
-        subject_token_type: "urn:ietf:params:oauth:token-type:jwt",
-        federation_policy_id: String(policy.body.data?.id),
-      }),
-    });
-    expect(res.status).toBe(200);
-    const accessToken = String(((await res.json()) as { access_token: string }).access_token);
+    const exchange = async () => {
+      const res = await fetch(`${gw.apiUrl}/oauth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+          subject_token: await issuer.sign({ jti: crypto.randomUUID() }),
+          subject_token_type: "urn:ietf:params:oauth:token-type:jwt",
+          federation_policy_id: String(policy.body.data?.id),
+        }),
+      });
+      expect(res.status).toBe(200);
+      return String(((await res.json()) as { access_token: string }).access_token);
+    };
+    const accessToken = await exchange();
     expect((await gw.call("GET", "/key", { key: accessToken })).status).toBe(200);
 
     // What an operator does after a compromise: the key goes, and identity stops publishing it.
@@ -52,5 +55,10 @@ describe.skipIf(!testEnv.databaseUrl)("access-token signing keys at the router",
     expect(published.keys.map((k) => k.kid)).not.toContain(decodeProtectedHeader(accessToken).kid);
     await eventually(async () => (await gw.call("GET", "/key", { key: accessToken })).status === 401, 10_000);
     expect((await gw.call("GET", "/key", { key: accessToken })).body.error?.message).toBe("Invalid or expired access token");
+
+    // The next exchange, at once, is signed by a new key, which the router fetches (at most once a second).
+    const next = await exchange();
+    expect(decodeProtectedHeader(next).kid).not.toBe(decodeProtectedHeader(accessToken).kid);
+    await eventually(async () => (await gw.call("GET", "/key", { key: next })).status === 200, 3000);
   });
 });

@@ -70,11 +70,14 @@ const noSecret = () => new Error("access tokens cannot be signed: SWITCHYARD_ENC
  * stay verifiable (the public keys are published as before) but no new ones are signed.
  */
 export async function startAccessTokens(db: Db, logger: Logger, sealer: Sealer | undefined): Promise<AccessTokens> {
-  let signer: { kid: string; key: Awaited<ReturnType<typeof importJWK>>; loadedAt: number } | undefined;
+  let signer: { kid: string; key: Awaited<ReturnType<typeof importJWK>> } | undefined;
 
+  /**
+   * The newest key, read for every token (one indexed row; exchanges are few): a rotation by another replica,
+   * or a key an operator deleted after a compromise, takes effect with the next token. The private key is
+   * opened again only when the kid changes.
+   */
   const current = async (keys: Sealer) => {
-    // Re-read now and then, so a rotation by another replica is picked up.
-    if (signer && Date.now() - signer.loadedAt < 60_000) return signer;
     const newest = async () =>
       (
         await db.query<SigningKeyRow>(
@@ -88,8 +91,9 @@ export async function startAccessTokens(db: Db, logger: Logger, sealer: Sealer |
       logger.info("new access-token signing key");
       row = await newest();
     }
+    if (signer?.kid === row!.kid) return signer;
     const privateJwk = JSON.parse(keys.open(row!.sealed_private_jwk!, sealContext(row!.kid))) as JWK;
-    signer = { kid: row!.kid, key: await importJWK(privateJwk, algorithm), loadedAt: Date.now() };
+    signer = { kid: row!.kid, key: await importJWK(privateJwk, algorithm) };
     return signer;
   };
 
