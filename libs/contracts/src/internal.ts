@@ -156,6 +156,8 @@ export const resolvedEndpoint = z.object({
   pricing: z.record(z.string(), z.string()),
   /** Prices of the service tiers the endpoint serves (`flex`, `priority`, `scale`), each over `pricing`. */
   service_tiers: z.record(z.string(), z.record(z.string(), z.string())).optional(),
+  /** Prices over `pricing` for a generation whose prompt is above `above_prompt_tokens` tokens. */
+  long_context: z.object({ above_prompt_tokens: z.number().int(), pricing: z.record(z.string(), z.string()) }).optional(),
   context_length: z.number().int(),
   max_completion_tokens: z.number().int().nullable(),
   /** Embeddings and rerank: the most inputs one request may carry (null: no limit of the endpoint's own). */

@@ -2,7 +2,7 @@ import type { ChatUsage, ContentFilterFinding, FinishReason, OpenRouterMetadata 
 import { picoToUsd } from "@switchyard/runtime";
 import { costOf, estimateTokens, type Cost } from "./cost.js";
 import type { UpstreamUsage } from "./providers/types.js";
-import { tierPricing } from "./spend/service-tier.js";
+import { chargedPricing } from "./spend/pricing.js";
 import type { Candidate, Charge } from "@switchyard/upstream";
 
 const finishReasons = new Set<FinishReason>(["stop", "length", "tool_calls", "content_filter", "error"]);
@@ -69,11 +69,12 @@ export function estimatedAnswer(answer: AnswerText): { completionTokens: number;
 
 /**
  * Counts what the provider reported, or estimates it from the text (the prompt's is built only then), then
- * prices it with the one function, at the service tier's prices when it was served at one priced apart.
+ * prices it with the one function, at the long-context prices when those prompt tokens are above the
+ * endpoint's threshold and at the service tier's prices when it was served at one priced apart.
  */
 export function account(candidate: Candidate, reported: UpstreamUsage | undefined, promptText: () => string, answer: AnswerText, tier?: string): Priced {
   const usage = reported ?? { promptTokens: estimateTokens(promptText()), ...estimatedAnswer(answer), cachedTokens: 0, cacheWriteTokens: 0 };
-  const p = tierPricing(candidate.endpoint, tier);
+  const p = chargedPricing(candidate.endpoint, tier, usage.promptTokens);
   const cost = costOf(
     {
       prompt: p.prompt ?? "0",

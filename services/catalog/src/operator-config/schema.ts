@@ -46,6 +46,16 @@ export const providerConfig = z.strictObject({
 });
 export type ProviderConfig = z.infer<typeof providerConfig>;
 
+/** Token prices that replace an endpoint's standard ones where they are set (a service tier's, a long prompt's). */
+const tokenPrices = z.strictObject({
+  prompt: price.optional(),
+  completion: price.optional(),
+  input_cache_read: price.optional(),
+  input_cache_write: price.optional(),
+  input_cache_write_1h: price.optional(),
+  internal_reasoning: price.optional(),
+});
+
 export const endpointConfig = z.strictObject({
   provider: slug,
   /** The model's name at the provider, e.g. `gpt-4o-mini`. */
@@ -77,18 +87,16 @@ export const endpointConfig = z.strictObject({
    * Prices of the provider's service tiers (`service_tier` on the request), each over `pricing`: an endpoint
    * serves a request for `flex`, `priority` (also `fast`) or `scale` only when it prices that tier.
    */
-  service_tiers: z
-    .partialRecord(
-      z.enum(["flex", "priority", "scale"]),
-      z.strictObject({
-        prompt: price.optional(),
-        completion: price.optional(),
-        input_cache_read: price.optional(),
-        input_cache_write: price.optional(),
-        input_cache_write_1h: price.optional(),
-        internal_reasoning: price.optional(),
-      }),
-    )
+  service_tiers: z.partialRecord(z.enum(["flex", "priority", "scale"]), tokenPrices).optional(),
+  /**
+   * The provider's prices for a long prompt: a generation whose prompt is above `above_prompt_tokens`
+   * tokens is charged them over `pricing` for all its tokens (a served tier's own prices apply over them).
+   */
+  long_context: z
+    .strictObject({
+      above_prompt_tokens: z.number().int().positive(),
+      pricing: tokenPrices.refine((prices) => Object.values(prices).some((p) => p !== undefined), "must set at least one price"),
+    })
     .optional(),
   context_length: z.number().int().positive().optional(),
   max_completion_tokens: z.number().int().positive().optional(),
@@ -143,6 +151,10 @@ export const catalogConfig = z
       m.endpoints.forEach((e, j) => {
         if (!slugs.has(e.provider)) {
           ctx.addIssue({ code: "custom", path: ["models", i, "endpoints", j, "provider"], message: `unknown provider ${e.provider}` });
+        }
+        const context = e.context_length ?? m.context_length;
+        if (e.long_context && e.long_context.above_prompt_tokens >= context) {
+          ctx.addIssue({ code: "custom", path: ["models", i, "endpoints", j, "long_context", "above_prompt_tokens"], message: `must be below the endpoint's context_length (${context})` });
         }
       });
     });

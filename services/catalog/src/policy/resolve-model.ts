@@ -21,6 +21,7 @@ function toResolved(e: EndpointEntry, workspace: WorkspacePolicy): ResolvedEndpo
     upstream_model: e.upstream_model,
     pricing,
     service_tiers: serviceTiers,
+    ...(e.long_context ? { long_context: { above_prompt_tokens: e.long_context.above_prompt_tokens, pricing: defined(e.long_context.pricing) } } : {}),
     context_length: e.contextLength,
     max_completion_tokens: e.max_completion_tokens ?? null,
     max_inputs: e.max_inputs ?? null,

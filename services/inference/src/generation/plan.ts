@@ -13,6 +13,7 @@ import { declaredTools, type DeclaredTools } from "../tools/declared.js";
 import { carriedBy, modelResolver, resolveModels } from "./resolution.js";
 import { leftOutBy } from "../routing/attempts.js";
 import { unpricedTier } from "../spend/service-tier.js";
+import { estimatedPromptTokens } from "../spend/worst-case.js";
 
 /** The dialects the gateway speaks; each is normalised to a Chat Completions request. */
 export type Dialect = "chat" | "responses" | "completions" | "messages";
@@ -113,7 +114,7 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   const sessionId = request.session_id ?? headerSession;
 
   const preferences = routedPreferences(request) ?? undefined;
-  const resolution = await resolveModels(deps, models, { modality: "text", preferences, sessionId, workspaceId: caller.workspaceId, requestedParameters: requestedParameters(request), serviceTier: request.service_tier }, resolve);
+  const resolution = await resolveModels(deps, models, { modality: "text", preferences, sessionId, workspaceId: caller.workspaceId, requestedParameters: requestedParameters(request), serviceTier: request.service_tier, promptTokens: () => estimatedPromptTokens(request) }, resolve);
   // A tier priced apart goes only to endpoints that price it: its charge must be what the provider bills.
   const own = input.cannotCarry;
   const required = request.provider?.require_parameters === true;

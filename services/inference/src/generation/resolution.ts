@@ -3,7 +3,8 @@ import { badRequest, HttpError, requestHost, type Caller } from "@switchyard/run
 import { acrossModels, orderBasis, orderCandidates, requestFilters, type Candidate, type CompiledFilters } from "@switchyard/upstream";
 import type { IncomingHttpHeaders } from "node:http";
 import type { InferenceDeps } from "../deps.js";
-import { pricedTier, tierPricing } from "../spend/service-tier.js";
+import { chargedPricing } from "../spend/pricing.js";
+import { pricedTier } from "../spend/service-tier.js";
 
 /** The models of a request resolved to endpoints, in the order to try them, with the key's guardrails and workspace settings. */
 export interface Resolution {
@@ -32,6 +33,11 @@ export interface ResolveOptions {
   requestedParameters: string[];
   /** The request's `service_tier`: a tier priced apart is charged at its prices, so routing compares those. */
   serviceTier?: unknown;
+  /**
+   * The prompt's estimated tokens, read once and only where an endpoint prices long prompts apart: routing
+   * compares the prices a prompt of that size is charged. None: the standard prices.
+   */
+  promptTokens?: () => number;
 }
 
 const kinds = { text: "a chat", embeddings: "an embedding", rerank: "a rerank" } as const;
@@ -48,6 +54,8 @@ export async function resolveModels(deps: InferenceDeps, models: string[], optio
   const out: Resolution = { requested: models[0]!, candidates: [], reasons: [], guardrailIds: new Set(), filters: requestFilters([]), broadcast: false, ioLogging: null, disabledTools: new Set(), cacheDisabled: false };
   let filters: CompiledFilters | undefined;
   const tier = pricedTier(options.serviceTier);
+  let estimate: number | undefined;
+  const promptTokens = () => (estimate ??= options.promptTokens?.() ?? 0);
   for (const model of models) {
     const resolved = await resolve(model);
     out.requested ||= resolved.model;
@@ -69,7 +77,7 @@ export async function resolveModels(deps: InferenceDeps, models: string[], optio
       requestedParameters: options.requestedParameters,
       coolingDown: deps.cooldowns.coolingDown,
       figuresOf: deps.stats.figures,
-      pricingOf: (endpoint) => tierPricing(endpoint, tier),
+      pricingOf: (endpoint) => chargedPricing(endpoint, tier, endpoint.long_context ? promptTokens() : 0),
     });
     out.candidates.push(...ordered.candidates);
     out.basis ??= orderBasis(options.preferences, resolved.sort);

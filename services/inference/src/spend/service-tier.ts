@@ -1,4 +1,5 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
+import { chargedPricing, isLongPrompt } from "./pricing.js";
 
 /** Tiers priced apart from the standard one; `auto` and `default` are standard. */
 const pricedTiers = new Set(["flex", "priority", "scale"]);
@@ -9,24 +10,22 @@ export function pricedTier(serviceTier: unknown): string | undefined {
   return typeof tier === "string" && pricedTiers.has(tier) ? tier : undefined;
 }
 
-/** The endpoint's prices at a tier: its `service_tiers` entry over its standard prices. */
-export function tierPricing(endpoint: ResolvedEndpoint, tier: string | undefined): Readonly<Record<string, string>> {
-  const own = tier === undefined ? undefined : endpoint.service_tiers?.[tier];
-  return own ? { ...endpoint.pricing, ...own } : endpoint.pricing;
-}
-
 /** Tiers a provider may serve at unasked: with `auto` or no tier it may use priority or scale capacity; flex only when asked. */
 const unaskedTiers = ["priority", "scale"];
 
 /**
  * The prices an attempt may be charged at, which its hold covers: the tier's asked for (`default` is
  * standard); with `auto` or no tier, standard and each tier the provider may choose itself and the catalog
- * prices, since the charge follows the tier the provider says it served.
+ * prices, since the charge follows the tier the provider says it served. `promptBound` is an upper bound on
+ * the prompt's tokens: above the long-context threshold the prompt may be counted on either side of it, so
+ * each tier's prices count with and without the long-context ones.
  */
-export function possiblePricings(endpoint: ResolvedEndpoint, serviceTier: unknown): Array<Readonly<Record<string, string>>> {
+export function possiblePricings(endpoint: ResolvedEndpoint, serviceTier: unknown, promptBound: number): Array<Readonly<Record<string, string>>> {
   const tier = pricedTier(serviceTier);
-  if (tier !== undefined || serviceTier === "default") return [tierPricing(endpoint, tier)];
-  return [endpoint.pricing, ...unaskedTiers.flatMap((t) => (endpoint.service_tiers?.[t] ? [tierPricing(endpoint, t)] : []))];
+  const tiers = tier !== undefined || serviceTier === "default" ? [tier] : [undefined, ...unaskedTiers.filter((t) => endpoint.service_tiers?.[t])];
+  const threshold = endpoint.long_context?.above_prompt_tokens;
+  const prompts = threshold !== undefined && isLongPrompt(endpoint, promptBound) ? [threshold, promptBound] : [promptBound];
+  return tiers.flatMap((t) => prompts.map((tokens) => chargedPricing(endpoint, t, tokens)));
 }
 
 /** Why an endpoint cannot serve a request for a tier, if it cannot: the catalog gives it no price for it. */

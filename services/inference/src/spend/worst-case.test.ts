@@ -1,7 +1,7 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
 import { picoToDecimal } from "@switchyard/runtime";
 import { describe, expect, it } from "vitest";
-import { affordableTokens, mediaTokenAllowance, promptTokenBound, worstCase } from "./worst-case.js";
+import { affordableTokens, estimatedPromptTokens, mediaTokenAllowance, promptTokenBound, worstCase } from "./worst-case.js";
 
 const endpoint = (pricing: Record<string, string>, limits: Partial<ResolvedEndpoint> = {}) =>
   ({ pricing: { prompt: "0", completion: "0", ...pricing }, context_length: 8000, max_completion_tokens: null, ...limits }) as ResolvedEndpoint;
@@ -68,6 +68,24 @@ describe("worst case of an attempt", () => {
   it("prices every token at its dearest rate, plus the request price", () => {
     const worst = worstCase(endpoint({ prompt: "0.000001", input_cache_write: "0.00000125", completion: "0.000002", internal_reasoning: "0.000003", request: "0.01" }), { ...hello, max_tokens: 100 });
     expect(picoToDecimal(worst.amount)).toBe(picoToDecimal(BigInt(worst.promptTokens) * 1_250_000n + 100n * 3_000_000n + 10_000_000_000n));
+  });
+
+  it("holds a prompt whose bound is above the long-context threshold at the long-context prices", () => {
+    const body = { messages: [{ role: "user", content: "x".repeat(2000) }], max_tokens: 100 };
+    const bytes = BigInt(promptTokenBound(body).bytes);
+    const long_context = (above_prompt_tokens: number) => ({ above_prompt_tokens, pricing: { prompt: "0.000002", completion: "0.000004" } });
+    const standard = { prompt: "0.000001", completion: "0.000002" };
+    // The bound is above 1,000 tokens: the prompt may be counted above it and charged the dearer prices.
+    expect(worstCase(endpoint(standard, { long_context: long_context(1000) }), body).amount).toBe(bytes * 2_000_000n + 100n * 4_000_000n);
+    // At or below the threshold no tokenizer can count it above: the standard prices suffice.
+    expect(worstCase(endpoint(standard, { long_context: long_context(Number(bytes)) }), body).amount).toBe(bytes * 1_000_000n + 100n * 2_000_000n);
+  });
+
+  it("estimates the prompt's tokens at four bytes of its bound each", () => {
+    const body = { messages: [{ role: "user", content: "x".repeat(4000) }] };
+    expect(estimatedPromptTokens(body)).toBe(Math.ceil(promptTokenBound(body).bytes / 4));
+    expect(estimatedPromptTokens(body)).toBeGreaterThanOrEqual(1000);
+    expect(estimatedPromptTokens(body)).toBeLessThan(1020);
   });
 
   it("holds every choice the request asks for (n)", () => {

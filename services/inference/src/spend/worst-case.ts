@@ -68,6 +68,13 @@ export function promptTokenBound(body: Record<string, unknown>): { bytes: number
   return { bytes, unsized: measure.unsized };
 }
 
+/**
+ * The prompt's tokens as the gateway estimates them before a provider counts them: a token per four bytes
+ * of its bound, as `estimateTokens` counts characters. Price routing compares the prices a prompt of that
+ * size is charged.
+ */
+export const estimatedPromptTokens = (body: Record<string, unknown>): number => Math.ceil(promptTokenBound(body).bytes / 4);
+
 export interface WorstCase {
   promptTokens: number;
   /** The completion tokens one choice may produce: the request's own max, else the endpoint's, else the context left. */
@@ -92,7 +99,7 @@ export function worstCase(endpoint: ResolvedEndpoint, body: Record<string, unkno
   const asked = positive(body.max_completion_tokens) ?? positive(body.max_tokens);
   const ceiling = endpoint.max_completion_tokens ?? Math.max(1, endpoint.context_length - bytes);
   const completionTokens = asked === undefined ? ceiling : Math.min(asked, ceiling);
-  const pricings = possiblePricings(endpoint, body.service_tier);
+  const pricings = possiblePricings(endpoint, body.service_tier, promptTokens);
   const completionPrice = dearest(...pricings.flatMap((p) => [p.completion, p.internal_reasoning]));
   const fixed = BigInt(promptTokens) * dearest(...pricings.flatMap((p) => [p.prompt, p.input_cache_write, p.input_cache_write_1h])) + dearest(...pricings.map((p) => p.request));
   const choices = positive(body.n) ?? 1;
