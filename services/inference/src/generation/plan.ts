@@ -81,6 +81,8 @@ export interface PlanInput {
    * such endpoints are left out, and when none is left the request is refused with 400 naming the field.
    */
   cannotCarry?: (candidate: Candidate) => string | undefined;
+  /** The dialect's own check of the request as its preset leaves it (a preset may add tools, a tool choice): throws a 400. */
+  check?: (request: ChatCompletionRequest) => void;
 }
 
 /** Under `provider.require_parameters`: why an endpoint cannot serve, when its adapter would leave part of the request out. */
@@ -102,6 +104,7 @@ export async function buildPlan(deps: InferenceDeps, input: PlanInput): Promise<
   const parsed = parseInput(chatCompletionRequest, input.body, "body");
   madeFrom(parsed.messages, (input.body as { messages?: unknown }).messages);
   const { request, preset, presetRef } = await withPreset(parsed, input.body, resolve);
+  input.check?.(request);
   const plugins = activePlugins(request);
   // The `preset` field runs a preset like `@preset/<slug>`; a `model` given beside it wins over the preset's.
   const first = request.model ?? (request.models?.length ? undefined : presetRef);

@@ -1,6 +1,6 @@
 import { chatCompletionRequest, responsesRequest, type ResponsesRequestInput } from "@switchyard/contracts";
 import { describe, expect, it } from "vitest";
-import { toChatRequest } from "./request.js";
+import { checkToolChoice, toChatRequest } from "./request.js";
 
 /** The request as the route parses it, mapped, and checked to be a chat request the gateway takes. */
 function mapped(body: Partial<ResponsesRequestInput>) {
@@ -203,7 +203,7 @@ describe("toChatRequest", () => {
     const lookup = { type: "function" as const, name: "lookup" };
     const refusal = (body: Partial<ResponsesRequestInput>) => {
       try {
-        toChatRequest(responsesRequest.parse({ model: "openai/gpt-4o", input: "Hi", ...body }));
+        checkToolChoice(chatCompletionRequest.parse(mapped({ input: "Hi", ...body }).chat));
         return undefined;
       } catch (error) {
         return (error as Error).message;

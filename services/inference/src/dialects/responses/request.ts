@@ -1,5 +1,6 @@
 import {
   serverToolCallType,
+  type ChatCompletionRequest,
   type serverToolItemTypes,
   type ResponsesContentPart,
   type ResponsesFunctionTool,
@@ -217,16 +218,18 @@ function chatTool(tool: NonNullable<ResponsesRequest["tools"]>[number]): Record<
 }
 
 /**
- * A tool choice the request's tools cannot meet (`required` with no tool, a function none of them is) is
- * refused: an endpoint would ignore or drop it, and a setting is never dropped silently.
+ * A tool choice the tools cannot meet (`required` with no tool, a function none of them is) is refused: an
+ * endpoint would ignore or drop it, and a setting is never dropped silently. It reads the request in chat's
+ * shape once its preset is applied, so that a preset's tools and tool choice count as the request's own.
  */
-function checkToolChoice(request: ResponsesRequest): void {
+export function checkToolChoice(request: Pick<ChatCompletionRequest, "tools" | "tool_choice">): void {
   const choice = request.tool_choice;
   const tools = request.tools ?? [];
   if (choice === "required" && tools.length === 0) throw badRequest('Invalid body: tool_choice: is "required" but the request declares no tools');
-  if (typeof choice !== "object" || choice.type !== "function" || !choice.name) return;
-  if (tools.some((tool) => tool.type === "function" && (tool as ResponsesFunctionTool).name === choice.name)) return;
-  throw badRequest(`Invalid body: tool_choice: names the function ${choice.name}, which is not among the request's tools`);
+  if (typeof choice !== "object" || choice.type !== "function" || !("function" in choice)) return;
+  const name = choice.function.name;
+  if (tools.some((tool) => tool.type === "function" && (tool as { function?: { name?: unknown } }).function?.name === name)) return;
+  throw badRequest(`Invalid body: tool_choice: names the function ${name}, which is not among the request's tools`);
 }
 
 /** A named function choice in chat's shape; the others are the same in both dialects. */
@@ -269,10 +272,9 @@ const shared = [
  * The Responses request as the normalised chat request, and the reasoning summary it asked for. The end
  * user's ids never leave raw: `user` and `safety_identifier`, which OpenAI's Responses API takes beside
  * `user`, are hashed with the rest of chat's (per workspace). Providers without a place for the latter get
- * it as `user` when the request has none. A tool choice its tools cannot meet is refused (400).
+ * it as `user` when the request has none. Its tool choice is checked once its preset is applied (`checkToolChoice`).
  */
 export function toChatRequest(request: ResponsesRequest): MappedRequest {
-  checkToolChoice(request);
   const chat: Record<string, unknown> = { messages: chatMessages(request) };
   for (const key of shared) if (request[key] !== undefined && request[key] !== null) chat[key] = request[key];
   const user = request.user ?? request.safety_identifier;

@@ -13,7 +13,7 @@ import type { JsonRequest } from "../chat/route.js";
 import { EventStream } from "../event-stream.js";
 import { responseBody, responseFrame } from "./answer.js";
 import { ResponsesEvents } from "./events.js";
-import { holdsImageByFileId, toChatRequest } from "./request.js";
+import { checkToolChoice, holdsImageByFileId, toChatRequest } from "./request.js";
 
 /** A streamed response: the Responses API's named events, each with its sequence number. */
 class ResponsesStream extends EventStream<ResponsesEvents> {
@@ -79,7 +79,7 @@ export const responsesRoute =
     const request = parseInput(responsesRequest, req.body, "body");
     const { chat } = toChatRequest(request);
     const cannotCarry = holdsImageByFileId(chat.messages) ? imagesByFileId(chat) : undefined;
-    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "responses", body: chat, client: req.body, ...(cannotCarry ? { cannotCarry } : {}) });
+    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "responses", body: chat, client: req.body, check: checkToolChoice, ...(cannotCarry ? { cannotCarry } : {}) });
     if (plan.request.stream) await streamed(plan, request, plan.tools, res);
     else await buffered(plan, request, plan.tools, res);
   };
