@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
 import { greeting, startFakeAnthropic, type FakeAnthropic } from "./support/fake-anthropic.js";
-import { reasoningFormat, startFakeChat, type ChatReply, type FakeChat } from "./support/fake-chat-script.js";
+import { startFakeChat, type ChatReply, type FakeChat } from "./support/fake-chat-script.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
 import { startReplayProvider, type ReplayProvider } from "./support/replay-provider.js";
 
@@ -188,13 +188,9 @@ describe("Messages to an OpenAI-compatible endpoint", () => {
     expect(deltas("signature_delta")).toEqual([{ type: "signature_delta", signature: chatSignature }]);
     expect(message.content).toEqual(blocks);
 
-    // Sent back, the signed thinking is the assistant turn's reasoning entry.
+    // Sent back, the thinking signed in Anthropic's format goes to Anthropic alone: the chat endpoint gets the words.
     await client.messages.create({ ...params, messages: [...params.messages, { role: "assistant", content: message.content }, { role: "user", content: "Again" }] });
-    expect((lastChat().messages as Json[])[1]).toEqual({
-      role: "assistant",
-      content: [{ type: "text", text: "Hello." }],
-      reasoning_details: [{ type: "reasoning.text", text: thought, signature: chatSignature, format: reasoningFormat }],
-    });
+    expect((lastChat().messages as Json[])[1]).toEqual({ role: "assistant", content: [{ type: "text", text: "Hello." }] });
   });
 
   it("sends images as image_url parts and a PDF as a file part", async () => {

@@ -170,6 +170,8 @@ export const resolvedEndpoint = z.object({
   /** Variables that may hold the provider's key; the caller reads its own environment, secrets never travel. */
   api_key_env: z.array(z.string()),
   requires_api_key: z.boolean(),
+  /** The provider passes signed and encrypted reasoning on to the providers behind it (OpenRouter). */
+  relays_reasoning: z.boolean().optional(),
   /** The operator has a key for the provider (or it needs none): false when only the workspace's own can serve it. */
   operator_key: z.boolean().default(true),
   /** The caller's workspace brought its own key for the provider (BYOK): it is tried first. */

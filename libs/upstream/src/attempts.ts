@@ -15,6 +15,8 @@ export interface UpstreamTarget {
   upstreamModel: string;
   /** The endpoint's output limit, for wire formats that require one on every request. */
   maxCompletionTokens: number | null;
+  /** The provider passes signed and encrypted reasoning on to the providers behind it (OpenRouter). */
+  relaysReasoning?: boolean;
   /** Headers of the client's that a dialect's own wire carries on (Anthropic's `anthropic-beta`). */
   headers?: Readonly<Record<string, string>>;
   /** Told the JSON body an adapter posts, as it posts it (`debug.echo_upstream_body`); unset otherwise. */
@@ -59,7 +61,14 @@ export interface AttemptContext {
 
 export function targetOf(endpoint: ResolvedEndpoint, env: Record<string, string | undefined>, byokKey?: string): UpstreamTarget {
   const apiKey = byokKey ?? endpoint.api_key_env.map((name) => env[name]).find((value) => value);
-  return { provider: endpoint.provider, baseUrl: endpoint.base_url, apiKey, upstreamModel: endpoint.upstream_model, maxCompletionTokens: endpoint.max_completion_tokens };
+  return {
+    provider: endpoint.provider,
+    baseUrl: endpoint.base_url,
+    apiKey,
+    upstreamModel: endpoint.upstream_model,
+    maxCompletionTokens: endpoint.max_completion_tokens,
+    ...(endpoint.relays_reasoning ? { relaysReasoning: true } : {}),
+  };
 }
 
 /**

@@ -29,6 +29,12 @@ export const providerConfig = z.strictObject({
   api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
   /** A local server (Ollama, vLLM) may need no key; others are unusable without one. */
   requires_api_key: z.boolean().default(true),
+  /**
+   * An OpenAI-compatible router (OpenRouter) that passes reasoning sent back in `reasoning_details` on to the
+   * providers behind it: signed and encrypted reasoning of every provider reaches it. Other endpoints of that
+   * format get none of it.
+   */
+  relays_reasoning: z.boolean().default(false),
   data_policy: z
     .strictObject({
       training: z.boolean().default(false),

@@ -32,6 +32,7 @@ function toResolved(e: EndpointEntry, workspace: WorkspacePolicy): ResolvedEndpo
     quantization: e.quantization ?? null,
     api_key_env: [...(e.providerEntry.api_key_env ? [e.providerEntry.api_key_env] : []), envName(e.providerEntry.slug, "API_KEY")],
     requires_api_key: e.providerEntry.requires_api_key,
+    ...(e.providerEntry.relays_reasoning ? { relays_reasoning: true } : {}),
     operator_key: e.providerEntry.usable,
     byok: own ? { operator_fallback: own.operator_fallback } : null,
   };

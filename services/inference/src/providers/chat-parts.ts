@@ -24,11 +24,27 @@ const choiceKeys = new Set(["index", "message", "delta", "finish_reason"]);
  * The field of a reasoning entry that only the provider of its format may be sent: a dialect whose reasoning
  * goes back to its own provider alone (the Responses API's reasoning items) sets it true. The adapters of
  * Anthropic, Gemini and OpenAI's Responses API rebuild their blocks from the entries of their own format, so
- * the field never reaches a provider; an OpenAI-compatible endpoint is sent none of these entries.
+ * the field never reaches a provider; an OpenAI-compatible endpoint is sent none of these entries, unless it
+ * is a router that relays them (`withReasoningRelayed`).
  */
 export const ownProviderOnly = "own_provider_only";
 
 const bound = (detail: unknown): boolean => isObject(detail) && detail[ownProviderOnly] === true;
+
+/**
+ * The reasoning formats of the providers the gateway has adapters for: OpenAI's Responses API, Anthropic's
+ * Messages API and Gemini. Each adapter reads back the entries of its own format alone.
+ */
+const providerFormats = new Set(["openai-responses-v1", "anthropic-claude-v1", "google-gemini-v1"]);
+
+/**
+ * The `format` field of a reasoning entry a client sent back, with `ownProviderOnly` when the format is a
+ * provider's the gateway has an adapter for: such an entry goes back to that provider alone.
+ */
+export const formatFields = (format: string): Record<string, string | boolean> => ({ format, ...(providerFormats.has(format) ? { [ownProviderOnly]: true } : {}) });
+
+/** Whether a message holds reasoning entries bound to their own provider. */
+const holds = (m: unknown): m is Fields & { reasoning_details: unknown[] } => isObject(m) && Array.isArray(m.reasoning_details) && m.reasoning_details.some(bound);
 
 /** Whether an assistant message has words or calls once its reasoning is gone. */
 const hasTurn = (message: Fields): boolean =>
@@ -43,7 +59,6 @@ const hasTurn = (message: Fields): boolean =>
  */
 export function withoutBoundReasoning(body: Fields): Fields {
   const messages = Array.isArray(body.messages) ? body.messages : [];
-  const holds = (m: unknown): m is Fields & { reasoning_details: unknown[] } => isObject(m) && Array.isArray(m.reasoning_details) && m.reasoning_details.some(bound);
   if (!messages.some(holds)) return body;
   const kept = messages.flatMap((m: unknown) => {
     if (!holds(m)) return [m];
@@ -53,6 +68,17 @@ export function withoutBoundReasoning(body: Fields): Fields {
     return [others.length ? { ...rest, reasoning_details: others } : rest];
   });
   return { ...body, messages: kept };
+}
+
+/**
+ * A chat body for a router that relays reasoning (`relays_reasoning`): every entry goes, without the
+ * gateway's own mark.
+ */
+export function withReasoningRelayed(body: Fields): Fields {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  if (!messages.some(holds)) return body;
+  const unmarked = (d: unknown) => (bound(d) ? Object.fromEntries(Object.entries(d as Fields).filter(([key]) => key !== ownProviderOnly)) : d);
+  return { ...body, messages: messages.map((m: unknown) => (holds(m) ? { ...m, reasoning_details: m.reasoning_details.map(unmarked) } : m)) };
 }
 
 /** One buffered choice of an OpenAI-shaped answer, typed. */

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { parsedText, posted, postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { PartBatch, StreamPart } from "../generation/parts.js";
 import { isObject, text } from "../json.js";
-import { chatChoice, chatDeltaParts, withoutBoundReasoning } from "./chat-parts.js";
+import { chatChoice, chatDeltaParts, withoutBoundReasoning, withReasoningRelayed } from "./chat-parts.js";
 import { answeredError, statusOfCode, tokenCount } from "./answers.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
@@ -106,10 +106,11 @@ export function openAiBody(body: Record<string, unknown>, endpointMaxTokens: num
 
 /**
  * A wire format of Chat Completions, given how it makes its body of the gateway's. Reasoning bound to another
- * provider (`withoutBoundReasoning`) is left out first: this format has no provider of its own to give it to.
+ * provider (`withoutBoundReasoning`) is left out first: this format has no provider of its own to give it to,
+ * unless the endpoint is a router that relays it to the providers behind it (`withReasoningRelayed`).
  */
 function chatCompletions(shapeOf: (body: Record<string, unknown>, target: UpstreamTarget) => Record<string, unknown>): ChatProvider {
-  const shape = (body: Record<string, unknown>, target: UpstreamTarget) => shapeOf(withoutBoundReasoning(body), target);
+  const shape = (body: Record<string, unknown>, target: UpstreamTarget) => shapeOf(target.relaysReasoning ? withReasoningRelayed(body) : withoutBoundReasoning(body), target);
   return {
     async complete(body, target, signal) {
       const parsed = completion.safeParse(await postJsonAnswer(...call(shape(body, target), target, false), signal));

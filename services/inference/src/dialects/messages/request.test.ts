@@ -147,8 +147,8 @@ describe("toChatRequest: prompt", () => {
         { id: "toolu_2", type: "function", function: { name: "get_time", arguments: "{}" } },
       ],
       reasoning_details: [
-        { type: "reasoning.text", text: "They want weather.", signature: "sig-1", format: "anthropic-claude-v1" },
-        { type: "reasoning.encrypted", data: "opaque", format: "anthropic-claude-v1" },
+        { type: "reasoning.text", text: "They want weather.", signature: "sig-1", format: "anthropic-claude-v1", own_provider_only: true },
+        { type: "reasoning.encrypted", data: "opaque", format: "anthropic-claude-v1", own_provider_only: true },
       ],
     });
     expect(anthropicReasoningFormat).toBe("anthropic-claude-v1");
@@ -168,10 +168,22 @@ describe("toChatRequest: prompt", () => {
     ];
     expect(messagesOf({ messages: [{ role: "user", content: "Weather?" }, { role: "assistant", content }] })[1]).toMatchObject({
       reasoning_details: [
-        { type: "reasoning.text", text: "Gem", signature: "g-sig", format: "google-gemini-v1", id: "call_1" },
-        { type: "reasoning.encrypted", data: "gAAAA", format: "openai-responses-v1", id: "rs_1" },
+        { type: "reasoning.text", text: "Gem", signature: "g-sig", format: "google-gemini-v1", own_provider_only: true, id: "call_1" },
+        { type: "reasoning.encrypted", data: "gAAAA", format: "openai-responses-v1", own_provider_only: true, id: "rs_1" },
       ],
     });
+  });
+
+  it("gives thinking without a signature as reasoning text of no provider, and a format the gateway has no adapter for unbound", () => {
+    const content = [
+      { type: "thinking", thinking: "Plain thought.", signature: "" },
+      { type: "redacted_thinking", data: "switchyard:other-vendor-v1::opaque" },
+      { type: "text", text: "Done." },
+    ];
+    expect(messagesOf({ messages: [{ role: "user", content: "Hi" }, { role: "assistant", content }] })[1]!.reasoning_details).toEqual([
+      { type: "reasoning.text", text: "Plain thought." },
+      { type: "reasoning.encrypted", data: "opaque", format: "other-vendor-v1" },
+    ]);
   });
 
   it("replays the gateway's own server tool calls as a call and its result, then what the turn said after", () => {

@@ -1,6 +1,7 @@
 import { anthropicOnlyFields, unrelayedFields, type MessagesContentBlock, type MessagesCountTokensRequest, type MessagesRequest, type MessagesTool } from "@switchyard/contracts";
 import { badRequest } from "@switchyard/runtime";
 import { createHash } from "node:crypto";
+import { formatFields } from "../../providers/chat-parts.js";
 import { toolFunctionName } from "../../tools/declared.js";
 import { replayedResult, replayedTool, resultTypes } from "./server-calls.js";
 
@@ -29,6 +30,21 @@ export function unwrapReasoning(value: string): { format: string; id?: string; v
   const mark = foreignMark.exec(value);
   if (!mark) return { format: anthropicReasoningFormat, value };
   return { format: mark[1]!, ...(mark[2] ? { id: mark[2] } : {}), value: value.slice(mark[0].length) };
+}
+
+/**
+ * A thinking or redacted thinking block sent back, as its reasoning entry. A signature or encrypted data is
+ * its provider's (Anthropic's unless wrapped with another format) and goes back to that provider alone
+ * (`formatFields`); thinking without a signature is reasoning text with no provider of its own.
+ */
+function reasoningDetail(block: Json): Json {
+  if (block.type === "redacted_thinking") {
+    const { value, format, ...id } = unwrapReasoning(String(block.data));
+    return { type: "reasoning.encrypted", data: value, ...formatFields(format), ...id };
+  }
+  const { value, format, ...id } = unwrapReasoning(typeof block.signature === "string" ? block.signature : "");
+  if (!value) return { type: "reasoning.text", text: block.thinking };
+  return { type: "reasoning.text", text: block.thinking, signature: value, ...formatFields(format), ...id };
 }
 
 /** A Messages request as the gateway runs it. */
@@ -179,13 +195,7 @@ class Mapper {
       const b = block as Json;
       if (block.type === "text") turn.parts.push({ type: "text", text: b.text, ...cacheOf(b) });
       else if (block.type === "tool_use") turn.calls.push({ id: b.id, type: "function", function: { name: chatName(String(b.name)), arguments: JSON.stringify(b.input ?? {}) } });
-      else if (block.type === "thinking") {
-        const { value, ...origin } = unwrapReasoning(String(b.signature));
-        turn.details.push({ type: "reasoning.text", text: b.thinking, ...(value ? { signature: value } : {}), ...origin });
-      } else if (block.type === "redacted_thinking") {
-        const { value, ...origin } = unwrapReasoning(String(b.data));
-        turn.details.push({ type: "reasoning.encrypted", data: value, ...origin });
-      }
+      else if (block.type === "thinking" || block.type === "redacted_thinking") turn.details.push(reasoningDetail(b));
       else if (block.type === "server_tool_use" && replayedTool(b.name)) {
         this.replayed = true;
         turn.calls.push({ id: String(b.id), type: "function", function: { name: toolFunctionName(replayedTool(b.name)!), arguments: JSON.stringify(b.input ?? {}) } });

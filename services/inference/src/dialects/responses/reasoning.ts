@@ -16,8 +16,6 @@
 export const openAiFormat = "openai-responses-v1";
 /** The `format` of Anthropic's thinking blocks. */
 export const anthropicFormat = "anthropic-claude-v1";
-/** The `format` of Gemini's thought signatures. */
-export const geminiFormat = "google-gemini-v1";
 /** The format named when a provider gave its reasoning none. */
 const unnamedFormat = "unknown";
 

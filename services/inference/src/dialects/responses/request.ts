@@ -10,8 +10,8 @@ import {
   type ResponsesToolChoice,
 } from "@switchyard/contracts";
 import { badRequest } from "@switchyard/runtime";
-import { ownProviderOnly } from "../../providers/chat-parts.js";
-import { anthropicFormat, geminiFormat, openAiFormat, unseal } from "./reasoning.js";
+import { formatFields } from "../../providers/chat-parts.js";
+import { anthropicFormat, openAiFormat, unseal } from "./reasoning.js";
 
 type Message = Record<string, unknown>;
 type Detail = Record<string, unknown> & { type: string };
@@ -66,15 +66,12 @@ function chatPart(part: ResponsesContentPart): Message {
 /** A message's content as chat takes it: a string stays one. */
 const chatContent = (content: string | ResponsesContentPart[]): string | Message[] => (typeof content === "string" ? content : content.map(chatPart));
 
-/** The reasoning formats of the providers the gateway has adapters for: OpenAI's Responses API, Anthropic, Gemini. */
-const providerFormats = new Set([openAiFormat, anthropicFormat, geminiFormat]);
-
 /**
  * A reasoning item as the `reasoning_details` entries it came from; its summaries and encrypted content share
  * its id. What a provider needs to continue comes from `encrypted_content` (see `./reasoning.ts`): unmarked
  * it is OpenAI's, unless the item names another `format`; the `signature` field of older clients is a
  * thinking block's signature. Entries of OpenAI's, Anthropic's or Gemini's format are marked to reach only
- * that provider (`ownProviderOnly`).
+ * that provider (`formatFields`).
  */
 export function reasoningDetails(item: Item<"reasoning">): Detail[] {
   const content = item.encrypted_content ?? undefined;
@@ -83,7 +80,7 @@ export function reasoningDetails(item: Item<"reasoning">): Detail[] {
   const data = sealed ? (sealed.kind === "encrypted" ? sealed.value : undefined) : content;
   const named = sealed?.format ?? item.format ?? (data ? openAiFormat : signature ? anthropicFormat : undefined);
   // The reasoning of a provider the gateway has an adapter for goes back to that provider alone.
-  const format = named ? { format: named, ...(providerFormats.has(named) ? { [ownProviderOnly]: true } : {}) } : {};
+  const format = named ? formatFields(named) : {};
   const entryId = sealed ? sealed.id : item.id;
   const id = entryId ? { id: entryId } : {};
   const texts = (item.content ?? []).map((c) => c.text);
