@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cbrMp3, mp3Seconds, perSecond, recorded, startMediaFixture, tone, xingMp3, type MediaFixture } from "./support/media-fixture.js";
 
@@ -47,5 +49,29 @@ describe("the audio length a transcription is held and charged for", () => {
     const usage = res.body.usage as { seconds: number; cost: number };
     expect(usage.seconds).toBeCloseTo(mp3Seconds(459), 2);
     expect(usage.cost).toBeCloseTo(costOf(mp3Seconds(459)), 12);
+  });
+
+  /** Real encoder output (services/media/src/transcription/fixtures) and the seconds ffmpeg plays of each. */
+  const encoded = [
+    { file: "tone-1.25s-8k.flac", format: "flac", plays: 1.25 },
+    { file: "tone-1.25s-8k-opus.ogg", format: "ogg", plays: 1.25 },
+    { file: "tone-1.25s-8k-vorbis.ogg", format: "ogg", plays: 1.28 },
+    { file: "tone-1.25s-8k.aac", format: "aac", plays: 1.408 },
+    { file: "tone-1s.m4a", format: "m4a", plays: 1.064 },
+    { file: "tone-1s-fragmented.mp4", format: "mp4", plays: 1.064 },
+    { file: "tone-1s-live.webm", format: "webm", plays: 1 },
+  ];
+
+  it.each(encoded)("charges $file the seconds a decoder plays when the provider reports no usage", async ({ file, format, plays }) => {
+    const bytes = await readFile(join(import.meta.dirname, "../services/media/src/transcription/fixtures", file));
+    // A second per 1,000 bytes, the bound these were charged at, is two to three times their length.
+    expect(bytes.length / 1000).toBeGreaterThan(plays * 1.6);
+    const res = await transcribe("stt/nousage", bytes, format);
+    expect(res.status).toBe(200);
+    const usage = res.body.usage as { seconds: number; cost: number };
+    expect(Math.abs(usage.seconds - plays)).toBeLessThan(0.04);
+    // Within the millisecond the charge is rounded up to.
+    expect(Math.abs(usage.cost - costOf(usage.seconds))).toBeLessThanOrEqual(Number(perSecond) / 1000 + 1e-12);
+    expect(Number((await recorded(m.gw, m.key, String(res.headers.get("x-generation-id")))).total_cost)).toBe(usage.cost);
   });
 });

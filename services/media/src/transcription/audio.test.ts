@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { audioInput, AudioRejected, sniffAudio, wavSeconds, worstCaseSeconds } from "./audio.js";
+import { audioInput, AudioRejected, audioSeconds, sniffAudio, wavSeconds, worstCaseSeconds } from "./audio.js";
 
 /** A PCM WAV header (16-bit mono at `rate` Hz) followed by `samples` silent samples. */
 function wav(rate: number, samples: number, declared = samples * 2): Buffer {
@@ -31,6 +31,8 @@ describe("audio containers", () => {
     ["mp3", padded("ID3\x04")],
     ["mp3", padded([0xff, 0xfb, 0x90])],
     ["aac", padded([0xff, 0xf1, 0x50])],
+    ["flac", Buffer.concat([Buffer.from("ID3\x04\0\0\0\0\0\x02", "latin1"), Buffer.alloc(2), padded("fLaC")])],
+    ["aac", Buffer.concat([Buffer.from("ID3\x04\0\0\0\0\0\0", "latin1"), padded([0xff, 0xf1, 0x50])])],
   ])("knows %s by its signature", (format, bytes) => {
     expect(sniffAudio(bytes)).toBe(format);
   });
@@ -62,8 +64,12 @@ describe("audio containers", () => {
     expect(wavSeconds(stereo)).toBe(1);
   });
 
-  it("bounds other containers at 8 kbit/s", () => {
+  it("bounds other containers at 8 kbit/s, or at the length read when that is longer", () => {
     expect(worstCaseSeconds(Buffer.concat([padded("OggS"), Buffer.alloc(9_964)]))).toBe(10);
     expect(worstCaseSeconds(wav(16_000, 8000))).toBe(0.5);
+    // ADTS frames of 7 header bytes and one byte of silence: 1,024 samples at 8 kHz in 8 bytes.
+    const silence = Buffer.concat(Array.from({ length: 1000 }, () => Buffer.from([0xff, 0xf1, 0x6c, 0x40, 0x01, 0x1f, 0xfc, 0x00])));
+    expect(audioSeconds(silence)).toBeCloseTo(128, 6);
+    expect(worstCaseSeconds(silence)).toBeCloseTo(128, 6);
   });
 });

@@ -1,5 +1,11 @@
 import type { AudioInput } from "../providers/types.js";
+import { aacSeconds } from "./aac.js";
+import { flacSeconds } from "./flac.js";
+import { id3End } from "./id3.js";
 import { mp3Seconds } from "./mp3.js";
+import { mp4Seconds } from "./mp4.js";
+import { oggSeconds } from "./ogg.js";
+import { webmSeconds } from "./webm.js";
 
 /** Containers speech-to-text servers take, by the names clients use, with their MIME type and file extension. */
 const containers: Record<string, { mediaType: string; extension: string }> = {
@@ -26,10 +32,13 @@ export function sniffAudio(bytes: Buffer): string | undefined {
   if (ascii(0, 4) === "OggS") return "ogg";
   if (bytes.readUInt32BE(0) === 0x1a45dfa3) return "webm";
   if (ascii(4, 8) === "ftyp") return "m4a";
-  if (ascii(0, 3) === "ID3") return "mp3";
+  // ID3 tags come before MP3 audio, and now and then before FLAC or ADTS: what follows them says which.
+  const start = ascii(0, 3) === "ID3" ? id3End(bytes) : 0;
+  if (start > 0 && ascii(start, start + 4) === "fLaC") return "flac";
   // An MPEG audio frame sync; ADTS (raw AAC) sets layer bits to zero.
-  if (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0) return ((bytes[1] ?? 0) & 0x06) === 0 ? "aac" : "mp3";
-  return undefined;
+  const [b0, b1 = 0] = [bytes[start], bytes[start + 1]];
+  if (b0 === 0xff && (b1 & 0xe0) === 0xe0) return (b1 & 0x06) === 0 ? "aac" : "mp3";
+  return start > 0 ? "mp3" : undefined;
 }
 
 /** Formats that are one family: a caller saying `mp4` for an m4a file, or `opus` for Ogg, is right. */
@@ -87,12 +96,37 @@ export function wavSeconds(bytes: Buffer): number | undefined {
   return undefined;
 }
 
-/** The audio's length in seconds where the gateway can read it (PCM WAV, MP3); undefined for other containers. */
-export const audioSeconds = (bytes: Buffer): number | undefined => wavSeconds(bytes) ?? mp3Seconds(bytes);
+/** The length reader of each container, by what `sniffAudio` names. */
+const lengthOf: Record<string, (bytes: Buffer) => number | undefined> = {
+  wav: wavSeconds,
+  mp3: mp3Seconds,
+  flac: flacSeconds,
+  ogg: oggSeconds,
+  webm: webmSeconds,
+  m4a: mp4Seconds,
+  aac: aacSeconds,
+};
+
+/** Lengths already read, by upload: the hold, the charge and the estimate each ask for one. */
+const read = new WeakMap<Buffer, number | undefined>();
 
 /**
- * The most seconds the audio can last, for holding spend before a provider says: exact for PCM WAV, else
- * the length at 8 kbit/s, below which speech codecs are not used for uploads. An MP3's frame headers, which
- * the client writes, do not lower it.
+ * The audio's length in seconds as a decoder plays it, read from its frames or packets (PCM WAV, MP3, FLAC,
+ * Ogg Opus and Vorbis, MP4/M4A, WebM/Matroska, ADTS AAC); headers the client writes (durations, sample
+ * counts) never lower it. Undefined where the container is none of those or cannot be read.
  */
-export const worstCaseSeconds = (bytes: Buffer): number => wavSeconds(bytes) ?? bytes.length / 1000;
+export function audioSeconds(bytes: Buffer): number | undefined {
+  if (read.has(bytes)) return read.get(bytes);
+  const format = sniffAudio(bytes);
+  const seconds = format === undefined ? undefined : lengthOf[format]?.(bytes);
+  read.set(bytes, seconds);
+  return seconds;
+}
+
+/**
+ * The most seconds the audio can last, for holding spend before a provider says: exact for PCM WAV; for
+ * other containers the length at 8 kbit/s, below which speech codecs are not used for uploads, or the length
+ * the gateway reads when that is longer (silence compresses far below it), so a charge by that length is
+ * always held.
+ */
+export const worstCaseSeconds = (bytes: Buffer): number => wavSeconds(bytes) ?? Math.max(bytes.length / 1000, audioSeconds(bytes) ?? 0);

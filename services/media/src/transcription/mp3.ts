@@ -1,3 +1,5 @@
+import { id3End } from "./id3.js";
+
 /** Bitrates in kbit/s by index 1 to 14, per MPEG version and layer. */
 const bitrates = {
   v1l1: [32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448],
@@ -39,16 +41,6 @@ function frameAt(bytes: Buffer, offset: number): FrameHeader | undefined {
   return { mpeg1, mono: bytes[offset + 3]! >> 6 === 3, bitrate, sampleRate: rate, samples, length };
 }
 
-/** Where the audio starts: after every ID3v2 tag (10 bytes of header, a syncsafe size, an optional footer). */
-function audioStart(bytes: Buffer): number {
-  let offset = 0;
-  while (offset + 10 <= bytes.length && bytes.toString("latin1", offset, offset + 3) === "ID3") {
-    const size = ((bytes[offset + 6]! & 0x7f) << 21) | ((bytes[offset + 7]! & 0x7f) << 14) | ((bytes[offset + 8]! & 0x7f) << 7) | (bytes[offset + 9]! & 0x7f);
-    offset += 10 + size + (bytes[offset + 5]! & 0x10 ? 10 : 0);
-  }
-  return offset;
-}
-
 /** The audio frames a Xing/Info or VBRI header in the first frame counts; undefined without one. */
 function countedFrames(bytes: Buffer, offset: number, first: FrameHeader): number | undefined {
   const sideInfo = first.mpeg1 ? (first.mono ? 17 : 32) : first.mono ? 9 : 17;
@@ -67,7 +59,7 @@ function countedFrames(bytes: Buffer, offset: number, first: FrameHeader): numbe
  * frames a decoder finds walking the file. Undefined when no MPEG audio frame starts the audio.
  */
 export function mp3Seconds(bytes: Buffer): number | undefined {
-  const start = audioStart(bytes);
+  const start = id3End(bytes);
   const first = frameAt(bytes, start);
   if (!first) return undefined;
   const counted = countedFrames(bytes, start, first);

@@ -13,7 +13,7 @@ const typicalTranscriptTokensPerSecond = 4;
 /**
  * Usage as the provider reported it. A provider that reports neither seconds nor tokens is charged for the
  * audio's length and the transcript's estimated tokens, and the usage is marked estimated. The length is the
- * provider's duration, else the one the gateway reads (PCM WAV, MP3), else the hold's bound of a second per
+ * provider's duration, else the one the gateway reads (`audioSeconds`), else the hold's bound of a second per
  * 1,000 bytes.
  */
 export function transcriptionUsage(answer: UpstreamTranscription, audio: Buffer): { usage: MediaUsage; estimated: boolean } {
