@@ -35,7 +35,7 @@ describe("spend on an embedded database", () => {
   it("lets at most a key's remaining limit's worth of 50 concurrent requests reach a provider", () => keyLimitUnderConcurrency(driver));
   it("applies a changed limit to the very next request", () => changedLimitBindsNextRequest(driver));
   it("counts a request in flight against a limit set while it waits", () => limitCountsRequestsInFlight(driver, gw.apiUrl));
-  it("shares one guardrail budget between two keys under 50 concurrent requests", () => guardrailBudgetUnderConcurrency(driver));
+  it("gives each key of a guardrail its own budget under 50 concurrent requests", () => guardrailBudgetUnderConcurrency(driver));
   // Last: the credits bind every key of the organization from then on.
   it("binds every key of the organization to its credits under 50 concurrent requests", () => creditsUnderConcurrency(driver));
 });

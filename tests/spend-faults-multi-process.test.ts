@@ -76,7 +76,7 @@ describe("spend across processes when NATS fails", () => {
     }
   }, 60_000);
 
-  it("binds a guardrail budget set while NATS is down, and charges it with what replicas that resolved the key before spent", async () => {
+  it("binds a guardrail budget set while NATS is down, counting the key's spend of the day and what replicas that resolved the key before spent", async () => {
     const { key, hash } = await h.newKey();
     // Both replicas resolve the key while no guardrail applies to it, and keep that resolution.
     const warm = await topology.driver.burst(10, () => Promise.all(Array.from({ length: 10 }, () => h.chat(key, "spend/cent"))));
@@ -85,7 +85,8 @@ describe("spend across processes when NATS fails", () => {
     await nats.kill!();
     let id: string;
     try {
-      const created = await topology.driver.call("POST", "/guardrails", { name: "two and a half cents", limit_usd: 0.025, reset_interval: "daily" });
+      // The key's ten cents of today count against its budget: two and a half cents are left.
+      const created = await topology.driver.call("POST", "/guardrails", { name: "twelve and a half cents", limit_usd: 0.125, reset_interval: "daily" });
       expect(created.status).toBe(201);
       id = String(h.data(created).id);
       expect((await topology.driver.call("POST", `/guardrails/${id}/assignments/keys`, { key_hashes: [hash] })).status).toBe(200);
@@ -98,8 +99,8 @@ describe("spend across processes when NATS fails", () => {
     } finally {
       await nats.restart!();
     }
-    // The two charges name no guardrail (their replicas had resolved the key before it had one); their holds
-    // did, so once settled they count against the budget: half a cent is left, too little for a cent.
+    // The two charges name no guardrail (their replicas had resolved the key before it had one); they are the
+    // key's spend all the same, so once settled half a cent is left, too little for a cent.
     await eventually(async () => ((await usageOf(hash)) ?? 0) >= 0.12, 45_000);
     const after = await h.chat(key, "spend/cent");
     expect(after.status).toBe(402);

@@ -82,7 +82,7 @@ async function sql(text: string): Promise<void> {
 }
 
 describe("guardrail budgets", () => {
-  it("shares one budget between two keys under 50 concurrent requests", () => guardrailBudgetUnderConcurrency(driver));
+  it("gives each key of a guardrail its own budget under 50 concurrent requests", () => guardrailBudgetUnderConcurrency(driver));
 
   it.skipIf(!process.env.DATABASE_URL)("refuses a guardrail change that identity could not record, and leaves the guardrail as it was", async () => {
     const created = await gw.call("POST", "/guardrails", { body: { name: "a dollar", limit_usd: 1, reset_interval: "daily" } });

@@ -156,20 +156,27 @@ export async function guardrailBudgetUnderConcurrency(d: SpendDriver): Promise<v
 
   const before = d.upstreamCalls("cent");
   const answers = await d.burst(50, () => Promise.all(Array.from({ length: 50 }, (_, i) => chat(i % 2 ? a.key : b.key, "spend/cent"))));
-  expect(answers.filter((r) => r.status === 200)).toHaveLength(5);
+  // Each key has the whole budget to itself, as OpenRouter's guardrail budgets bind each key: five requests each.
+  expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
   // Refused while the budget is held (402), or once its spend is settled (403, used up until it resets).
   const refused = answers.filter((r) => r.status === 402 || r.status === 403);
-  expect(refused).toHaveLength(45);
+  expect(refused).toHaveLength(40);
   expect(refused[0]?.body.error?.message).toContain(`guardrail ${id}`);
-  expect(d.upstreamCalls("cent") - before).toBe(5);
+  expect(d.upstreamCalls("cent") - before).toBe(10);
 
-  const total = async () => ((await keyRecord(a.hash)).usage ?? 0) + ((await keyRecord(b.hash)).usage ?? 0);
-  await eventually(async () => (await total()) >= 0.05, d.usageWithinMs);
-  expect(Number((await total()).toFixed(12))).toBe(0.05);
-  // Settled, the budget is used up: a 403 until it resets.
+  for (const { hash } of [a, b]) {
+    await eventually(async () => ((await keyRecord(hash)).usage ?? 0) >= 0.05, d.usageWithinMs);
+    expect(Number(((await keyRecord(hash)).usage ?? 0).toFixed(12))).toBe(0.05);
+  }
+  // Settled, the key's budget is used up: a 403 until it resets.
   const after = await chat(a.key, "spend/cent");
   expect(after.status).toBe(403);
   expect(after.body.error?.message).toContain(`budget of guardrail ${id} is used up`);
+  // A key assigned now has the whole budget too.
+  const c = await newKey();
+  expect((await d.call("POST", `/guardrails/${id}/assignments/keys`, { key_hashes: [c.hash] })).status).toBe(200);
+  expect((await chat(c.key, "spend/cent")).status).toBe(200);
+  await eventually(async () => ((await keyRecord(c.hash)).usage ?? 0) >= 0.01, d.usageWithinMs);
   await d.call("DELETE", `/guardrails/${id}`);
 }
 

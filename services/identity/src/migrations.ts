@@ -351,4 +351,12 @@ ALTER TABLE identity.auth_codes ALTER COLUMN key_limit TYPE numeric(22, 12);
 ALTER TABLE identity.organizations ALTER COLUMN credit_limit TYPE numeric(22, 12);
 `,
   },
+  {
+    id: "014_budgets_per_key",
+    sql: `
+-- A guardrail budget binds each key on its own, against the key's spend (key_spend): no read is left of
+-- the spend summed per guardrail.
+DROP TABLE identity.guardrail_spend;
+`,
+  },
 ];

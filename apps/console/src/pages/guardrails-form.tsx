@@ -140,7 +140,7 @@ export function GuardrailDialog({ call, guardrail, onSaved, onClose }: { call: C
           <Field label="Description">
             <input value={description} maxLength={1000} autoComplete="off" onInput={(e) => setDescription(e.currentTarget.value)} />
           </Field>
-          <Field label="Budget (USD)" hint="Shared by every key it is assigned to. Empty means no budget.">
+          <Field label="Budget (USD)" hint="For each key it is assigned to, on its own. Empty means no budget.">
             <input inputMode="decimal" value={budget} autoComplete="off" onInput={(e) => setBudget(e.currentTarget.value)} />
           </Field>
           <ResetField label="Budget resets" value={reset} onChange={setReset} />

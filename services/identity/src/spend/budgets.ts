@@ -5,8 +5,8 @@ import { changingBindings } from "./memory-holds.js";
 
 /**
  * Writes what catalog says of each guardrail's budget: its limit and window and every key it binds, or its
- * removal (`limit_usd` null). Each guardrail's lock is taken as a hold takes it, so a change waits for the
- * holds being decided against the old budget and binds every one after it. Idempotent: catalog sends the
+ * removal (`limit_usd` null). Each guardrail's lock, which holds share, is taken alone, so a change waits
+ * for the holds being decided against the old budget and binds every one after it. Idempotent: catalog sends the
  * whole state, and sends it again when it is unsure identity has it.
  */
 export function writeBudgets(db: Db, budgets: readonly GuardrailBudget[]): Promise<void> {

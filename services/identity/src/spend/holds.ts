@@ -48,9 +48,10 @@ interface Budget {
 export const guardrailLock = (guardrailId: string) => `switchyard.guardrail.${guardrailId}`;
 
 /**
- * The budgets that bind the key, as catalog last wrote them here. A guardrail's budget is shared by every
- * key it binds, so its holds are serialized by an advisory lock on its id, taken before its row is read
- * and in id order by every request (two requests never wait on each other in a cycle).
+ * The budgets that bind the key, as catalog last wrote them here. Each binds every key on its own, as
+ * OpenRouter's guardrail budgets do: a key's holds are serialized by its row's lock. A request shares each
+ * guardrail's advisory lock, in id order, before its row is read, so a change of the budget (which takes it
+ * alone, `writeBudgets`) waits for the holds being decided against the old one.
  */
 async function budgetsOf(tx: Queryable, request: HoldRequest): Promise<Budget[]> {
   const ids = await tx.query<{ guardrail_id: string }>(
@@ -58,7 +59,7 @@ async function budgetsOf(tx: Queryable, request: HoldRequest): Promise<Budget[]>
     [request.key_hash],
   );
   if (ids.length === 0) return [];
-  for (const { guardrail_id } of ids) await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [guardrailLock(guardrail_id)]);
+  for (const { guardrail_id } of ids) await tx.query(`SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))`, [guardrailLock(guardrail_id)]);
   // BYOK spend counts only against the budgets that say so.
   return tx.query<Budget>(
     `SELECT guardrail_id, limit_usd::text, reset_interval, include_byok FROM identity.guardrail_budgets
@@ -67,16 +68,18 @@ async function budgetsOf(tx: Queryable, request: HoldRequest): Promise<Budget[]>
   );
 }
 
-async function budgetStanding(tx: Queryable, request: HoldRequest, budget: Budget, starts: WindowStarts): Promise<Standing> {
+/** The key's spend in the budget's window and what its other requests hold, against the budget's limit. */
+async function budgetStanding(tx: Queryable, request: HoldRequest, budget: Budget, starts: WindowStarts, memory?: MemoryHolds): Promise<Standing> {
   const [sums] = await tx.query<{ spent: string; held: string }>(
     `SELECT
-       (SELECT coalesce(sum(cost + CASE WHEN $3 THEN byok_cost ELSE 0 END), 0) FROM identity.guardrail_spend
-         WHERE guardrail_id = $1 AND ($2::date IS NULL OR day >= $2::date))::text AS spent,
+       (SELECT coalesce(sum(cost + CASE WHEN $3 THEN byok_cost ELSE 0 END), 0) FROM identity.key_spend
+         WHERE key_hash = $1 AND ($2::date IS NULL OR day >= $2::date))::text AS spent,
        (SELECT coalesce(sum(amount), 0) FROM identity.holds
-         WHERE guardrail_ids @> ARRAY[$1]::text[] AND expires_at > now() AND generation_id <> $4 AND (NOT is_byok OR $3))::text AS held`,
-    [budget.guardrail_id, windowStart(budget.reset_interval, starts), budget.include_byok, request.generation_id],
+         WHERE key_hash = $1 AND expires_at > now() AND generation_id <> $4 AND (NOT is_byok OR $3))::text AS held`,
+    [request.key_hash, windowStart(budget.reset_interval, starts), budget.include_byok, request.generation_id],
   );
-  return { limitedBy: "guardrail", guardrailId: budget.guardrail_id, limit: toPico(budget.limit_usd), spent: toPico(sums!.spent), held: toPico(sums!.held) };
+  const inMemory = memory?.heldByKey(request.key_hash, request.generation_id, budget.include_byok) ?? 0n;
+  return { limitedBy: "guardrail", guardrailId: budget.guardrail_id, limit: toPico(budget.limit_usd), spent: toPico(sums!.spent), held: toPico(sums!.held) + inMemory };
 }
 
 const organizationLock = (organizationId: string) => `switchyard.organization.${organizationId}`;
@@ -108,7 +111,7 @@ async function organizationStanding(tx: Queryable, request: HoldRequest, memory?
 
 /**
  * Reserves the worst case of one attempt, atomically against the key's limit and every guardrail budget
- * that binds the key: concurrent requests of one key (or one guardrail) are serialized here, so their holds
+ * that binds the key: concurrent requests of one key are serialized here, so their holds
  * can never add up to more than what is left. Every request gets a hold, limited or not, so none reaches a
  * provider without a record here (a durable row, or memory on an embedded database: see `memory-holds.ts`),
  * and limits and budgets are read in the transaction that writes it: one set a moment ago binds the next
@@ -131,7 +134,7 @@ async function decideHold(db: Db, request: HoldRequest, now: Date): Promise<Hold
     const key = await keyStanding(tx, request, starts, memory);
     if (key) standings.push(key);
     const budgets = await budgetsOf(tx, request);
-    for (const budget of budgets) standings.push(await budgetStanding(tx, request, budget, starts));
+    for (const budget of budgets) standings.push(await budgetStanding(tx, request, budget, starts, memory));
     const organization = await organizationStanding(tx, request, memory);
     if (organization) standings.push(organization);
     for (const s of standings) {

@@ -96,12 +96,6 @@ export async function recordCharges(db: Queryable, events: readonly Charged[]): 
        SELECT key_hash, day, coalesce(sum(cost) FILTER (WHERE NOT is_byok), 0), coalesce(sum(cost) FILTER (WHERE is_byok), 0) FROM entry GROUP BY key_hash, day
        ON CONFLICT (key_hash, day) DO UPDATE
          SET cost = key_spend.cost + excluded.cost, byok_cost = key_spend.byok_cost + excluded.byok_cost
-     ), guardrail_day AS (
-       INSERT INTO ${schema}.guardrail_spend (guardrail_id, day, cost, byok_cost)
-       SELECT id, day, coalesce(sum(cost) FILTER (WHERE NOT is_byok), 0), coalesce(sum(cost) FILTER (WHERE is_byok), 0)
-       FROM entry, LATERAL (SELECT DISTINCT unnest(entry.guardrail_ids) AS id) AS g GROUP BY id, day
-       ON CONFLICT (guardrail_id, day) DO UPDATE
-         SET cost = guardrail_spend.cost + excluded.cost, byok_cost = guardrail_spend.byok_cost + excluded.byok_cost
      ), settled AS (
        -- A charge replaces its reservation, also when a duplicate report finds the row already there.
        DELETE FROM ${schema}.holds WHERE generation_id IN (SELECT generation_id FROM charge) RETURNING 1

@@ -104,7 +104,9 @@ describe("unbound holds on an embedded database", () => {
     expect((await placeHold(wrapped, request(key, "0.01"))).granted).toBe(true);
     const guardrail = `gr-${randomUUID()}`;
     await writeBudgets(wrapped, [{ guardrail_id: guardrail, organization_id: organization, limit_usd: "0.05", reset_interval: null, include_byok: false, key_hashes: [key] }]);
-    expect((await placeHold(wrapped, request(key, "0.05"))).granted).toBe(true);
+    // The hold in memory is the key's request in flight: it counts against the key's budget.
+    expect(await placeHold(wrapped, request(key, "0.05"))).toMatchObject({ granted: false, remaining_usd: "0.04" });
+    expect((await placeHold(wrapped, request(key, "0.04"))).granted).toBe(true);
     expect(await placeHold(wrapped, request(key, "0.01"))).toMatchObject({ granted: false, limited_by: "guardrail", guardrail_id: guardrail });
     expect(await rowsOf(key)).toBe(1);
   });
