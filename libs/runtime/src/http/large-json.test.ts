@@ -1,17 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { jsonBody, parseJsonBytes } from "./large-json.js";
+import { seededRandom } from "../../../../tests/support/seeded.js";
 
 /** The longest string a piece may be: 60 KB of characters, well under V8's 128 KB of a regular object even at two bytes each. */
 const pieceLimit = 60 * 1024 + 64;
-
-/** A deterministic stream of numbers in [0, 1). */
-function random(seed: number) {
-  let state = seed;
-  return () => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return state / 2147483648;
-  };
-}
 
 const words = ["fix", "the", "ledger", "test", '"quoted"', "back\\slash", "line\nbreak", "tab\t", "café", "🙂", "{\"role\":", "],", "\u0000", "日本語"];
 
@@ -23,7 +15,7 @@ function text(next: () => number, length: number): string {
 
 /** A conversation of `count` messages of about `size` characters each, in the shape chat clients send. */
 function conversation(seed: number, count: number, size: number) {
-  const next = random(seed);
+  const next = seededRandom(seed);
   return Array.from({ length: count }, (_, i) =>
     i % 3 === 2
       ? { role: "assistant", content: [{ type: "text", text: text(next, size) }], tool_calls: [{ id: `call_${i}`, type: "function", function: { name: "run", arguments: '{"cmd":"npm test"}' } }] }
@@ -70,7 +62,7 @@ describe("parseJsonBytes", () => {
 
   it("parses the Responses API's input and Messages' messages wherever the member is, and Codex's items", () => {
     const input = conversation(7, 200, 1200);
-    const next = random(5);
+    const next = seededRandom(5);
     const codex = Array.from({ length: 240 }, (_, i) => {
       const call_id = `call_${i >> 2}`;
       if (i % 4 === 0) return { type: "message", role: "user", content: [{ type: "input_text", text: text(next, 900) }] };
@@ -180,7 +172,7 @@ function longestString(value: unknown): number {
 
 describe("jsonBody", () => {
   it("writes a large body as JSON.stringify's bytes, from pieces that are none of them large", () => {
-    const next = random(11);
+    const next = seededRandom(11);
     const bodies = [
       { model: "m", messages: conversation(1, 334, 700), stream: false, skipped: undefined, fn: () => 1 },
       { contents: conversation(2, 4, 90_000).map((m) => ({ role: m.role, parts: [{ text: m.content }] })), generationConfig: { temperature: 0.2 } },

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { aacSeconds } from "./aac.js";
 import { mp3Seconds } from "./mp3.js";
+import { seededRandom } from "../../../../tests/support/seeded.js";
 
 /** An ADTS frame of `length` bytes: sampling frequency index 8 is 16 kHz, 4 is 44.1 kHz, 11 is 8 kHz. */
 function frame(options: { rateIndex?: number; blocks?: number; length?: number; layer?: number } = {}): Buffer {
@@ -12,15 +13,6 @@ function frame(options: { rateIndex?: number; blocks?: number; length?: number; 
   return bytes;
 }
 const frames = (count: number, options: Parameters<typeof frame>[0] = {}) => Buffer.concat(Array.from({ length: count }, () => frame(options)));
-
-/** A seeded generator, so a failing fuzz case can be found again. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state / 2_147_483_648;
-  };
-}
 
 describe("ADTS AAC length", () => {
   it("counts 1024 samples for each raw data block of each frame at the frame's sample rate", () => {
@@ -72,7 +64,7 @@ describe("ADTS AAC length", () => {
   });
 
   it("never throws on random, truncated or altered bytes", () => {
-    const next = random(11);
+    const next = seededRandom(11);
     const whole = Buffer.concat([frames(4), frames(2, { rateIndex: 3, blocks: 2, length: 90 })]);
     const inputs: Buffer[] = [];
     for (let length = 0; length <= whole.length; length++) inputs.push(whole.subarray(0, length));

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { webmSeconds } from "./webm.js";
+import { readableSeconds, seededRandom } from "../../../../tests/support/seeded.js";
 
 const idBytes = (id: number) => {
   const hex = id.toString(16);
@@ -184,43 +185,31 @@ describe("WebM length", () => {
   });
 });
 
-/** A seeded generator, so that a failing input can be found again. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-const readable = (seconds: number | undefined) => seconds === undefined || (Number.isFinite(seconds) && seconds >= 0);
-
 describe("WebM length on hostile bytes", () => {
   const real = readFileSync(new URL("./fixtures/tone-1s-live.webm", import.meta.url));
-  const next = random(11);
+  const next = seededRandom(11);
 
   it("never throws on random bytes, truncations or single-byte changes", () => {
     for (let i = 0; i < 300; i++) {
       const bytes = Buffer.from(Array.from({ length: Math.floor(next() * 400) }, () => Math.floor(next() * 256)));
       ebml().copy(bytes);
-      expect(readable(webmSeconds(bytes))).toBe(true);
+      expect(readableSeconds(webmSeconds(bytes))).toBe(true);
     }
-    for (let length = 0; length <= real.length; length++) expect(readable(webmSeconds(real.subarray(0, length)))).toBe(true);
+    for (let length = 0; length <= real.length; length++) expect(readableSeconds(webmSeconds(real.subarray(0, length)))).toBe(true);
     for (let i = 0; i < 2000; i++) {
       const bytes = Buffer.from(real);
       bytes[Math.floor(next() * bytes.length)] = Math.floor(next() * 256);
-      expect(readable(webmSeconds(bytes))).toBe(true);
+      expect(readableSeconds(webmSeconds(bytes))).toBe(true);
     }
   });
 
   it("never throws on elements nested in themselves or sizes past the end", () => {
     let nested = opusRun(0, 1)[0]!;
     for (let i = 0; i < 3000; i++) nested = [open, el][i % 2]!([0x18538067, 0x1f43b675, 0xa0, 0x1654ae6b, 0xae][i % 5]!, nested);
-    expect(readable(webmSeconds(Buffer.concat([ebml(), nested])))).toBe(true);
+    expect(readableSeconds(webmSeconds(Buffer.concat([ebml(), nested])))).toBe(true);
     const huge = Buffer.concat([ebml(), open(0x18538067, info(), opusTrack), Buffer.from([0x1f, 0x43, 0xb6, 0x75, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])]);
-    expect(readable(webmSeconds(huge))).toBe(true);
+    expect(readableSeconds(webmSeconds(huge))).toBe(true);
     const laced = el(0xa3, Buffer.from([0x81, 0, 0, 0x82, 0xff, 0xff, 0xff, 0xff]));
-    expect(readable(webmSeconds(webm(info(), opusTrack, cluster(0, laced))))).toBe(true);
+    expect(readableSeconds(webmSeconds(webm(info(), opusTrack, cluster(0, laced))))).toBe(true);
   });
 });
