@@ -97,7 +97,7 @@ const settings = {
   limit_usd: picodollarAmount(z.number().finite().min(0, "must not be negative").max(1e9))
     .nullable()
     .optional()
-    .describe("Budget shared by every key the guardrail is assigned to, per reset_interval; bound at the hold"),
+    .describe("Budget of each key the guardrail is assigned to, on its own, per reset_interval; bound at the hold"),
   reset_interval: limitReset.nullable().optional(),
   include_byok_in_budgets: z.boolean().optional().describe("Count spend on workspaces' own provider keys against the budget"),
   allowed_providers: slugList.describe("Only these providers serve the keys' requests"),
