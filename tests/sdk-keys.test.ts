@@ -33,6 +33,15 @@ describe("@openrouter/sdk against the gateway", () => {
     expect(deleted.deleted).toBe(true);
   });
 
+  it("keeps the partner's end user a key is made for, and refuses a secret of the partner's", async () => {
+    const created = await admin.apiKeys.create({ requestBody: { name: "for a partner's user", external: { user: "user-1" } } });
+    expect(created.data.externalUser).toBe("user-1");
+    expect((await admin.apiKeys.get({ hash: created.data.hash })).data.externalUser).toBe("user-1");
+    expect((await admin.apiKeys.list()).data.find((k) => k.hash === created.data.hash)?.externalUser).toBe("user-1");
+    const partnerSecret = admin.apiKeys.create({ requestBody: { name: "partner secret", external: { user: "user-2", apiKey: "p".repeat(40) } } });
+    await expect(partnerSecret).rejects.toMatchObject({ statusCode: 400, body: expect.stringContaining("external.api_key") });
+  });
+
   it("reads the calling key's metadata", async () => {
     const created = await admin.apiKeys.create({ requestBody: { name: "inference" } });
     const user = new OpenRouter({ apiKey: created.key, serverURL: gw.apiUrl });

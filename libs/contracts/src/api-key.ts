@@ -25,7 +25,7 @@ export const apiKey = z.object({
   expires_at: isoTimestamp.nullable(),
   creator_user_id: z.string().nullable(),
   workspace_id: uuid,
-  external_user: z.null(),
+  external_user: z.string().nullable().describe("The partner's end user the key was made for (`external.user` at creation)"),
   is_management_key: z.boolean().describe("Switchyard extension: whether this is a management key"),
   rate_limit_per_minute: z.number().int().nullable().describe("Switchyard extension: per-key request rate"),
 });
@@ -55,6 +55,16 @@ export const createApiKeyBody = z.strictObject({
   creator_user_id: z.string().max(256).nullable().optional(),
   is_management_key: z.boolean().optional(),
   rate_limit_per_minute: rateLimit.optional(),
+  external: z
+    .strictObject({
+      user: z.string().trim().min(1, "must not be empty").max(256, "must be at most 256 characters"),
+      api_key: z.unknown().optional(),
+    })
+    .refine((external) => external.api_key === undefined, {
+      path: ["api_key"],
+      message: "a secret of the partner's is not taken: the gateway makes each key's secret and returns it once",
+    })
+    .optional(),
 });
 export type CreateApiKeyBody = z.infer<typeof createApiKeyBody>;
 

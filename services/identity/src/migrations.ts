@@ -359,4 +359,11 @@ ALTER TABLE identity.organizations ALTER COLUMN credit_limit TYPE numeric(22, 12
 DROP TABLE identity.guardrail_spend;
 `,
   },
+  {
+    id: "015_key_external_user",
+    sql: `
+-- The partner's end user a key was made for (OpenRouter's external.user).
+ALTER TABLE identity.api_keys ADD COLUMN external_user text;
+`,
+  },
 ];

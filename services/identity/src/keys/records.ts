@@ -15,13 +15,14 @@ export interface KeyRow {
   rate_limit_per_minute: number | null;
   expires_at: Date | null;
   creator_user_id: string | null;
+  external_user: string | null;
   created_at: Date;
   updated_at: Date | null;
 }
 
 export const keyColumns = `hash, organization_id::text, workspace_id::text, name, label, disabled, is_management,
   spend_limit::text, limit_reset, include_byok_in_limit, rate_limit_per_minute, expires_at, creator_user_id,
-  created_at, updated_at`;
+  external_user, created_at, updated_at`;
 
 /** Settled spend per window in USD, from the usage ledger. */
 export interface KeyUsage {
@@ -81,7 +82,7 @@ export function toApiKey(row: KeyRow, usage: KeyUsage = noUsage): ApiKey {
     expires_at: row.expires_at?.toISOString() ?? null,
     creator_user_id: row.creator_user_id,
     workspace_id: row.workspace_id,
-    external_user: null,
+    external_user: row.external_user,
     is_management_key: row.is_management,
     rate_limit_per_minute: row.rate_limit_per_minute,
   };

@@ -48,8 +48,8 @@ export async function insertKey(
   const hash = hashSecret(secret);
   const [inserted] = await tx.query<KeyRow>(
     `INSERT INTO identity.api_keys (hash, organization_id, workspace_id, name, label, is_management, spend_limit,
-       limit_reset, include_byok_in_limit, rate_limit_per_minute, expires_at, creator_user_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+       limit_reset, include_byok_in_limit, rate_limit_per_minute, expires_at, creator_user_id, external_user)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
      ON CONFLICT (hash) DO NOTHING
      RETURNING ${keyColumns}`,
     [
@@ -65,6 +65,7 @@ export async function insertKey(
       body.rate_limit_per_minute ?? null,
       body.expires_at ?? null,
       body.creator_user_id ?? null,
+      body.external?.user ?? null,
     ],
   );
   if (!inserted) throw badRequest("A key with this secret already exists");
