@@ -58,7 +58,8 @@ export async function keyLimitUnderConcurrency(d: SpendDriver): Promise<void> {
   // Refused: 402 while the last holds are unsettled, 403 once settled spend has reached the limit.
   expect(statuses.filter((s) => s === 402 || s === 403)).toHaveLength(40);
   expect(d.upstreamCalls("cent") - before).toBe(10);
-  for (const refused of answers.filter((a) => a.status === 402)) expect(refused.body.error?.message).toMatch(/can only afford 0\./);
+  // A price per request: the 402 speaks of dollars, since fewer max_tokens would not help.
+  for (const refused of answers.filter((a) => a.status === 402)) expect(refused.body.error?.message).toMatch(/it can cost up to \$0\.01, but only \$[\d.]+ remains\./);
 
   await usageReaches(hash, 1);
   expect(await keyRecord(hash)).toMatchObject({ usage: 1, usage_daily: 1, usage_weekly: 1, usage_monthly: 1, limit_remaining: 0 });
@@ -142,7 +143,7 @@ export async function creditsUnderConcurrency(d: SpendDriver): Promise<void> {
   expect(await credits(a.key)).toEqual({ total_credits: limit, total_usage: limit });
   const exhausted = await chat(a.key, "spend/cent");
   expect(exhausted.status).toBe(402);
-  expect(exhausted.body.error?.message).toMatch(/can only afford 0\. The organization's credits/);
+  expect(exhausted.body.error?.message).toMatch(/but only \$0 remains\. The organization's credits/);
 }
 
 /** A $0.05 daily guardrail budget shared by two keys, under 50 concurrent requests: five reach the provider. */

@@ -88,11 +88,15 @@ export const limitOwner = (decision: HoldDecision & { granted: false }): string 
  */
 export async function holdAmount(context: HoldContext, worstCase: bigint, isByok: boolean): Promise<void> {
   const refused = await requestHold(context, worstCase, isByok);
-  if (!refused) return;
+  if (refused) throw costRefusal(worstCase, refused);
+}
+
+/** The 402 of a refused hold in dollars: what the request can cost, and what is left. */
+export function costRefusal(worstCase: bigint, refused: HoldDecision & { granted: false }, extra: Record<string, unknown> = {}): HttpError {
   const remaining = toPico(refused.remaining_usd);
-  throw new HttpError(
+  return new HttpError(
     "payment_required",
     `This request requires more credits: it can cost up to $${picoToDecimal(worstCase)}, but only $${picoToDecimal(remaining)} remains. ${limitOwner(refused)}`,
-    { limited_by: refused.limited_by, guardrail_id: refused.guardrail_id, remaining_usd: picoToUsd(remaining), requested_usd: picoToUsd(worstCase) },
+    { limited_by: refused.limited_by, guardrail_id: refused.guardrail_id, remaining_usd: picoToUsd(remaining), requested_usd: picoToUsd(worstCase), ...extra },
   );
 }
