@@ -186,7 +186,8 @@ describe("a spend limit under concurrent /messages requests", () => {
     const refused = outcomes.filter((o) => o.status !== 200);
     expect(served).toHaveLength(5);
     expect(refused.map((o) => o.status)).toEqual(Array(7).fill(402));
-    for (const o of refused) expect(o.error).toEqual({ type: "error", error: { type: "billing_error", message: expect.stringMatching(/can only afford 0\b/) } });
+    // A price per request: the refusal says what it can cost and what is left.
+    for (const o of refused) expect(o.error).toEqual({ type: "error", error: { type: "billing_error", message: expect.stringMatching(/can cost up to \$0\.01, but only \$[\d.]+ remains/) } });
     expect(claude.requests.length - before).toBe(5);
 
     const costs = await Promise.all(served.map(async (o) => (await generation(String(o.id), key)).total_cost));
