@@ -42,6 +42,7 @@ export const toolCall = z.object({
   id: z.string(),
   type: z.literal("function"),
   function: z.object({ name: z.string(), arguments: z.string().describe("JSON-encoded arguments") }),
+  extra_content: jsonObject.optional().describe("Provider data of the call, sent back as it came (Google's thought signature)"),
 });
 export type ToolCall = z.infer<typeof toolCall>;
 
@@ -116,9 +117,38 @@ export const serverTool = z.looseObject({
 export const chatTool = z.union([functionTool, serverTool]);
 export type ChatTool = z.infer<typeof chatTool>;
 
-export const toolChoice = z.union([
+/** OpenAI's `allowed_tools` choice: the model may call only these functions; `required` makes it call one. */
+const allowedToolsChoice = z.object({
+  type: z.literal("allowed_tools"),
+  allowed_tools: z.object({
+    mode: z.enum(["auto", "required"]),
+    tools: z.array(z.looseObject({ type: z.literal("function"), function: z.looseObject({ name: functionName }) })).min(1, "must name at least 1 function"),
+  }),
+});
+
+/** Choice types with a shape of their own; every other type names a server tool of the request. */
+const shapedChoices = new Set(["function", "allowed_tools"]);
+
+const choiceBranches = [
   z.enum(["none", "auto", "required"]),
   z.object({ type: z.literal("function"), function: z.object({ name: functionName }) }),
-  z.object({ type: z.string().refine((type) => type !== "function", "a function choice needs a function name") }),
-]);
+  allowedToolsChoice,
+  z.object({ type: z.string().refine((type) => !shapedChoices.has(type), { message: "has a shape of its own", abort: true }) }),
+] as const;
+
+/** The branch of `choiceBranches` a value is meant for, so that a bad choice is told by that branch's first problem. */
+const choiceBranch = (input: unknown): number => {
+  if (typeof input === "string") return 0;
+  const type = typeof input === "object" && input !== null ? (input as { type?: unknown }).type : undefined;
+  return type === "function" ? 1 : type === "allowed_tools" ? 2 : 3;
+};
+
+export const toolChoice = z.union(choiceBranches, {
+  error: (issue) => {
+    if (issue.code !== "invalid_union") return undefined;
+    const first = issue.errors[choiceBranch(issue.input)]?.[0];
+    if (!first || (first.code === "invalid_type" && first.path.length === 0)) return 'must be none, auto, required, {"type": "function", ...}, {"type": "allowed_tools", ...} or a server tool\'s {"type": ...}';
+    return `${first.path.join(".")}${first.path.length ? ": " : ""}${first.message}`;
+  },
+});
 export type ToolChoice = z.infer<typeof toolChoice>;

@@ -125,7 +125,8 @@ export const providerPreferencesWithOptions = providerPreferences.extend({
 
 export const responseFormat = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text") }),
-  z.object({ type: z.literal("json_object") }),
+  // Fireworks and Together constrain JSON mode with a schema beside the type.
+  z.object({ type: z.literal("json_object"), schema: jsonObject.optional().describe("JSON Schema the answer follows, where the provider takes one") }),
   z.object({
     type: z.literal("json_schema"),
     json_schema: z.object({
@@ -161,6 +162,9 @@ export const chatPlugin = z.looseObject({
   pin_model: z.boolean().optional(),
 });
 
+/** The most choices one request may ask for (`n`), as OpenAI documents it. */
+export const maxChoices = 128;
+
 /** OpenAI's limits: at most 16 pairs, keys up to 64 characters, values up to 512. */
 const requestMetadata = z
   .record(z.string().max(64, "metadata keys must be at most 64 characters"), z.string().max(512, "must be at most 512 characters"))
@@ -192,13 +196,18 @@ export const chatCompletionParams = z.looseObject({
   logprobs: z.boolean().nullable().optional(),
   top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
   seed: z.number().int().nullable().optional(),
+  n: z.number().int().min(1).max(maxChoices).nullable().optional().describe(`Choices to generate, 1 to ${maxChoices}; each is charged`),
   stop: z
     .union([z.string(), z.array(z.string()).max(4, "must have at most 4 stop sequences")])
     .nullable()
     .optional(),
-  stream: z.boolean().default(false),
+  stream: z
+    .boolean()
+    .nullable()
+    .optional()
+    .transform((stream) => stream === true),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
-  metadata: requestMetadata.optional(),
+  metadata: requestMetadata.nullable().optional(),
   session_id: sessionId.optional(),
   reasoning: reasoningConfig.optional(),
   reasoning_effort: reasoningEffort.nullable().optional(),
@@ -218,7 +227,7 @@ export const chatCompletionParams = z.looseObject({
     .object({ type: z.literal("content"), content: z.union([z.string(), z.array(textPart)]) })
     .nullable()
     .optional(),
-  modalities: z.array(z.enum(["text", "image", "audio"])).optional(),
+  modalities: z.array(z.enum(["text", "image", "audio"])).nullable().optional(),
   image_config: jsonObject.optional().describe("Provider-specific image options, e.g. aspect_ratio, quality"),
   tools: z.array(chatTool).optional(),
   tool_choice: toolChoice.optional(),

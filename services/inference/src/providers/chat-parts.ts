@@ -81,6 +81,44 @@ export function withReasoningRelayed(body: Fields): Fields {
   return { ...body, messages: messages.map((m: unknown) => (holds(m) ? { ...m, reasoning_details: m.reasoning_details.map(unmarked) } : m)) };
 }
 
+/** A string, or the text of the `{type: "text", text}` parts of an array; null where there is none. */
+function partsText(value: unknown): string | null {
+  if (typeof value === "string") return value;
+  if (!Array.isArray(value)) return null;
+  const texts = value.filter(isObject).flatMap((p) => (p.type === "text" && typeof p.text === "string" ? [p.text] : []));
+  return texts.length ? texts.join("") : null;
+}
+
+/**
+ * The words and the thinking of a message's `content`: a string is the words; of an array of parts, as Mistral's
+ * reasoning models answer (`[{type: "thinking", thinking: [{type: "text", text}]}, {type: "text", text}]`),
+ * text parts are the words and thinking parts the reasoning. Parts of other types (Mistral's `reference`
+ * citations) have no place in a Chat Completions message and are left out. Null where there is none.
+ */
+function contentParts(content: unknown): { text: string | null; reasoning: string | null } {
+  if (!Array.isArray(content)) return { text: typeof content === "string" ? content : null, reasoning: null };
+  const parts = content.filter(isObject);
+  const thinking = parts.flatMap((p) => (p.type === "thinking" ? [partsText(p.thinking)] : [])).filter((t): t is string => t !== null);
+  return { text: partsText(parts), reasoning: thinking.length ? thinking.join("") : null };
+}
+
+/** A streamed `content` as parts, in its order: a string is text; of an array, text parts are text and thinking parts reasoning. */
+function contentDelta(content: unknown, choice: number): StreamPart[] {
+  if (typeof content === "string") return [{ type: "text", choice, text: content }];
+  if (!Array.isArray(content)) return [];
+  return content.filter(isObject).flatMap((p): StreamPart[] => {
+    if (p.type === "text" && typeof p.text === "string") return [{ type: "text", choice, text: p.text }];
+    const thinking = p.type === "thinking" ? partsText(p.thinking) : null;
+    return thinking !== null ? [{ type: "reasoning", choice, text: thinking }] : [];
+  });
+}
+
+/**
+ * A provider's tool call as the gateway carries it: its `extra_content` (Google's OpenAI-compatible API puts
+ * a call's thought signature there) stays on the call, for the client to send back.
+ */
+const callExtras = (call: Fields): { extra_content?: Json } => (isObject(call.extra_content) ? { extra_content: call.extra_content as Json } : {});
+
 /** One buffered choice of an OpenAI-shaped answer, typed. */
 export function chatChoice(choice: Fields, position: number): CompletionChoice {
   const message = isObject(choice.message) ? choice.message : {};
@@ -91,12 +129,14 @@ export function chatChoice(choice: Fields, position: number): CompletionChoice {
       id: typeof c.id === "string" ? c.id : `call_${i}`,
       type: "function",
       function: { name: typeof fn.name === "string" ? fn.name : "", arguments: typeof fn.arguments === "string" ? fn.arguments : "" },
+      ...callExtras(c),
     };
   });
+  const content = contentParts(message.content);
   return {
     index: typeof choice.index === "number" ? choice.index : position,
-    text: typeof message.content === "string" ? message.content : null,
-    reasoning: typeof message.reasoning === "string" ? message.reasoning : null,
+    text: content.text,
+    reasoning: typeof message.reasoning === "string" ? message.reasoning : content.reasoning,
     reasoningDetails: details(message.reasoning_details),
     toolCalls,
     finishReason: choice.finish_reason === undefined || choice.finish_reason === null ? null : String(choice.finish_reason),
@@ -114,7 +154,7 @@ export function chatDeltaParts(choice: Fields, position: number, started: Set<st
   const index = typeof choice.index === "number" ? choice.index : position;
   const delta = isObject(choice.delta) ? choice.delta : {};
   const parts: StreamPart[] = [{ type: "passthrough", choice: index, fields: passthrough(delta, interpreted), choiceFields: passthrough(choice, choiceKeys) }];
-  if (typeof delta.content === "string") parts.push({ type: "text", choice: index, text: delta.content });
+  parts.push(...contentDelta(delta.content, index));
   if (typeof delta.reasoning === "string") parts.push({ type: "reasoning", choice: index, text: delta.reasoning });
   for (const detail of details(delta.reasoning_details)) parts.push({ type: "reasoning-detail", choice: index, detail });
   for (const [i, call] of (Array.isArray(delta.tool_calls) ? delta.tool_calls.filter(isObject) : []).entries()) {
