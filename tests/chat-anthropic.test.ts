@@ -164,14 +164,14 @@ describe("Anthropic Messages adapter, buffered", () => {
         toolChoice: "required",
         parallelToolCalls: false,
         reasoning: { effort: "high" },
-        maxTokens: 10000,
+        maxTokens: 8000,
       },
     });
     if (Symbol.asyncIterator in result) throw new Error("expected a buffered completion");
     const sent = lastUpstream().body;
     expect(sent).toMatchObject({
-      max_tokens: 10000,
-      thinking: { type: "enabled", budget_tokens: 8000 },
+      max_tokens: 8000,
+      thinking: { type: "enabled", budget_tokens: 6400 },
       tools: [{ name: "get_weather", description: "Weather by city", input_schema: weatherTool.function.parameters }],
       tool_choice: { type: "any", disable_parallel_tool_use: true },
     });

@@ -70,3 +70,33 @@ export function upstreamBody(request: ChatCompletionRequest, workspaceId: string
 export function requestedParameters(request: ChatCompletionRequest): string[] {
   return Object.keys(request).filter((name) => !gatewayOnly.has(name) && name !== "messages" && request[name] !== undefined && request[name] !== null);
 }
+
+/** The fields that limit a chat body's output, the explicit one first: each adapter reads them in this order. */
+const limitFields = ["max_completion_tokens", "max_tokens"] as const;
+
+/**
+ * The completion tokens a chat body allows one choice on an endpoint: `max_completion_tokens`, else
+ * `max_tokens`, at most the endpoint's own maximum where the catalog sets one; undefined when it gives neither.
+ * The spend hold reserves this, and every adapter sends no more.
+ */
+export function outputLimit(body: Record<string, unknown>, endpointMax: number | null): number | undefined {
+  const asked = limitFields.map((name) => body[name]).find((value) => value !== undefined && value !== null);
+  if (typeof asked !== "number") return undefined;
+  return endpointMax === null ? asked : Math.min(asked, endpointMax);
+}
+
+/**
+ * `body` with each output limit field it gives set to its `outputLimit`, so that a provider honouring either
+ * field reads the limit the hold covers. A field the body leaves out stays out: some servers refuse one of them.
+ */
+export function withOutputLimit(body: Record<string, unknown>, endpointMax: number | null): Record<string, unknown> {
+  const limit = outputLimit(body, endpointMax);
+  const given = limitFields.filter((name) => body[name] !== undefined && body[name] !== null);
+  if (limit === undefined || given.every((name) => body[name] === limit)) return body;
+  const out = { ...body };
+  for (const name of given) out[name] = limit;
+  return out;
+}
+
+/** The choices a chat body asks for (`n`, a whole number the contract checks); 1 when it gives none. */
+export const choicesAsked = (body: Record<string, unknown>): number => (typeof body.n === "number" && Number.isInteger(body.n) && body.n > 1 ? body.n : 1);

@@ -3,6 +3,7 @@ import { extended, HttpError } from "@switchyard/runtime";
 import { capCharge, findingsRecord, firstEventThenIdle, leftWhileWorking, noteGeneration, upstreamFailure, type AttemptSignal, type Candidate, type Finding, type UpstreamTarget } from "@switchyard/upstream";
 import type { Attempt } from "../generations/store.js";
 import { dropUnsupported } from "../parameters.js";
+import { withOutputLimit } from "../request-body.js";
 import { compressMessages } from "../plugins.js";
 import type { ChatProvider } from "../providers/types.js";
 import { account, estimatedAnswer, metadataBody, type Accounted } from "../accounting.js";
@@ -155,12 +156,16 @@ export class Generation {
   }
 
   /**
-   * The body one endpoint gets: without the sampling parameters it does not support, and with the middle of
-   * the conversation trimmed to its context window when context compression is on. What the adapter that
+   * The body one endpoint gets: without the sampling parameters it does not support, its output limits at
+   * most the endpoint's (as the hold counts them), and with the middle of the conversation trimmed to its
+   * context window when context compression is on. What the adapter that
    * translates it leaves out (`translator`'s `leftOut`) is named with the unsupported parameters.
    */
   private bodyFor(candidate: Candidate, translator: ChatProvider | undefined): Record<string, unknown> {
-    const { body, dropped } = dropUnsupported(this.turn.body, candidate.endpoint.supported_parameters);
+    const supported = dropUnsupported(this.turn.body, candidate.endpoint.supported_parameters);
+    const dropped = supported.dropped;
+    // The output limits as the hold reads them, so that no adapter sends more than the hold covers.
+    const body = withOutputLimit(supported.body, candidate.endpoint.max_completion_tokens);
     const unsent = translator?.leftOut?.(body).filter((name) => !dropped.includes(name)) ?? [];
     this.dropped.set(candidate, [...dropped, ...unsent]);
     if (!this.plan.plugins.contextCompression || !Array.isArray(body.messages)) return body;

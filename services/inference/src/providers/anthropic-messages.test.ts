@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { messagesRequest } from "./anthropic-messages.js";
+import { messagesLeftOut, messagesRequest } from "./anthropic-messages.js";
 
 const messages = [{ role: "user", content: "Hi" }];
 const request = (body: Record<string, unknown>, endpointMaxTokens: number | null = 64_000) => messagesRequest({ messages, ...body }, "claude", endpointMaxTokens);
@@ -30,5 +30,28 @@ describe("Anthropic's thinking budget", () => {
     expect(() => thinkingOf({ max_tokens: 1024, reasoning: { max_tokens: 1024 } })).toThrow("reasoning.max_tokens (1024) must be below max_tokens (1024)");
     expect(() => thinkingOf({ max_tokens: 4000, reasoning: { max_tokens: 500 } })).toThrow(/must be 0 \(no thinking\) or at least 1024/);
     expect(() => thinkingOf({ reasoning: { max_tokens: 8000 } }, 4096)).toThrow("reasoning.max_tokens (8000) must be below max_tokens (4096)");
+  });
+});
+
+describe("Anthropic's max_tokens", () => {
+  it("is the explicit limit first, at most the endpoint's maximum, else that maximum", () => {
+    expect(request({ max_completion_tokens: 5, max_tokens: 2000 }).max_tokens).toBe(5);
+    expect(request({ max_tokens: 10_000 }, 4000).max_tokens).toBe(4000);
+    expect(request({ max_tokens: 100 }, 4000).max_tokens).toBe(100);
+    expect(request({}, 4000).max_tokens).toBe(4000);
+    expect(request({}, null).max_tokens).toBe(4096);
+  });
+
+  it("weighs thinking against the limit it sends", () => {
+    expect(thinkingOf({ max_tokens: 10_000, reasoning: { effort: "medium" } }, 4000)).toEqual({ type: "enabled", budget_tokens: 2000 });
+  });
+});
+
+describe("what a Messages request leaves out", () => {
+  it("names n above 1: one choice comes back", () => {
+    expect(messagesLeftOut({ messages, n: 3 })).toEqual(["n"]);
+    expect(messagesLeftOut({ messages, n: "2" })).toEqual(["n"]);
+    expect(messagesLeftOut({ messages, n: 1 })).toEqual([]);
+    expect(request({ n: 3 })).not.toHaveProperty("n");
   });
 });

@@ -1,6 +1,7 @@
 import { UpstreamError } from "./types.js";
 import { isObject, objectOf, text } from "../json.js";
 import { asks } from "../parameters.js";
+import { choicesAsked, outputLimit } from "../request-body.js";
 
 /**
  * Chat Completions requests in Anthropic's Messages format: system prompt apart, tool calls and results as
@@ -192,7 +193,8 @@ export function messagesRequest(body: Json, upstreamModel: string, endpointMaxTo
   if (isObject(body.cache_control) && !explicitCaching) markLast(system, messages, body.cache_control);
   limitBreakpoints(tools, system, messages);
 
-  const maxTokens = Number(body.max_completion_tokens ?? body.max_tokens ?? endpointMaxTokens ?? defaultMaxTokens);
+  // The limit the spend hold covers, at most the endpoint's; Anthropic requires one.
+  const maxTokens = outputLimit(body, endpointMaxTokens) ?? endpointMaxTokens ?? defaultMaxTokens;
   const think = thinking(body, maxTokens);
   const stop = typeof body.stop === "string" ? [body.stop] : Array.isArray(body.stop) ? body.stop : undefined;
   const choice = tools.length ? toolChoice(body.tool_choice, body.parallel_tool_calls) : undefined;
@@ -225,5 +227,12 @@ function unsentSampling(body: Json): string[] {
   return thinks(body) ? given : given.filter((name) => name === "temperature" && (body.temperature as number) > highestTemperature);
 }
 
-/** What a chat request asks for that its Messages request leaves out (see `ChatProvider.leftOut`). */
-export const messagesLeftOut = (body: Json): string[] => [...unsentSampling(body), ...uncarried.filter((name) => asks(body, name))];
+/**
+ * What a chat request asks for that its Messages request leaves out (see `ChatProvider.leftOut`): `n` above 1
+ * among them, as the Messages API answers with one choice.
+ */
+export const messagesLeftOut = (body: Json): string[] => [
+  ...unsentSampling(body),
+  ...uncarried.filter((name) => asks(body, name)),
+  ...(choicesAsked(body) > 1 ? ["n"] : []),
+];

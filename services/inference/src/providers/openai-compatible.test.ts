@@ -51,3 +51,10 @@ describe("OpenAI's own Chat Completions body", () => {
     expect(refusal({ reasoning: { max_tokens: 2000 } })).toMatchObject({ status: 400, message: expect.stringContaining("set max_completion_tokens or use reasoning.effort") });
   });
 });
+
+describe("the output OpenAI is allowed", () => {
+  it("is one limit, at most the endpoint's maximum", () => {
+    expect(openAiBody({ messages, max_tokens: 10_000 }, 4000)).toEqual({ messages, max_completion_tokens: 4000 });
+    expect(openAiBody({ messages, max_completion_tokens: 5, max_tokens: 2000 }, 4000)).toEqual({ messages, max_completion_tokens: 5 });
+  });
+});

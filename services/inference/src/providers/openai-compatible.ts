@@ -3,6 +3,7 @@ import { z } from "zod";
 import { parsedText, posted, postJson, postJsonAnswer, sseData, type JsonPost } from "@switchyard/upstream";
 import type { PartBatch, StreamPart } from "../generation/parts.js";
 import { isObject, text } from "../json.js";
+import { outputLimit } from "../request-body.js";
 import { chatChoice, chatDeltaParts, withoutBoundReasoning, withReasoningRelayed } from "./chat-parts.js";
 import { answeredError, statusOfCode, tokenCount } from "./answers.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
@@ -88,18 +89,18 @@ function openAiEffort(body: Record<string, unknown>, outputLimit: number | null)
 }
 
 /**
- * The body OpenAI's own Chat Completions take: the output limit as `max_completion_tokens` (reasoning models
- * refuse `max_tokens`, and every current chat model takes the former), and the reasoning options as
- * `reasoning_effort` alone (OpenAI refuses the `reasoning` object).
+ * The body OpenAI's own Chat Completions take: the output limit the hold covers (`outputLimit`) as
+ * `max_completion_tokens` (reasoning models refuse `max_tokens`, and every current chat model takes the
+ * former), and the reasoning options as `reasoning_effort` alone (OpenAI refuses the `reasoning` object).
  */
 export function openAiBody(body: Record<string, unknown>, endpointMaxTokens: number | null): Record<string, unknown> {
   const out = { ...body };
   delete out.max_tokens;
   delete out.reasoning;
   delete out.reasoning_effort;
-  const limit = body.max_completion_tokens ?? body.max_tokens;
-  if (typeof limit === "number") out.max_completion_tokens = limit;
-  const effort = openAiEffort(body, typeof limit === "number" ? limit : endpointMaxTokens);
+  const limit = outputLimit(body, endpointMaxTokens);
+  if (limit !== undefined) out.max_completion_tokens = limit;
+  const effort = openAiEffort(body, limit ?? endpointMaxTokens);
   if (effort) out.reasoning_effort = effort;
   return out;
 }
@@ -158,7 +159,10 @@ function chatCompletions(shapeOf: (body: Record<string, unknown>, target: Upstre
   };
 }
 
-/** OpenAI's Chat Completions wire format as other servers speak it (OpenRouter-style, vLLM…): the body as the gateway has it. */
+/**
+ * OpenAI's Chat Completions wire format as other servers speak it (OpenRouter-style, vLLM…): the body as the
+ * gateway has it, whose output limits the generation has already set to what the hold covers (`withOutputLimit`).
+ */
 export const openAiCompatible: ChatProvider = chatCompletions((body) => body);
 
 /** OpenAI's own Chat Completions: the body in the parameters OpenAI takes (`openAiBody`). */

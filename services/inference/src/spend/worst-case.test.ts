@@ -56,13 +56,16 @@ describe("worst case of an attempt", () => {
     expect(promptTokenBound(tool).unsized).toBe(false);
   });
 
-  it("takes the request's max tokens, capped by the endpoint, else the endpoint's, else the context left", () => {
+  it("takes the request's max tokens, capped by the endpoint, else the endpoint's, else the whole context", () => {
     expect(worstCase(endpoint({}), { ...hello, max_tokens: 50 }).completionTokens).toBe(50);
+    // The explicit limit first, as every adapter sends it, whichever of the two is larger.
     expect(worstCase(endpoint({}), { ...hello, max_completion_tokens: 70, max_tokens: 50 }).completionTokens).toBe(70);
+    expect(worstCase(endpoint({}), { ...hello, max_completion_tokens: 5, max_tokens: 2000 }).completionTokens).toBe(5);
+    expect(worstCase(endpoint({}), { ...hello, max_completion_tokens: null, max_tokens: 50 }).completionTokens).toBe(50);
     expect(worstCase(endpoint({}, { max_completion_tokens: 40 }), { ...hello, max_tokens: 50 }).completionTokens).toBe(40);
     expect(worstCase(endpoint({}, { max_completion_tokens: 40 }), hello).completionTokens).toBe(40);
-    const open = worstCase(endpoint({}), hello);
-    expect(open.completionTokens).toBe(8000 - open.promptTokens);
+    // The prompt's bound is the most tokens it may have, not the fewest: the context it leaves may be all of it.
+    expect(worstCase(endpoint({}), hello).completionTokens).toBe(8000);
   });
 
   it("prices every token at its dearest rate, plus the request price", () => {
@@ -93,6 +96,18 @@ describe("worst case of an attempt", () => {
     const four = worstCase(endpoint({ completion: "0.00001" }), { ...hello, max_tokens: 100, n: 4 });
     expect(four.amount - four.fixed).toBe(4n * (one.amount - one.fixed));
     expect(affordableTokens(four, 2_000_000_000n)).toBe(50); // $0.002 pays 200 tokens, 50 a choice
+  });
+
+  it("holds each choice n asks for (the contract refuses n that is not a whole number from 1)", () => {
+    const choices = (n: unknown) => worstCase(endpoint({ completion: "0.00001" }), { ...hello, max_tokens: 100, n }).choices;
+    expect(choices(3)).toBe(3);
+    for (const one of [undefined, null, 1]) expect(choices(one), String(one)).toBe(1);
+  });
+
+  it("holds one choice on an endpoint whose API answers with one whatever n asks", () => {
+    const claude = worstCase(endpoint({ completion: "0.00001" }, { adapter: "anthropic" }), { ...hello, max_tokens: 100, n: 3 });
+    expect(claude.choices).toBe(1);
+    expect(worstCase(endpoint({ completion: "0.00001" }, { adapter: "google" }), { ...hello, max_tokens: 100, n: 3 }).choices).toBe(3);
   });
 
   it("says the completion tokens what is left pays for", () => {

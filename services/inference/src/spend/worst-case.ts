@@ -1,5 +1,6 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
 import { toPico } from "@switchyard/runtime";
+import { choicesAsked, outputLimit } from "../request-body.js";
 import { possiblePricings } from "./service-tier.js";
 
 /** What an image, audio clip or file in the prompt is reserved at: its payload says little about its tokens. */
@@ -77,9 +78,9 @@ export const estimatedPromptTokens = (body: Record<string, unknown>): number => 
 
 export interface WorstCase {
   promptTokens: number;
-  /** The completion tokens one choice may produce: the request's own max, else the endpoint's, else the context left. */
+  /** The completion tokens one choice may produce: the request's own max (`outputLimit`), else the endpoint's, else the context. */
   completionTokens: number;
-  /** The choices asked for (`n`): each may produce `completionTokens`. */
+  /** The choices asked for (`n`) that the endpoint can produce: each may produce `completionTokens`. */
   choices: number;
   /** Price of one completion token at the dearest rate (reasoning may cost more). */
   completionPrice: bigint;
@@ -88,21 +89,25 @@ export interface WorstCase {
   amount: bigint;
 }
 
-const positive = (value: unknown) => (typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined);
 const dearest = (...prices: Array<string | undefined>) => prices.reduce((max, p) => (p === undefined ? max : toPico(p) > max ? toPico(p) : max), 0n);
 
-/** The most one attempt on this endpoint can cost: what its hold reserves. */
+/** Adapters whose API answers with one choice whatever `n` asks: Anthropic's Messages API has no `n`. */
+const oneChoice = new Set(["anthropic"]);
+
+/**
+ * The most one attempt on this endpoint can cost: what its hold reserves. Without a limit in the request or
+ * the catalog, a choice may fill the whole context: the prompt's bound in bytes is the most tokens it may
+ * have, not the fewest, so the context it leaves may be nearly all of it.
+ */
 export function worstCase(endpoint: ResolvedEndpoint, body: Record<string, unknown>): WorstCase {
   const { bytes, unsized } = promptTokenBound(body);
   // A document's tokens are known only to the provider: it can fill the context, and is held so.
   const promptTokens = unsized ? Math.max(bytes, endpoint.context_length) : bytes;
-  const asked = positive(body.max_completion_tokens) ?? positive(body.max_tokens);
-  const ceiling = endpoint.max_completion_tokens ?? Math.max(1, endpoint.context_length - bytes);
-  const completionTokens = asked === undefined ? ceiling : Math.min(asked, ceiling);
+  const completionTokens = Math.max(1, outputLimit(body, endpoint.max_completion_tokens) ?? endpoint.max_completion_tokens ?? endpoint.context_length);
   const pricings = possiblePricings(endpoint, body.service_tier, promptTokens);
   const completionPrice = dearest(...pricings.flatMap((p) => [p.completion, p.internal_reasoning]));
   const fixed = BigInt(promptTokens) * dearest(...pricings.flatMap((p) => [p.prompt, p.input_cache_write, p.input_cache_write_1h])) + dearest(...pricings.map((p) => p.request));
-  const choices = positive(body.n) ?? 1;
+  const choices = oneChoice.has(endpoint.adapter) ? 1 : choicesAsked(body);
   return { promptTokens, completionTokens, choices, completionPrice, fixed, amount: fixed + BigInt(completionTokens) * BigInt(choices) * completionPrice };
 }
 
