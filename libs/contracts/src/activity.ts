@@ -1,12 +1,27 @@
 import { z } from "zod";
 import { isoTimestamp, queryInt, uuid } from "./common.js";
-import { picodollarAmount } from "./stored-values.js";
+import { picodollarAmount, postgresOffset, postgresOffsetMessage, realInstant } from "./stored-values.js";
 
-/** A UTC day as `YYYY-MM-DD`, a real calendar day. */
+/** Postgres has no year 0: a date or timestamp in it is refused by the database, so here first. */
+const fromYearOne = (value: string) => !value.startsWith("0000-");
+const fromYearOneMessage = "must be in the year 1 or later";
+
+/** A UTC day as `YYYY-MM-DD`, a real calendar day from 0001-01-01 on. */
 export const utcDay = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a UTC day as YYYY-MM-DD")
-  .refine((day) => !Number.isNaN(Date.parse(`${day}T00:00:00Z`)) && new Date(`${day}T00:00:00Z`).toISOString().startsWith(day), "must be a real calendar day");
+  .refine((day) => !Number.isNaN(Date.parse(`${day}T00:00:00Z`)) && new Date(`${day}T00:00:00Z`).toISOString().startsWith(day), "must be a real calendar day")
+  .refine(fromYearOne, fromYearOneMessage);
+
+/**
+ * An instant as Postgres reads a timestamptz: a real date and time from the year 1 on, its UTC offset at most
+ * 15:59 either way (Postgres refuses larger offsets, which ISO 8601 allows up to 23:59).
+ */
+const queryInstant = z.iso
+  .datetime({ offset: true })
+  .refine(realInstant, "must be a real date and time")
+  .refine(fromYearOne, fromYearOneMessage)
+  .refine(postgresOffset, postgresOffsetMessage);
 
 const keyHash = z.string().regex(/^[0-9a-f]{64}$/, "must be a key hash (64 hex characters)");
 
@@ -82,8 +97,8 @@ export const listGenerationsQuery = z
     provider: z.string().min(1).max(128).optional(),
     status: generationStatus.optional(),
     operation: z.enum(["chat", "embeddings", "rerank", "transcription", "image", "speech"]).optional(),
-    from: z.iso.datetime({ offset: true }).optional().describe("Earliest request arrival, included"),
-    to: z.iso.datetime({ offset: true }).optional().describe("Latest request arrival, excluded"),
+    from: queryInstant.optional().describe("Earliest request arrival, included"),
+    to: queryInstant.optional().describe("Latest request arrival, excluded"),
     limit: queryInt(1, 200).optional().describe("Page size, 50 by default"),
     cursor: z.string().min(1).max(512).optional().describe("The `next_cursor` of the previous page"),
   })

@@ -1,8 +1,17 @@
 import { z } from "zod";
 import { queryInt } from "./common.js";
 
+/**
+ * Longest model id taken: OpenRouter's run to about 70 characters, a provider's own model names (an ARN, a
+ * path of an inference host) to about 150.
+ */
+export const maxModelIdLength = 256;
+
 /** `<vendor>/<model>`, optionally with a variant suffix such as `:free`. */
-export const modelId = z.string().regex(/^[^\s/]+\/\S+$/, "must be a model identifier <vendor>/<model>");
+export const modelId = z
+  .string()
+  .max(maxModelIdLength, `must be at most ${maxModelIdLength} characters`)
+  .regex(/^[^\s/]+\/\S+$/, "must be a model identifier <vendor>/<model>");
 
 /** Prices travel as decimal strings so no float rounding creeps into money. */
 export const decimalString = z.string().regex(/^-?\d+(\.\d+)?$/, "must be a decimal string");

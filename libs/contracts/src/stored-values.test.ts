@@ -67,7 +67,9 @@ describe("the schema helpers", () => {
     const instant = storedInstant(z.string());
     expect(instant.safeParse("2030-02-30T00:00:00Z").error?.issues[0]?.message).toBe("must be a real date and time");
     expect(instant.safeParse("9999-12-31T23:59:59.9999999Z").error?.issues[0]?.message).toMatch(/before 10000-01-01/);
+    expect(instant.safeParse("2030-02-28T00:00:00+16:00").error?.issues[0]?.message).toBe("must have a UTC offset of at most 15:59 either way");
     expect(instant.safeParse("2030-02-28T00:00:00Z").success).toBe(true);
+    expect(instant.safeParse("2030-02-28T00:00:00-15:59").success).toBe(true);
     const amount = picodollarAmount(z.number());
     expect(amount.safeParse(4e-13).error?.issues[0]?.message).toMatch(/picodollars/);
     expect(amount.safeParse(2.5).success).toBe(true);

@@ -48,10 +48,15 @@ export const beforeYear10000 = (value: string): boolean => {
 
 export const realInstant = (value: string): boolean => instantMicros(value) !== undefined;
 
-/** A timestamp schema that also refuses what Postgres would roll over or round past the year 9999. */
+/** Whether a timestamp's UTC offset is one Postgres reads: at most 15:59 either way (ISO 8601 allows 23:59). */
+export const postgresOffset = (value: string): boolean => /(?:Z|[+-](?:0\d|1[0-5]):\d{2})$/.test(value);
+export const postgresOffsetMessage = "must have a UTC offset of at most 15:59 either way";
+
+/** A timestamp schema that also refuses what Postgres would refuse, roll over or round past the year 9999. */
 export const storedInstant = <T extends z.ZodType<string>>(schema: T): T =>
   schema
     .refine(realInstant, "must be a real date and time")
+    .refine(postgresOffset, postgresOffsetMessage)
     .refine(beforeYear10000, "must be before 10000-01-01T00:00:00Z once rounded to the microsecond");
 
 /**

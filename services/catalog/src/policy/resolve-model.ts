@@ -1,4 +1,4 @@
-import type { ResolvedContentFilter, ResolvedEndpoint, ResolvedModel, ResolveRequest, WorkspacePolicy } from "@switchyard/contracts";
+import { maxModelIdLength, type ResolvedContentFilter, type ResolvedEndpoint, type ResolvedModel, type ResolveRequest, type WorkspacePolicy } from "@switchyard/contracts";
 import type { GuardrailRow } from "../guardrails/records.js";
 import { badRequest, notFound } from "@switchyard/runtime";
 import type { CatalogDeps } from "../deps.js";
@@ -64,6 +64,9 @@ function contentFiltersOf(g: GuardrailRow): ResolvedContentFilter[] {
  */
 export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): Promise<ResolvedModel> {
   let preset: ResolvedModel["preset"] = null;
+  // Each dialect's body comes here, not all of them with `model` bounded: an id longer than model ids are is
+  // refused before it is looked up or echoed in a message.
+  if (request.model.length > maxModelIdLength) throw badRequest(`Invalid body: model: must be at most ${maxModelIdLength} characters`);
   let id = request.model;
   if (!id) {
     // A request that names no model gets its workspace's default of the kind it asks for.
@@ -77,6 +80,7 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
     const model = found.designated_version.config.model;
     if (typeof model !== "string") throw badRequest(`Preset ${found.slug} does not name a model`);
     preset = { id: found.id, slug: found.slug, version: found.designated_version.version, system_prompt: found.designated_version.system_prompt, config: found.designated_version.config };
+    if (model.length > maxModelIdLength) throw badRequest(`Preset ${found.slug} names a model id longer than ${maxModelIdLength} characters`);
     id = model;
   }
   const snapshot = deps.catalog.current();

@@ -10,10 +10,27 @@ interface Cursor {
 
 const encodeCursor = (cursor: Cursor): string => Buffer.from(JSON.stringify([cursor.at, cursor.id])).toString("base64url");
 
+/** The arrival time as the list writes it: `to_char` of a ledger row, UTC to the microsecond. */
+const cursorTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** Whether the time is one the list could have written: a real date and time of the year 1 or later. */
+function listedTime(at: string): boolean {
+  if (!cursorTime.test(at) || at.startsWith("0000-")) return false;
+  const parsed = Date.parse(at);
+  return !Number.isNaN(parsed) && new Date(parsed).toISOString().slice(0, 19) === at.slice(0, 19);
+}
+
+/** A generation id as the ledger keeps it: text Postgres takes (no NUL), as long as `GET /generation` takes. */
+const listedId = (id: string): boolean => id.length > 0 && id.length <= 256 && !id.includes("\u0000");
+
+/** The cursor a page ended with; anything else, down to a time or id Postgres would refuse, is a 400. */
 function decodeCursor(text: string): Cursor {
   try {
-    const [at, id] = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as unknown[];
-    if (typeof at === "string" && typeof id === "string" && !Number.isNaN(Date.parse(at))) return { at, id };
+    const value: unknown = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
+    if (Array.isArray(value) && value.length === 2) {
+      const [at, id] = value as unknown[];
+      if (typeof at === "string" && typeof id === "string" && listedTime(at) && listedId(id)) return { at, id };
+    }
   } catch {
     // refused below
   }
