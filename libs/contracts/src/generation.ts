@@ -65,9 +65,16 @@ export const generation = z.object({
   web_search_engine: z.string().nullable(),
   usage: z.number().describe("USD charged"),
   total_cost: z.number(),
-  cache_discount: z.number().nullable(),
+  cache_discount: z
+    .number()
+    .nullable()
+    .describe("USD prompt caching saved: the prompt at the prompt price less what it was charged, negative when cache writes cost more; null where no prompt token was read from or written to a cache"),
   upstream_inference_cost: z.number().nullable(),
-  response_cache_source_id: z.string().nullable().optional(),
+  response_cache_source_id: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("On a response cache hit, the generation whose kept answer this one replayed; null on a request the cache did not answer"),
   content_filters: z.array(contentFilterFinding).optional().describe("What the guardrails' content filters redacted or flagged in the prompt"),
   metadata: z.record(z.string(), z.string()).optional().describe("The request's metadata"),
   app_title: z.string().optional().describe("The calling app's name, from its X-Title header"),
@@ -78,7 +85,7 @@ export const generation = z.object({
   cache_source_id: z
     .string()
     .optional()
-    .describe("Switchyard extension: on a response cache hit, the generation whose kept answer this one replayed"),
+    .describe("Switchyard extension: on a response cache hit, the generation whose kept answer this one replayed (as `response_cache_source_id`)"),
 });
 export type Generation = z.infer<typeof generation>;
 

@@ -38,6 +38,11 @@ export interface CompletedGeneration {
   trace?: Record<string, unknown> | undefined;
   broadcast: boolean;
   attempts: readonly Attempt[];
+  /**
+   * The endpoint's own name for the model, where no attempt names it: a response cache hit called no provider,
+   * and names the upstream model of the endpoint whose kept answer it replayed.
+   */
+  upstreamModel?: string | undefined;
 }
 
 /** The fields every completed event carries, which the ledger charges from: each service adds its figures. */
@@ -55,7 +60,7 @@ export const completedEventFields = (g: CompletedGeneration) => ({
   is_byok: g.isByok,
   ...(g.trace ? { trace: g.trace } : {}),
   broadcast: g.broadcast,
-  upstream_model: servingModel(g.attempts, g.provider),
+  upstream_model: servingModel(g.attempts, g.provider) ?? g.upstreamModel ?? null,
 });
 
 /** The `x-session-id` header, held to the limit of a body's `session_id`: a 400 naming the header past it. */
@@ -112,13 +117,17 @@ export function noteGeneration(id: string, candidate: Candidate, usage: { prompt
   endAttemptSpan(id, usage, answer);
 }
 
+/** A signed USD decimal string (a numeric column as text) as a number of dollars. */
+const signedUsd = (decimal: string): number => (decimal.startsWith("-") ? -picoToUsd(toPico(decimal.slice(1))) : picoToUsd(toPico(decimal)));
+
 /**
  * What `GET /generation` says a generation cost, inference's and media's alike: `usage` and `total_cost`
  * are what the gateway billed (none of a BYOK generation, whose cost went to the workspace's own key);
  * `upstream_inference_cost` is the reported usage at the endpoint's prices, above `total_cost` when the
- * charge was capped at the hold. Searches, fetches and cache discounts are not tracked.
+ * charge was capped at the hold. `cache_discount` is what prompt caching saved (`cacheDiscountUsd`, null where
+ * nothing was read from or written to a provider's cache). Searches and fetches are not tracked.
  */
-export function generationCost(costUsd: string, upstreamCostUsd: string | null, isByok: boolean) {
+export function generationCost(costUsd: string, upstreamCostUsd: string | null, isByok: boolean, cacheDiscountUsd: string | null = null) {
   const charged = picoToUsd(toPico(costUsd));
   const cost = isByok ? 0 : charged;
   return {
@@ -127,7 +136,7 @@ export function generationCost(costUsd: string, upstreamCostUsd: string | null, 
     web_search_engine: null,
     usage: cost,
     total_cost: cost,
-    cache_discount: null,
+    cache_discount: cacheDiscountUsd === null ? null : signedUsd(cacheDiscountUsd),
     upstream_inference_cost: upstreamCostUsd === null ? charged : picoToUsd(toPico(upstreamCostUsd)),
   };
 }

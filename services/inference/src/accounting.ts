@@ -39,6 +39,11 @@ export interface Priced {
   estimated: boolean;
   /** The usage at the endpoint's prices, before the cap at the hold. */
   cost: Cost;
+  /**
+   * What prompt caching saved: the prompt at the prompt price less what it was charged (negative when cache
+   * writes cost more than they saved). Null or absent where no prompt token was read from or written to a cache.
+   */
+  cacheDiscount?: bigint | null;
 }
 
 export interface Accounted extends Priced {
@@ -87,7 +92,9 @@ export function account(candidate: Candidate, reported: UpstreamUsage | undefine
     },
     { prompt: usage.promptTokens, completion: usage.completionTokens, cachedPrompt: usage.cachedTokens, cacheWritePrompt: usage.cacheWriteTokens, cacheWrite1hPrompt: usage.cacheWrite1hTokens ?? 0, reasoning: usage.reasoningTokens },
   );
-  return { usage, estimated: reported === undefined, cost };
+  const cachePriced = usage.cachedTokens > 0 || usage.cacheWriteTokens > 0;
+  const cacheDiscount = cachePriced ? costOf({ prompt: p.prompt ?? "0", completion: "0" }, { prompt: usage.promptTokens, completion: 0 }).prompt - cost.prompt : null;
+  return { usage, estimated: reported === undefined, cost, cacheDiscount };
 }
 
 export function usageBody(a: Accounted): ChatUsage {

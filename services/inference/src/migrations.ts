@@ -95,4 +95,13 @@ ALTER TABLE inference.generations ADD COLUMN cache_source_id text;
 DROP INDEX inference.generations_by_key;
 `,
   },
+  {
+    id: "008_generation_cache_discount",
+    sql: `
+-- What prompt caching saved on a chat generation (GET /generation's cache_discount): its prompt at the prompt
+-- price less what the prompt was charged, negative when cache writes cost more; null where no prompt token
+-- was read from or written to a provider's cache.
+ALTER TABLE inference.generations ADD COLUMN cache_discount_usd numeric;
+`,
+  },
 ];

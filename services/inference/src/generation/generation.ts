@@ -227,7 +227,8 @@ export class Generation {
       dataRegion: candidate.endpoint.region,
       attempts: this.attempts,
       excluded: plan.excluded,
-      ...(source !== undefined ? { cacheSourceId: source } : {}),
+      cacheDiscount: accounted.cacheDiscount ?? null,
+      ...(source !== undefined ? { cacheSourceId: source, upstreamModel: candidate.endpoint.upstream_model } : {}),
     });
     return accounted;
   }

@@ -33,6 +33,7 @@ export type Passthrough = { readonly [field: string]: Json };
 export type StreamPart =
   | {
       type: "metadata";
+      /** The provider's id of its answer (a chunk's `id`, Anthropic's message id, Gemini's `responseId`): the record's `upstream_id`. */
       id?: string | null;
       systemFingerprint?: string | null;
       serviceTier?: string | null;

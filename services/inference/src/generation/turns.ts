@@ -123,6 +123,8 @@ class TurnState {
   usage: UpstreamUsage | undefined;
   /** The prompt's tokens as the provider counted them when its answer started, for a stream that reports no more. */
   promptUsage: UpstreamUsage | undefined;
+  /** The first id the provider's stream gave its answer. */
+  upstreamId: string | null = null;
   fingerprint: string | null = null;
   serviceTier: string | null = null;
   nativeFinish: string | null = null;
@@ -144,6 +146,7 @@ class TurnState {
     const { filter } = this;
     switch (part.type) {
       case "metadata":
+        this.upstreamId ??= part.id ?? null;
         this.fingerprint ??= part.systemFingerprint ?? null;
         this.serviceTier ??= part.serviceTier ?? null;
         this.promptUsage ??= part.promptUsage;
@@ -258,7 +261,7 @@ export async function relayTurn(generation: Generation, sink: StreamSink, filter
     completionText: state.text,
     reasoningText: state.reasoning,
     toolCallText: callText(state.toolCalls()),
-    upstreamId: null,
+    upstreamId: state.upstreamId,
     finishReason,
     nativeFinishReason: state.nativeFinish,
     serviceTier: state.serviceTier,

@@ -54,6 +54,10 @@ export interface FinishedGeneration {
   operation?: "embeddings" | "rerank";
   /** A response cache hit: the generation whose kept answer it replayed. */
   cacheSourceId?: string;
+  /** A response cache hit: the upstream model of the endpoint whose kept answer it replayed (no attempt names one). */
+  upstreamModel?: string;
+  /** What prompt caching saved a chat generation, in picodollars (see `Priced.cacheDiscount`); null or absent otherwise. */
+  cacheDiscount?: bigint | null;
 }
 
 export interface Attribution {
@@ -73,11 +77,18 @@ const columns = [
   "native_finish_reason text", "prompt_tokens integer", "completion_tokens integer", "reasoning_tokens integer",
   "cached_tokens integer", "usage_estimated boolean", "cost_usd numeric", "upstream_cost_usd numeric", "latency_ms integer",
   "generation_time_ms integer", "service_tier text", "data_region text", "attempts jsonb", "content_filters jsonb", "preset_id text", "external_user text", "metadata jsonb", "http_referer text",
-  "app_title text", "user_agent text", "is_byok boolean", "operation text", "excluded jsonb", "cache_source_id text",
+  "app_title text", "user_agent text", "is_byok boolean", "operation text", "excluded jsonb", "cache_source_id text", "created_at timestamptz",
+  "cache_discount_usd numeric",
 ];
 const names = columns.map((c) => c.split(" ")[0]).join(", ");
 
-const row = (g: FinishedGeneration) => ({
+/**
+ * When the request arrived: its end (`at`, when it was queued for its record) less its generation time. The
+ * record's `created_at`, the completed event's `started_at`, and so the time `GET /generations` lists.
+ */
+const arrivedAt = (g: FinishedGeneration, at: Date): Date => new Date(at.getTime() - g.generationTimeMs);
+
+const row = (g: FinishedGeneration, at: Date) => ({
   id: g.id,
   key_hash: g.keyHash,
   organization_id: g.organizationId,
@@ -116,6 +127,8 @@ const row = (g: FinishedGeneration) => ({
   operation: g.operation ?? null,
   excluded: g.excluded.length ? g.excluded : null,
   cache_source_id: g.cacheSourceId ?? null,
+  created_at: arrivedAt(g, at),
+  cache_discount_usd: g.cacheDiscount === undefined || g.cacheDiscount === null ? null : picoToDecimal(g.cacheDiscount),
 });
 
 /** A generation and when it was recorded, as it ended. */
@@ -135,7 +148,7 @@ const completedEvent = ({ generation: g, at }: RecordedGeneration) => ({
     generation_time_ms: g.generationTimeMs,
     ...(g.operation ? { operation: g.operation } : {}),
     reasoning_tokens: g.reasoningTokens,
-    started_at: new Date(at.getTime() - g.generationTimeMs).toISOString(),
+    started_at: arrivedAt(g, at).toISOString(),
   },
 });
 
@@ -152,7 +165,7 @@ export async function insertGenerations(db: Queryable, events: EventSink, batch:
        INSERT INTO inference.generations (${names}) SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS r(${columns.join(", ")})
      )
      ${outbox.sql}`,
-    [JSON.stringify(batch.map((recorded) => row(recorded.generation))), outbox.value],
+    [JSON.stringify(batch.map((recorded) => row(recorded.generation, recorded.at))), outbox.value],
   );
   return outbox;
 }
@@ -192,14 +205,16 @@ export interface GenerationRow {
   operation: "embeddings" | "rerank" | null;
   excluded: readonly string[] | null;
   cache_source_id: string | null;
+  /** What prompt caching saved, in USD; null where nothing was read from or written to a cache. */
+  cache_discount_usd: string | null;
+  /** When the request arrived (`arrivedAt`). */
   created_at: Date;
 }
 
-/** A finished generation not yet written, in the shape of its row to be. */
-export const rowOf = (g: FinishedGeneration, createdAt: Date): GenerationRow => ({
-  ...row(g),
+/** A finished generation not yet written, queued at `at`, in the shape of its row to be. */
+export const rowOf = (g: FinishedGeneration, at: Date): GenerationRow => ({
+  ...row(g, at),
   data_region: g.dataRegion as GenerationRow["data_region"],
-  created_at: createdAt,
 });
 
 export const readableBy = (scope: GenerationScope, g: { organizationId: string; workspaceId: string }): boolean =>
@@ -218,7 +233,7 @@ export async function findGeneration(db: Queryable, scope: GenerationScope, id: 
     `SELECT id, request_id, session_id, workspace_id::text, model, provider, upstream_id, status, streamed, finish_reason,
        native_finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cost_usd::text, upstream_cost_usd::text, latency_ms,
        generation_time_ms, service_tier, data_region, attempts, content_filters, preset_id, external_user, metadata, http_referer,
-       app_title, user_agent, is_byok, operation, excluded, cache_source_id, created_at
+       app_title, user_agent, is_byok, operation, excluded, cache_source_id, cache_discount_usd::text, created_at
      FROM inference.generations WHERE id = $1 AND organization_id = $2 AND ($3::uuid IS NULL OR workspace_id = $3::uuid)`,
     [id, scope.organizationId, scope.workspaceId ?? null],
   );
@@ -264,11 +279,12 @@ export function toGeneration(r: GenerationRow): Generation {
     num_media_prompt: null,
     num_media_completion: null,
     num_input_audio_prompt: null,
-    ...generationCost(r.cost_usd, r.upstream_cost_usd, r.is_byok === true),
+    ...generationCost(r.cost_usd, r.upstream_cost_usd, r.is_byok === true, r.cache_discount_usd),
     ...(r.content_filters?.length ? { content_filters: r.content_filters } : {}),
     ...(r.metadata ? { metadata: r.metadata } : {}),
     ...(r.app_title ? { app_title: r.app_title } : {}),
     ...(r.excluded?.length ? { excluded_endpoints: [...r.excluded] } : {}),
+    response_cache_source_id: r.cache_source_id,
     ...(r.cache_source_id ? { cache_source_id: r.cache_source_id } : {}),
   };
 }

@@ -253,7 +253,11 @@ async function* batches(events: AsyncIterable<string>, native: boolean): AsyncGe
       const start = reported(e.message.usage);
       counted = counted && start && { ...counted, ...start };
       const tier = servedTier(e.message.usage);
-      const metadata: StreamPart[] = counted || tier ? [{ type: "metadata", ...(counted ? { promptUsage: { ...toUsage(counted), completionTokens: 0 } } : {}), ...(tier ? { serviceTier: tier } : {}) }] : [];
+      const id = e.message.id;
+      const metadata: StreamPart[] =
+        counted || tier || id
+          ? [{ type: "metadata", ...(id ? { id } : {}), ...(counted ? { promptUsage: { ...toUsage(counted), completionTokens: 0 } } : {}), ...(tier ? { serviceTier: tier } : {}) }]
+          : [];
       yield [...metadata, { type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }];
     } else if (e.type === "message_delta") {
       const delta = reported(e.usage);

@@ -354,6 +354,7 @@ describe("Google Gemini adapter, streamed", () => {
     expect(lastRequest().url).toBe("/v1beta/models/text-stream:streamGenerateContent?alt=sse");
     expect(batches).toEqual([
       [
+        { type: "metadata", id: "tiQoaP3pLZ6nz7IPz9Hj-Qk" },
         { type: "passthrough", choice: 0, fields: { role: "assistant" } },
         { type: "reasoning", choice: 0, text: "**Choosing a greeting**\n\nA short hello fits." },
       ],
@@ -377,6 +378,7 @@ describe("Google Gemini adapter, streamed", () => {
     expect(paris).not.toBe(tokyo);
     expect(batches).toEqual([
       [
+        { type: "metadata", id: "vSQoaJ3nMJ6nz7IPz9Hj-Qk" },
         { type: "passthrough", choice: 0, fields: { role: "assistant" } },
         { type: "text", choice: 0, text: "Checking both cities." },
       ],
@@ -413,6 +415,7 @@ describe("Google Gemini adapter, streamed", () => {
     expect(error.retryable).toBe(false);
     expect(seen).toEqual([
       [
+        { type: "metadata", id: "wCQoaK2pBp6nz7IPz9Hj-Qk" },
         { type: "passthrough", choice: 0, fields: { role: "assistant" } },
         { type: "text", choice: 0, text: "Partial" },
       ],

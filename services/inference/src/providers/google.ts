@@ -177,6 +177,7 @@ function candidateParts(c: Candidate, index: number, state: CandidateState): Str
 async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch> {
   let usage: Usage | undefined;
   let finished = false;
+  let named = false;
   const states = new Map<number, CandidateState>();
   for await (const data of events) {
     let parsed;
@@ -189,11 +190,14 @@ async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch
     const r = parsed.data;
     if (r.error) throw new UpstreamError(`google: ${r.error.message ?? "error mid-stream"}`, r.error.code ?? 502, false);
     usage = r.usageMetadata ?? usage;
+    // The answer's id comes once, with the first batch of a chunk that carries one.
+    const id: StreamPart[] = !named && r.responseId ? [{ type: "metadata", id: r.responseId }] : [];
     const candidates = r.candidates ?? [];
     if (candidates.length === 0) {
       if (r.promptFeedback?.blockReason) {
         finished = true;
-        yield [{ type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }, { type: "finish", choice: 0, reason: "content_filter" }];
+        named ||= id.length > 0;
+        yield [...id, { type: "passthrough", choice: 0, fields: { role: "assistant" } }, { type: "text", choice: 0, text: "" }, { type: "finish", choice: 0, reason: "content_filter" }];
       }
       continue;
     }
@@ -204,7 +208,8 @@ async function* batches(events: AsyncIterable<string>): AsyncGenerator<PartBatch
       return candidateParts(c, index, state);
     });
     finished ||= parts.some((p) => p.type === "finish");
-    yield parts;
+    named ||= id.length > 0;
+    yield [...id, ...parts];
   }
   if (!finished) throw new UpstreamError("google's stream ended before a finish reason", 502, false);
   if (usage) yield [{ type: "usage", usage: toUsage(usage) }];

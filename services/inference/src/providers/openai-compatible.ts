@@ -135,6 +135,7 @@ function chatCompletions(shapeOf: (body: Record<string, unknown>, target: Upstre
       return (async function* (): AsyncGenerator<PartBatch> {
         const started = new Set<string>();
         let ended = false;
+        let named = false;
         for await (const data of sseData(stream)) {
           const parsed = completion.safeParse(parsedText(data));
           if (!parsed.success) throw new UpstreamError(`${target.provider} sent a chunk that does not parse`, 502, false);
@@ -143,7 +144,10 @@ function chatCompletions(shapeOf: (body: Record<string, unknown>, target: Upstre
           // the first event, the attempt makes it a fallback as its status allows.)
           if (c.error) throw new UpstreamError(`${target.provider}: ${c.error.message ?? "error mid-stream"}`, statusOfCode(c.error.code), false);
           const parts: StreamPart[] = [];
-          if (c.system_fingerprint || c.service_tier) parts.push({ type: "metadata", systemFingerprint: c.system_fingerprint ?? null, serviceTier: c.service_tier ?? null });
+          // The answer's id comes once, from the first chunk that carries one.
+          const id: string | undefined = !named && c.id ? c.id : undefined;
+          named ||= id !== undefined;
+          if (id || c.system_fingerprint || c.service_tier) parts.push({ type: "metadata", ...(id ? { id } : {}), systemFingerprint: c.system_fingerprint ?? null, serviceTier: c.service_tier ?? null });
           for (const [i, choice] of c.choices.entries()) parts.push(...chatDeltaParts(choice, i, started));
           const used = toUsage(c.usage);
           if (used) parts.push({ type: "usage", usage: used });

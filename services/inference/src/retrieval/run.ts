@@ -243,7 +243,7 @@ export function settle(run: RetrievalRun, served: Omit<Served<unknown>, "result"
     attempts: run.attempts,
     excluded: run.excluded,
     operation: run.operation,
-    ...(used.cacheSourceId !== undefined ? { cacheSourceId: used.cacheSourceId } : {}),
+    ...(used.cacheSourceId !== undefined ? { cacheSourceId: used.cacheSourceId, upstreamModel: candidate.endpoint.upstream_model } : {}),
   });
   return { billed: isByok ? 0n : charge.charged, isByok };
 }
