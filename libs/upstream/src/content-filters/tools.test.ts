@@ -44,4 +44,11 @@ describe("filterDeclarations", () => {
     const { findings } = filterDeclarations(redacting, [tool(deep)], undefined);
     expect(findings).toEqual([expect.objectContaining({ action: "block", count: 1 })]);
   });
+
+  it("redacts the descriptions of JSON mode's own schema (json_object with schema)", () => {
+    const format = { type: "json_object", schema: { type: "object", properties: { to: { type: "string", description: `like ${email}` } } } };
+    const { value, findings } = filterDeclarations(redacting, undefined, format);
+    expect(value.responseFormat).toEqual({ type: "json_object", schema: { type: "object", properties: { to: { type: "string", description: "like [EMAIL]" } } } });
+    expect(findings).toEqual([expect.objectContaining({ action: "redact", count: 1 })]);
+  });
 });

@@ -128,6 +128,11 @@ export function filterDeclarations(filters: CompiledFilters, tools: unknown, res
   }
   let nextFormat = responseFormat;
   const format = isObject(responseFormat) ? responseFormat : undefined;
+  if (format && isObject(format.schema)) {
+    // JSON mode's own schema (`json_object` with `schema`).
+    const walked = filterSchema(filters, format.schema, found);
+    if (walked !== format.schema) nextFormat = { ...format, schema: walked };
+  }
   const schema = format && isObject(format.json_schema) ? format.json_schema : undefined;
   if (format && schema) {
     const walked = filterSchema(filters, { description: schema.description, schema: schema.schema }, found) as Fields;

@@ -54,3 +54,16 @@ describe("what a Messages request leaves out", () => {
     expect(request({ n: 3 })).not.toHaveProperty("n");
   });
 });
+
+describe("an allowed_tools choice, which the Messages API lacks", () => {
+  const fn = (name: string) => ({ type: "function", function: { name, parameters: { type: "object" } } });
+  const allowed = (mode: string) => ({ type: "allowed_tools", allowed_tools: { mode, tools: [{ type: "function", function: { name: "b" } }] } });
+
+  it("declares only the functions it allows, and requires a call when its mode does", () => {
+    const required = request({ tools: [fn("a"), fn("b")], tool_choice: allowed("required") });
+    expect((required.tools as Array<{ name: string }>).map((t) => t.name)).toEqual(["b"]);
+    expect(required.tool_choice).toEqual({ type: "any" });
+    expect(request({ tools: [fn("a"), fn("b")], tool_choice: allowed("auto") }).tool_choice).toEqual({ type: "auto" });
+  });
+});
+

@@ -1,6 +1,7 @@
 import { UpstreamError } from "./types.js";
 import { isObject, objectOf, text } from "../json.js";
 import { asks } from "../parameters.js";
+import { allowedTools } from "./chat-parts.js";
 import { choicesAsked, outputLimit } from "../request-body.js";
 
 /**
@@ -155,7 +156,8 @@ function toolChoice(choice: unknown, parallel: unknown): Json | undefined {
   let out: Json | undefined;
   if (choice === "auto") out = { type: "auto" };
   else if (choice === "none") out = { type: "none" };
-  else if (choice === "required") out = { type: "any" };
+  else if (choice === "required" || allowedTools(choice)?.required) out = { type: "any" };
+  else if (allowedTools(choice)) out = { type: "auto" };
   else if (isObject(choice) && isObject(choice.function)) out = { type: "tool", name: text(choice.function.name) };
   // ToolChoiceNone has no `disable_parallel_tool_use`: with no tool call there is nothing to run in parallel.
   if (parallel === false && out?.type !== "none") out = { ...(out ?? { type: "auto" }), disable_parallel_tool_use: true };
@@ -179,8 +181,10 @@ export function messagesRequest(body: Json, upstreamModel: string, endpointMaxTo
   }
   if (messages.length === 0) refuse("a request needs at least one user or assistant message");
 
+  // An `allowed_tools` choice declares only the functions it allows: the Messages API has no such choice.
+  const allowed = allowedTools(body.tool_choice)?.names;
   const tools = (Array.isArray(body.tools) ? body.tools.filter(isObject) : [])
-    .filter((t) => t.type === "function" && isObject(t.function))
+    .filter((t) => t.type === "function" && isObject(t.function) && (!allowed || allowed.has(text((t.function as Json).name))))
     .map((t) => {
       const fn = t.function as Json;
       return {

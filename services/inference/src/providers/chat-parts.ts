@@ -43,6 +43,17 @@ const providerFormats = new Set(["openai-responses-v1", "anthropic-claude-v1", "
  */
 export const formatFields = (format: string): Record<string, string | boolean> => ({ format, ...(providerFormats.has(format) ? { [ownProviderOnly]: true } : {}) });
 
+/**
+ * OpenAI's `allowed_tools` tool choice, for the wire formats without one (Anthropic's, Gemini's): the functions
+ * it allows, which are the only ones declared there, and whether it requires a call. Undefined for other choices.
+ */
+export function allowedTools(choice: unknown): { names: Set<string>; required: boolean } | undefined {
+  if (!isObject(choice) || choice.type !== "allowed_tools" || !isObject(choice.allowed_tools)) return undefined;
+  const { mode, tools } = choice.allowed_tools;
+  const names = (Array.isArray(tools) ? tools : []).flatMap((t: unknown) => (isObject(t) && isObject(t.function) && typeof t.function.name === "string" ? [t.function.name] : []));
+  return { names: new Set(names), required: mode === "required" };
+}
+
 /** Whether a message holds reasoning entries bound to their own provider. */
 const holds = (m: unknown): m is Fields & { reasoning_details: unknown[] } => isObject(m) && Array.isArray(m.reasoning_details) && m.reasoning_details.some(bound);
 

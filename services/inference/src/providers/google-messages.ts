@@ -1,6 +1,7 @@
 import { UpstreamError } from "./types.js";
 import { isObject, text } from "../json.js";
 import { asks } from "../parameters.js";
+import { allowedTools } from "./chat-parts.js";
 
 /**
  * Chat Completions requests in Gemini's generateContent format: system prompt apart, `model` for the
@@ -147,16 +148,17 @@ function thinkingConfig(body: Json): Json | undefined {
 
 function responseFormat(format: unknown): Json {
   if (!isObject(format)) return {};
-  if (format.type === "json_object") return { responseMimeType: "application/json" };
-  if (format.type !== "json_schema") return {};
-  const schema = isObject(format.json_schema) ? format.json_schema.schema : undefined;
+  if (format.type !== "json_object" && format.type !== "json_schema") return {};
+  // JSON mode's own schema (`json_object` with `schema`, as Fireworks and Together take it) binds as one does.
+  const schema = format.type === "json_object" ? format.schema : isObject(format.json_schema) ? format.json_schema.schema : undefined;
   return { responseMimeType: "application/json", ...(isObject(schema) ? { responseJsonSchema: schema } : {}) };
 }
 
 function toolConfig(choice: unknown): Json | undefined {
   if (choice === "auto") return { functionCallingConfig: { mode: "AUTO" } };
   if (choice === "none") return { functionCallingConfig: { mode: "NONE" } };
-  if (choice === "required") return { functionCallingConfig: { mode: "ANY" } };
+  if (choice === "required" || allowedTools(choice)?.required) return { functionCallingConfig: { mode: "ANY" } };
+  if (allowedTools(choice)) return { functionCallingConfig: { mode: "AUTO" } };
   if (isObject(choice) && isObject(choice.function)) return { functionCallingConfig: { mode: "ANY", allowedFunctionNames: [text(choice.function.name)] } };
   return undefined;
 }
@@ -174,8 +176,10 @@ export function generateContentRequest(body: Json): Json {
   const { system, contents: turns } = contents(Array.isArray(body.messages) ? body.messages.filter(isObject) : []);
   if (turns.length === 0) refuse("a request needs at least one user or assistant message");
 
+  // An `allowed_tools` choice declares only the functions it allows (`toolConfig` sets its mode).
+  const allowed = allowedTools(body.tool_choice)?.names;
   const declarations = (Array.isArray(body.tools) ? body.tools.filter(isObject) : [])
-    .filter((t) => t.type === "function" && isObject(t.function))
+    .filter((t) => t.type === "function" && isObject(t.function) && (!allowed || allowed.has(text((t.function as Json).name))))
     .map((t) => {
       const fn = t.function as Json;
       return { name: text(fn.name), ...(fn.description ? { description: fn.description } : {}), ...(isObject(fn.parameters) ? { parameters: fn.parameters } : {}) };
