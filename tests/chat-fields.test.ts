@@ -47,6 +47,7 @@ const deltas: Record<string, Array<Record<string, unknown>>> = {
     { content: [{ type: "text", text: "The answer " }, { type: "reference", reference_ids: [1] }] },
     { content: "is 4." },
   ],
+  gemini: [{ role: "assistant", content: null, tool_calls: [{ index: 0, ...geminiCall }] }],
 };
 
 const sse = (model: string, frames: Array<Record<string, unknown>>) =>
@@ -217,5 +218,14 @@ describe("message content as an array of parts (Mistral's Magistral)", () => {
     }
     expect(content).toBe("The answer is 4.");
     expect(reasoning).toBe("Two and two make four.");
+  });
+});
+
+describe("tool_calls[].extra_content, streamed", () => {
+  it("comes back to the client on the chunk that starts the call", async () => {
+    const stream = await openai.chat.completions.create({ model: "fields/gemini", messages, tools: [weather], stream: true });
+    const calls: unknown[] = [];
+    for await (const chunk of stream) calls.push(...(chunk.choices[0]?.delta.tool_calls ?? []));
+    expect(calls[0]).toMatchObject({ index: 0, id: "call_1", extra_content: signature });
   });
 });

@@ -43,7 +43,7 @@ export type StreamPart =
   | { type: "text"; choice: number; text: string }
   | { type: "reasoning"; choice: number; text: string }
   | { type: "reasoning-detail"; choice: number; detail: Detail }
-  | { type: "tool-call-start"; choice: number; index: number; id: string; name: string }
+  | { type: "tool-call-start"; choice: number; index: number; id: string; name: string; /** The call's `extra_content`, where the provider sent one. */ extraContent?: Json }
   | { type: "tool-call-delta"; choice: number; index: number; arguments: string }
   | { type: "tool-call-end"; choice: number; index: number }
   | { type: "passthrough"; choice: number; fields: Passthrough; choiceFields?: Passthrough }

@@ -168,7 +168,7 @@ class TurnState {
         return filter ? undefined : part;
       case "tool-call-start": {
         const clientIndex = filter?.isServerTool(part.name) ? undefined : filter ? filter.clientIndex.next++ : part.index;
-        this.calls.set(part.index, { id: part.id, type: "function", function: { name: part.name, arguments: "" }, clientIndex });
+        this.calls.set(part.index, { id: part.id, type: "function", function: { name: part.name, arguments: "" }, ...(part.extraContent !== undefined ? { extra_content: part.extraContent } : {}), clientIndex });
         return clientIndex === undefined ? undefined : { ...part, index: clientIndex };
       }
       case "tool-call-delta":
@@ -184,7 +184,7 @@ class TurnState {
   }
 
   toolCalls(): ToolCall[] {
-    return [...this.calls.values()].map(({ id, type, function: fn }) => ({ id, type, function: fn }));
+    return [...this.calls.values()].map(({ id, type, function: fn, extra_content }) => ({ id, type, function: fn, ...(extra_content !== undefined ? { extra_content } : {}) }));
   }
 }
 

@@ -175,7 +175,8 @@ export function chatDeltaParts(choice: Fields, position: number, started: Set<st
     if (!started.has(key)) {
       started.add(key);
       const id = typeof call.id === "string" ? call.id : `call_${callIndex}`;
-      parts.push({ type: "tool-call-start", choice: index, index: callIndex, id, name: typeof fn.name === "string" ? fn.name : "" });
+      const extra = callExtras(call).extra_content;
+      parts.push({ type: "tool-call-start", choice: index, index: callIndex, id, name: typeof fn.name === "string" ? fn.name : "", ...(extra !== undefined ? { extraContent: extra } : {}) });
     }
     if (typeof fn.arguments === "string" && fn.arguments !== "") parts.push({ type: "tool-call-delta", choice: index, index: callIndex, arguments: fn.arguments });
   }

@@ -1,5 +1,6 @@
 import type { SandboxExecRequest, SandboxExecResponse } from "@switchyard/contracts";
 import { FetchFailed } from "@switchyard/upstream";
+import type { Json } from "../generation/parts.js";
 import { containerFor, validTimezone, type ServerTool, type ServerToolKind } from "./declared.js";
 import type { SearchBackend } from "./search.js";
 import { webFetch, type WebFetchOptions } from "./web-fetch.js";
@@ -15,6 +16,8 @@ export interface ToolCall {
   id: string;
   type: "function";
   function: { name: string; arguments: string };
+  /** Provider data of the call, sent back as it came (Google's OpenAI-compatible API: the thought signature). */
+  extra_content?: Json;
 }
 
 /**

@@ -10,7 +10,7 @@ import { hidesReasoning, visibleChoices } from "../../providers/hide-reasoning.j
 import { normalizeFinishReason } from "../../accounting.js";
 import { SseStream } from "../../sse.js";
 
-type Delta = Record<string, unknown> & { tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments: string } }> };
+type Delta = Record<string, unknown> & { tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments: string }; extra_content?: unknown }> };
 
 interface ChoiceChunk {
   delta: Delta;
@@ -29,7 +29,9 @@ function addPart(choices: Map<number, ChoiceChunk>, part: Exclude<PartBatch[numb
   } else if (part.type === "text") delta.content = ((delta.content as string | undefined) ?? "") + part.text;
   else if (part.type === "reasoning") delta.reasoning = ((delta.reasoning as string | undefined) ?? "") + part.text;
   else if (part.type === "reasoning-detail") ((delta.reasoning_details ??= []) as unknown[]).push(part.detail);
-  else if (part.type === "tool-call-start") (delta.tool_calls ??= []).push({ index: part.index, id: part.id, type: "function", function: { name: part.name, arguments: "" } });
+  else if (part.type === "tool-call-start") {
+    (delta.tool_calls ??= []).push({ index: part.index, id: part.id, type: "function", function: { name: part.name, arguments: "" }, ...(part.extraContent !== undefined ? { extra_content: part.extraContent } : {}) });
+  }
   else if (part.type === "tool-call-delta") {
     const same = delta.tool_calls?.find((c) => c.index === part.index);
     if (same) same.function.arguments += part.arguments;
