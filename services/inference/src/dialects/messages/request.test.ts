@@ -160,32 +160,6 @@ describe("toChatRequest: prompt", () => {
     });
   });
 
-  it("gives another provider's signed and encrypted reasoning back as that provider's own entries", () => {
-    const content = [
-      { type: "thinking", thinking: "Gem", signature: "switchyard:google-gemini-v1:call_1:g-sig" },
-      { type: "redacted_thinking", data: "switchyard:openai-responses-v1:rs_1:gAAAA" },
-      { type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Paris" } },
-    ];
-    expect(messagesOf({ messages: [{ role: "user", content: "Weather?" }, { role: "assistant", content }] })[1]).toMatchObject({
-      reasoning_details: [
-        { type: "reasoning.text", text: "Gem", signature: "g-sig", format: "google-gemini-v1", own_provider_only: true, id: "call_1" },
-        { type: "reasoning.encrypted", data: "gAAAA", format: "openai-responses-v1", own_provider_only: true, id: "rs_1" },
-      ],
-    });
-  });
-
-  it("gives thinking without a signature as reasoning text of no provider, and a format the gateway has no adapter for unbound", () => {
-    const content = [
-      { type: "thinking", thinking: "Plain thought.", signature: "" },
-      { type: "redacted_thinking", data: "switchyard:other-vendor-v1::opaque" },
-      { type: "text", text: "Done." },
-    ];
-    expect(messagesOf({ messages: [{ role: "user", content: "Hi" }, { role: "assistant", content }] })[1]!.reasoning_details).toEqual([
-      { type: "reasoning.text", text: "Plain thought." },
-      { type: "reasoning.encrypted", data: "opaque", format: "other-vendor-v1" },
-    ]);
-  });
-
   it("replays the gateway's own server tool calls as a call and its result, then what the turn said after", () => {
     const content = [
       { type: "text", text: "Searching." },
