@@ -33,6 +33,19 @@ const catalog = {
       ],
     },
     {
+      id: "vendor/long",
+      name: "Long",
+      context_length: 400000,
+      endpoints: [
+        {
+          provider: "alpha",
+          upstream_model: "long",
+          pricing: { prompt: "0.00000125", completion: "0.00001", internal_reasoning: "0.00002", web_search: "0.01" },
+          long_context: { above_prompt_tokens: 200000, pricing: { prompt: "0.0000025", completion: "0.000015", internal_reasoning: "0.00003" } },
+        },
+      ],
+    },
+    {
       id: "vendor/sketch",
       name: "Sketch",
       context_length: 1000,
@@ -64,7 +77,7 @@ async function expectRefused(path: string, status: number, message?: RegExp) {
 
 describe("GET /models/count", () => {
   it("counts what GET /models lists for the same output modalities, text by default", async () => {
-    for (const [query, count] of [["", 5], ["?output_modalities=all", 7], ["?output_modalities=image", 3], ["?output_modalities=text,image", 7], ["?output_modalities=embeddings", 0]] as const) {
+    for (const [query, count] of [["", 6], ["?output_modalities=all", 8], ["?output_modalities=image", 3], ["?output_modalities=text,image", 8], ["?output_modalities=embeddings", 0]] as const) {
       const res = await gw.call("GET", `/models/count${query}`, { key });
       expect(res.status, query).toBe(200);
       expect(res.body, query).toEqual({ data: { count } });
@@ -73,8 +86,8 @@ describe("GET /models/count", () => {
   });
 
   it("passes the official client's validation", async () => {
-    expect((await sdk.models.count()).data.count).toBe(5);
-    expect((await sdk.models.count({ outputModalities: "all" })).data.count).toBe(7);
+    expect((await sdk.models.count()).data.count).toBe(6);
+    expect((await sdk.models.count({ outputModalities: "all" })).data.count).toBe(8);
   });
 
   it("refuses bad modalities with 400 and a missing key with 401", async () => {
@@ -105,6 +118,31 @@ describe("GET /model/{author}/{slug}", () => {
     await expectRefused("/model/vendor/a/extra", 404);
     await expectRefused("/model/vendor/a%20b", 400, /Invalid path: slug/);
     await expectRefused(`/model/vendor/${"x".repeat(200)}`, 400);
+  });
+});
+
+describe("the prices the model listings show", () => {
+  const listed = async (id: string) => ((await gw.call("GET", "/models?output_modalities=all", { key })).body.data as unknown as Array<{ id: string; pricing: Record<string, unknown> }>).find((m) => m.id === id)!;
+
+  it("prices a model from the endpoints that can be called, not from one whose provider has no key", async () => {
+    // vendor/duo's cheapest endpoint is gamma's, whose provider has no key: gem, the cheapest callable one, prices it.
+    expect((await listed("vendor/duo")).pricing).toMatchObject({ prompt: "0.0000003", completion: "0.00003" });
+    expect((await sdk.models.get({ author: "vendor", slug: "duo" })).data.pricing).toMatchObject({ prompt: "0.0000003", completion: "0.00003" });
+  });
+
+  it("shows image output, reasoning and web search prices, and a long prompt's prices as overrides", async () => {
+    const alphaDuo = ((await gw.call("GET", "/models/vendor/duo/endpoints", { key })).body.data as { endpoints: Array<{ tag: string; pricing: Record<string, unknown> }> }).endpoints.find((e) => e.tag === "alpha")!;
+    expect(alphaDuo.pricing).toMatchObject({ image_output: "0.02" });
+    const long = await listed("vendor/long");
+    const overrides = [{ min_prompt_tokens: 200000, prompt: "0.0000025", completion: "0.000015" }];
+    expect(long.pricing).toMatchObject({ prompt: "0.00000125", internal_reasoning: "0.00002", web_search: "0.01", overrides });
+    const endpoint = ((await gw.call("GET", "/models/vendor/long/endpoints", { key })).body.data as { endpoints: Array<{ pricing: Record<string, unknown> }> }).endpoints[0]!;
+    expect(endpoint.pricing).toMatchObject({ internal_reasoning: "0.00002", web_search: "0.01", overrides });
+    // The official client reads them.
+    const viaSdk = await sdk.models.get({ author: "vendor", slug: "long" });
+    expect(viaSdk.data.pricing.overrides).toEqual([{ minPromptTokens: 200000, prompt: "0.0000025", completion: "0.000015" }]);
+    const endpoints = await sdk.endpoints.list({ author: "vendor", slug: "long" });
+    expect(endpoints.data.endpoints[0]!.pricing).toMatchObject({ internalReasoning: "0.00002", webSearch: "0.01" });
   });
 });
 

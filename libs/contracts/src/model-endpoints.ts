@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pricingOverride } from "./models.js";
 import { decimalString } from "./shared.js";
 
 const pathSegment = z
@@ -31,6 +32,12 @@ export const modelEndpoint = z.object({
     input_cache_read: decimalString.optional(),
     input_cache_write: decimalString.optional(),
     input_cache_write_1h: decimalString.optional(),
+    internal_reasoning: decimalString.optional(),
+    web_search: decimalString.optional(),
+    audio: decimalString.optional(),
+    audio_output: decimalString.optional(),
+    image_output: decimalString.optional(),
+    overrides: z.array(pricingOverride).optional(),
     discount: z.number().optional(),
   }),
   quantization: z.string().nullable(),

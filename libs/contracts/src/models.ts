@@ -74,6 +74,19 @@ export const modelArchitecture = z.object({
   instruct_type: z.string().nullable(),
 });
 
+/**
+ * Prices over the base ones where a condition holds, as OpenRouter's `pricing.overrides` carry them: a long
+ * prompt's (`min_prompt_tokens`, a request whose prompt tokens are above it).
+ */
+export const pricingOverride = z.object({
+  min_prompt_tokens: z.number().int(),
+  prompt: decimalString.optional(),
+  completion: decimalString.optional(),
+  input_cache_read: decimalString.optional(),
+  input_cache_write: decimalString.optional(),
+  input_cache_write_1h: decimalString.optional(),
+});
+
 /** USD per unit as decimal strings; the spec's four are always present, the rest when priced. */
 export const modelPricing = z.object({
   prompt: decimalString,
@@ -89,6 +102,8 @@ export const modelPricing = z.object({
   audio_output: decimalString.optional().describe("Speech: per audio output token"),
   character: decimalString.optional().describe("Speech: per character of input text"),
   search_unit: decimalString.optional().describe("Rerank: per search unit (a query with up to 100 documents)"),
+  image_output: decimalString.optional().describe("Image generation: per generated image"),
+  overrides: z.array(pricingOverride).optional().describe("Prices that replace these under a condition (a prompt above min_prompt_tokens)"),
 });
 export type ModelPricing = z.infer<typeof modelPricing>;
 

@@ -1,7 +1,28 @@
-import type { EndpointStatsEntry, Model, ModelEndpoint, Provider } from "@switchyard/contracts";
+import type { EndpointStatsEntry, Model, ModelEndpoint, ModelPricing, Provider } from "@switchyard/contracts";
 import type { EndpointEntry, ModelEntry, ProviderEntry } from "./snapshot.js";
 
-const optionalPrices = ["input_cache_read", "input_cache_write", "input_cache_write_1h", "internal_reasoning", "audio", "web_search", "audio_output", "character", "search_unit"] as const;
+const optionalPrices = ["input_cache_read", "input_cache_write", "input_cache_write_1h", "internal_reasoning", "audio", "web_search", "audio_output", "character", "search_unit", "image_output"] as const;
+/** The prices an endpoint listing shows beside the spec's four, where the endpoint has them. */
+const endpointPrices = ["input_cache_read", "input_cache_write", "input_cache_write_1h", "internal_reasoning", "web_search", "audio", "audio_output", "image_output"] as const;
+/** The prices of a long prompt that OpenRouter's `pricing.overrides` carry. */
+const overridePrices = ["prompt", "completion", "input_cache_read", "input_cache_write", "input_cache_write_1h"] as const;
+
+/** An endpoint's long-context prices as OpenRouter publishes them: an override of a prompt above its threshold. */
+function overridesOf(e: EndpointEntry): { overrides?: ModelPricing["overrides"] } {
+  const long = e.long_context;
+  if (!long) return {};
+  const prices = Object.fromEntries(overridePrices.flatMap((name) => (long.pricing[name] !== undefined ? [[name, long.pricing[name]]] : [])));
+  return { overrides: [{ min_prompt_tokens: long.above_prompt_tokens, ...prices }] };
+}
+
+/**
+ * The endpoints a model's record is priced and described from: those the operator can call (a provider with
+ * a key, or one that needs none), or all of them when none can be.
+ */
+export const callable = (model: ModelEntry): readonly EndpointEntry[] => {
+  const usable = model.endpointEntries.filter((e) => e.providerEntry.usable);
+  return usable.length ? usable : model.endpointEntries;
+};
 
 const totalPrice = (e: EndpointEntry) => Number(e.pricing.prompt) + Number(e.pricing.completion);
 
@@ -12,8 +33,8 @@ export function topEndpoint(endpoints: readonly EndpointEntry[]): EndpointEntry 
   return best;
 }
 
-/** The spec's model record, priced and described from the endpoints the caller may use. */
-export function toModelRecord(model: ModelEntry, endpoints: readonly EndpointEntry[] = model.endpointEntries): Model {
+/** The spec's model record, priced and described from the endpoints the caller may use (by default, `callable`). */
+export function toModelRecord(model: ModelEntry, endpoints: readonly EndpointEntry[] = callable(model)): Model {
   const top = topEndpoint(endpoints) ?? model.endpointEntries[0]!;
   const pricing: Model["pricing"] = {
     prompt: top.pricing.prompt,
@@ -25,6 +46,7 @@ export function toModelRecord(model: ModelEntry, endpoints: readonly EndpointEnt
     const value = top.pricing[name];
     if (value !== undefined) pricing[name] = value;
   }
+  Object.assign(pricing, overridesOf(top));
   const parameters = new Set<string>();
   for (const e of endpoints.length ? endpoints : model.endpointEntries) for (const p of e.supported_parameters) parameters.add(p);
   return {
@@ -74,9 +96,8 @@ export function toEndpointRecord(e: EndpointEntry, stats?: EndpointStatsEntry): 
       completion: e.pricing.completion,
       image: e.pricing.image,
       request: e.pricing.request,
-      ...(e.pricing.input_cache_read !== undefined ? { input_cache_read: e.pricing.input_cache_read } : {}),
-      ...(e.pricing.input_cache_write !== undefined ? { input_cache_write: e.pricing.input_cache_write } : {}),
-      ...(e.pricing.input_cache_write_1h !== undefined ? { input_cache_write_1h: e.pricing.input_cache_write_1h } : {}),
+      ...Object.fromEntries(endpointPrices.flatMap((name) => (e.pricing[name] !== undefined ? [[name, e.pricing[name]]] : []))),
+      ...overridesOf(e),
     },
     quantization: e.quantization ?? null,
     status: 0,

@@ -11,7 +11,7 @@ import { callerOf, notFound, parseInput } from "@switchyard/runtime";
 import { endpointStatsKey } from "@switchyard/upstream";
 import type { Request, RequestHandler } from "express";
 import type { CatalogDeps } from "../deps.js";
-import { toEndpointRecord, toModelRecord, toProviderRecord } from "../models/records.js";
+import { callable, toEndpointRecord, toModelRecord, toProviderRecord } from "../models/records.js";
 import type { ModelEntry } from "../models/snapshot.js";
 import { accessPolicyFor } from "../policy/resolve.js";
 import { allowedEndpoints } from "../policy/access.js";
@@ -48,7 +48,7 @@ export const listModelsRoute =
       .filter((m) => {
         const wanted = query.supported_parameters;
         if (!wanted?.length) return true;
-        return m.endpointEntries.some((e) => wanted.every((p) => e.supported_parameters.includes(p)));
+        return callable(m).some((e) => wanted.every((p) => e.supported_parameters.includes(p)));
       })
       .map((m) => toModelRecord(m));
     res.json(page(req, models, query.offset, query.limit));
