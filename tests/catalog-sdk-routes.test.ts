@@ -131,12 +131,12 @@ describe("the prices the model listings show", () => {
   });
 
   it("shows image output, reasoning and web search prices, and a long prompt's prices as overrides", async () => {
-    const alphaDuo = ((await gw.call("GET", "/models/vendor/duo/endpoints", { key })).body.data as { endpoints: Array<{ tag: string; pricing: Record<string, unknown> }> }).endpoints.find((e) => e.tag === "alpha")!;
+    const alphaDuo = ((await gw.call("GET", "/models/vendor/duo/endpoints", { key })).body.data as unknown as { endpoints: Array<{ tag: string; pricing: Record<string, unknown> }> }).endpoints.find((e) => e.tag === "alpha")!;
     expect(alphaDuo.pricing).toMatchObject({ image_output: "0.02" });
     const long = await listed("vendor/long");
     const overrides = [{ min_prompt_tokens: 200000, prompt: "0.0000025", completion: "0.000015" }];
     expect(long.pricing).toMatchObject({ prompt: "0.00000125", internal_reasoning: "0.00002", web_search: "0.01", overrides });
-    const endpoint = ((await gw.call("GET", "/models/vendor/long/endpoints", { key })).body.data as { endpoints: Array<{ pricing: Record<string, unknown> }> }).endpoints[0]!;
+    const endpoint = ((await gw.call("GET", "/models/vendor/long/endpoints", { key })).body.data as unknown as { endpoints: Array<{ pricing: Record<string, unknown> }> }).endpoints[0]!;
     expect(endpoint.pricing).toMatchObject({ internal_reasoning: "0.00002", web_search: "0.01", overrides });
     // The official client reads them.
     const viaSdk = await sdk.models.get({ author: "vendor", slug: "long" });
