@@ -7,7 +7,9 @@ export const presetSlug = z
   .string()
   .min(1, "must not be empty")
   .max(128, "must be at most 128 characters")
-  .regex(/^[A-Za-z0-9._~-]+$/, "must be URL-safe (letters, digits, '-', '.', '_', '~')");
+  .regex(/^[A-Za-z0-9._~-]+$/, "must be URL-safe (letters, digits, '-', '.', '_', '~')")
+  // URL dot segments: a path ending in `/presets/..` is not a path to the preset, so it could not be read or deleted.
+  .refine((slug) => slug !== "." && slug !== "..", "must not be '.' or '..'");
 
 export const presetSlugParams = z.object({ slug: presetSlug });
 export const presetVersionParams = z.object({ slug: presetSlug, version: queryInt(1, 1_000_000_000) });

@@ -37,10 +37,18 @@ const slug = z
   .min(1)
   .max(64)
   .regex(/^[a-z0-9][a-z0-9-]*$/, "must be lower-case letters, digits and dashes");
+/**
+ * A workspace default model: a model id. A preset (`@preset/<slug>`) is refused: a request that names no model
+ * applies no preset's settings, so its default would run the preset's model alone.
+ */
+const defaultModel = z
+  .string()
+  .max(256)
+  .refine((model) => !model.startsWith("@preset/"), "must be a model id, not a preset; name the preset in the request instead");
 const settings = {
   description: z.string().max(1000).nullable().optional(),
-  default_image_model: z.string().max(256).nullable().optional().describe("The model of an image request that names none"),
-  default_text_model: z.string().max(256).nullable().optional().describe("The model of a chat request that names none"),
+  default_image_model: defaultModel.nullable().optional().describe("The model of an image request that names none"),
+  default_text_model: defaultModel.nullable().optional().describe("The model of a chat request that names none"),
   default_provider_sort: providerSort.nullable().optional().describe("The provider order of requests that set no provider.sort"),
   disabled_server_tools: z.array(z.string().max(128)).max(64).nullable().optional().describe("Server tools the workspace's requests may not use"),
   include_byok_in_budgets: z.boolean().optional(),

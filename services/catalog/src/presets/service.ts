@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { CreatePresetBody, Preset, PresetVersion, PresetWithVersion } from "@switchyard/contracts";
-import { notFound, type Db, type Queryable } from "@switchyard/runtime";
+import { badRequest, notFound, type Db, type Queryable } from "@switchyard/runtime";
 
 interface PresetRow {
   id: string;
@@ -66,12 +66,30 @@ export function configFromRequest(body: CreatePresetBody): PresetVersion["config
   return Object.fromEntries(Object.entries(body).filter(([k, v]) => !unpinned.has(k) && v !== undefined));
 }
 
-/** The system prompt a version carries: given directly, or the request's first system message. */
-function systemPromptFrom(body: CreatePresetBody): string {
+/** Roles whose message is the system prompt. */
+const systemRoles = new Set(["system", "developer"]);
+
+/** A message's content as text: a string, or text parts joined; undefined for other content. */
+function textOf(content: unknown): string | undefined {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return undefined;
+  const parts = content as Array<{ type?: unknown; text?: unknown }>;
+  if (!parts.every((p) => typeof p === "object" && p !== null && p.type === "text" && typeof p.text === "string")) return undefined;
+  return parts.map((p) => p.text).join("");
+}
+
+/**
+ * The system prompt a version carries: given directly, or the request's first system (or developer)
+ * message, its content a string or text parts. Other content there is refused with a 400 naming the field.
+ */
+export function systemPromptFrom(body: Pick<CreatePresetBody, "system_prompt" | "messages">): string {
   if (body.system_prompt !== undefined) return body.system_prompt;
-  for (const message of body.messages ?? []) {
-    const m = message as { role?: unknown; content?: unknown };
-    if (m.role === "system" && typeof m.content === "string") return m.content;
+  for (const [index, message] of (body.messages ?? []).entries()) {
+    const m = message as { role?: unknown; content?: unknown } | null;
+    if (typeof m?.role !== "string" || !systemRoles.has(m.role)) continue;
+    const text = textOf(m.content);
+    if (text === undefined) throw badRequest(`Invalid body: messages.${index}.content: a system prompt must be a string or text parts`);
+    return text;
   }
   return "";
 }
