@@ -167,7 +167,8 @@ describe.skipIf(browserMissing)("console Activity", { timeout: 90_000 }, () => {
     const more = tab.page.getByRole("button", { name: "Load more" });
     while (await more.isVisible()) {
       await more.click();
-      await tab.page.waitForFunction(`!document.querySelector(".activity .actions button")?.textContent?.includes("Loading")`);
+      // A locator's wait, not a function evaluated in the page: the console's CSP refuses eval.
+      await tab.page.locator(".activity .actions button", { hasText: "Loading" }).waitFor({ state: "hidden" });
     }
     await tab.page.getByText("That is every generation.").waitFor();
     const shown = await tab.page.getByRole("button", { name: /^Details of / }).evaluateAll((buttons) => buttons.map((b) => b.getAttribute("aria-label")));
