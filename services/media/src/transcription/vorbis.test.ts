@@ -107,7 +107,7 @@ describe("Vorbis headers and packet lengths", () => {
     expect(samples(read, [0b10, 0b10, 0b00, 0b00, 0b10])).toEqual([0, 1024, 576, 128, 576]);
   });
 
-  it("reads the mode from as many bits as the mode count needs, and drops packets that are not audio or name no mode", () => {
+  it("reads the mode from the bits the mode count needs, and drops packets that are not audio or name no mode", () => {
     const read = stream(simpleSetup([false, true, false]));
     expect(samples(read, [0b010, 0b010, 0b110, 0b100, 0b001, undefined, 0b000])).toEqual([0, 1024, 0, 576, 0, 0, 128]);
     const single = stream(simpleSetup([true]));
