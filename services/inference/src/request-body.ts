@@ -72,7 +72,7 @@ export function requestedParameters(request: ChatCompletionRequest): string[] {
 }
 
 /** The fields that limit a chat body's output, the explicit one first: each adapter reads them in this order. */
-const limitFields = ["max_completion_tokens", "max_tokens"] as const;
+export const limitFields = ["max_completion_tokens", "max_tokens"] as const;
 
 /**
  * The completion tokens a chat body allows one choice on an endpoint: `max_completion_tokens`, else

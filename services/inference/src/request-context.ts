@@ -3,6 +3,8 @@ import { parseInput } from "@switchyard/runtime";
 import { appOf } from "@switchyard/upstream";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Attribution } from "./generations/store.js";
+import { isObject } from "./json.js";
+import { limitFields } from "./request-body.js";
 
 type Preset = NonNullable<ResolvedModel["preset"]>;
 
@@ -10,10 +12,6 @@ type Preset = NonNullable<ResolvedModel["preset"]>;
 export function attributionOf(req: { headers: IncomingHttpHeaders }, request: Pick<ChatCompletionRequest, "user" | "metadata">): Attribution {
   return { externalUser: request.user ?? null, metadata: request.metadata ?? null, ...appOf(req.headers) };
 }
-
-const limitAliases = ["max_tokens", "max_completion_tokens"];
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * A preset's config merged under a request body: the body's fields win. Fields that are aliases of one
@@ -24,7 +22,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 export function mergePreset(config: Record<string, unknown>, body: Record<string, unknown>): Record<string, unknown> {
   const defaults = { ...config };
   const sets = (name: string) => body[name] !== undefined;
-  if (limitAliases.some(sets)) for (const name of limitAliases) delete defaults[name];
+  if (limitFields.some(sets)) for (const name of limitFields) delete defaults[name];
   if (sets("reasoning_effort") || (isObject(body.reasoning) && body.reasoning.effort !== undefined)) {
     delete defaults.reasoning_effort;
     if (isObject(defaults.reasoning)) {

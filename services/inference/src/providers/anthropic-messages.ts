@@ -1,7 +1,7 @@
 import { UpstreamError } from "./types.js";
 import { isObject, objectOf, text } from "../json.js";
 import { asks } from "../parameters.js";
-import { allowedTools } from "./chat-parts.js";
+import { functionTools, plainToolChoice } from "./chat-parts.js";
 import { choicesAsked, outputLimit } from "../request-body.js";
 
 /**
@@ -156,8 +156,7 @@ function toolChoice(choice: unknown, parallel: unknown): Json | undefined {
   let out: Json | undefined;
   if (choice === "auto") out = { type: "auto" };
   else if (choice === "none") out = { type: "none" };
-  else if (choice === "required" || allowedTools(choice)?.required) out = { type: "any" };
-  else if (allowedTools(choice)) out = { type: "auto" };
+  else if (choice === "required") out = { type: "any" };
   else if (isObject(choice) && isObject(choice.function)) out = { type: "tool", name: text(choice.function.name) };
   // ToolChoiceNone has no `disable_parallel_tool_use`: with no tool call there is nothing to run in parallel.
   if (parallel === false && out?.type !== "none") out = { ...(out ?? { type: "auto" }), disable_parallel_tool_use: true };
@@ -181,19 +180,16 @@ export function messagesRequest(body: Json, upstreamModel: string, endpointMaxTo
   }
   if (messages.length === 0) refuse("a request needs at least one user or assistant message");
 
-  // An `allowed_tools` choice declares only the functions it allows: the Messages API has no such choice.
-  const allowed = allowedTools(body.tool_choice)?.names;
-  const tools = (Array.isArray(body.tools) ? body.tools.filter(isObject) : [])
-    .filter((t) => t.type === "function" && isObject(t.function) && (!allowed || allowed.has(text((t.function as Json).name))))
-    .map((t) => {
-      const fn = t.function as Json;
-      return {
-        name: text(fn.name),
-        ...(fn.description ? { description: fn.description } : {}),
-        input_schema: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
-        ...(isObject(t.cache_control) ? { cache_control: t.cache_control } : {}),
-      };
-    });
+  // The Messages API has no `allowed_tools` choice: only the functions it allows are declared.
+  const tools = functionTools(body).map((t) => {
+    const fn = t.function as Json;
+    return {
+      name: text(fn.name),
+      ...(fn.description ? { description: fn.description } : {}),
+      input_schema: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
+      ...(isObject(t.cache_control) ? { cache_control: t.cache_control } : {}),
+    };
+  });
   if (isObject(body.cache_control) && !explicitCaching) markLast(system, messages, body.cache_control);
   limitBreakpoints(tools, system, messages);
 
@@ -201,7 +197,7 @@ export function messagesRequest(body: Json, upstreamModel: string, endpointMaxTo
   const maxTokens = outputLimit(body, endpointMaxTokens) ?? endpointMaxTokens ?? defaultMaxTokens;
   const think = thinking(body, maxTokens);
   const stop = typeof body.stop === "string" ? [body.stop] : Array.isArray(body.stop) ? body.stop : undefined;
-  const choice = tools.length ? toolChoice(body.tool_choice, body.parallel_tool_calls) : undefined;
+  const choice = tools.length ? toolChoice(plainToolChoice(body.tool_choice), body.parallel_tool_calls) : undefined;
   const tier = body.service_tier === "default" ? "standard_only" : body.service_tier === "auto" || body.service_tier === "priority" ? "auto" : undefined;
   const request: Json = {
     model: upstreamModel,

@@ -43,15 +43,26 @@ const providerFormats = new Set(["openai-responses-v1", "anthropic-claude-v1", "
  */
 export const formatFields = (format: string): Record<string, string | boolean> => ({ format, ...(providerFormats.has(format) ? { [ownProviderOnly]: true } : {}) });
 
+/** OpenAI's `allowed_tools` tool choice's settings, or undefined for another choice. */
+const allowedTools = (choice: unknown): Fields | undefined =>
+  isObject(choice) && choice.type === "allowed_tools" && isObject(choice.allowed_tools) ? choice.allowed_tools : undefined;
+
 /**
- * OpenAI's `allowed_tools` tool choice, for the wire formats without one (Anthropic's, Gemini's): the functions
- * it allows, which are the only ones declared there, and whether it requires a call. Undefined for other choices.
+ * A body's function tools as a wire format without OpenAI's `allowed_tools` choice (Anthropic's, Gemini's)
+ * declares them: only the functions such a choice allows, else every one.
  */
-export function allowedTools(choice: unknown): { names: Set<string>; required: boolean } | undefined {
-  if (!isObject(choice) || choice.type !== "allowed_tools" || !isObject(choice.allowed_tools)) return undefined;
-  const { mode, tools } = choice.allowed_tools;
-  const names = (Array.isArray(tools) ? tools : []).flatMap((t: unknown) => (isObject(t) && isObject(t.function) && typeof t.function.name === "string" ? [t.function.name] : []));
-  return { names: new Set(names), required: mode === "required" };
+export function functionTools(body: Fields): Fields[] {
+  const tools = (Array.isArray(body.tools) ? body.tools.filter(isObject) : []).filter((t) => t.type === "function" && isObject(t.function));
+  const allowed = allowedTools(body.tool_choice);
+  if (!allowed) return tools;
+  const names = new Set((Array.isArray(allowed.tools) ? allowed.tools : []).flatMap((t: unknown) => (isObject(t) && isObject(t.function) ? [t.function.name] : [])));
+  return tools.filter((t) => names.has((t.function as Fields).name));
+}
+
+/** A tool choice as such a wire format takes it: an `allowed_tools` choice as the plain one of its mode. */
+export function plainToolChoice(choice: unknown): unknown {
+  const allowed = allowedTools(choice);
+  return allowed ? (allowed.mode === "required" ? "required" : "auto") : choice;
 }
 
 /** Whether a message holds reasoning entries bound to their own provider. */

@@ -1,7 +1,7 @@
 import { UpstreamError } from "./types.js";
 import { isObject, text } from "../json.js";
 import { asks } from "../parameters.js";
-import { allowedTools } from "./chat-parts.js";
+import { functionTools, plainToolChoice } from "./chat-parts.js";
 
 /**
  * Chat Completions requests in Gemini's generateContent format: system prompt apart, `model` for the
@@ -157,8 +157,7 @@ function responseFormat(format: unknown): Json {
 function toolConfig(choice: unknown): Json | undefined {
   if (choice === "auto") return { functionCallingConfig: { mode: "AUTO" } };
   if (choice === "none") return { functionCallingConfig: { mode: "NONE" } };
-  if (choice === "required" || allowedTools(choice)?.required) return { functionCallingConfig: { mode: "ANY" } };
-  if (allowedTools(choice)) return { functionCallingConfig: { mode: "AUTO" } };
+  if (choice === "required") return { functionCallingConfig: { mode: "ANY" } };
   if (isObject(choice) && isObject(choice.function)) return { functionCallingConfig: { mode: "ANY", allowedFunctionNames: [text(choice.function.name)] } };
   return undefined;
 }
@@ -176,14 +175,11 @@ export function generateContentRequest(body: Json): Json {
   const { system, contents: turns } = contents(Array.isArray(body.messages) ? body.messages.filter(isObject) : []);
   if (turns.length === 0) refuse("a request needs at least one user or assistant message");
 
-  // An `allowed_tools` choice declares only the functions it allows (`toolConfig` sets its mode).
-  const allowed = allowedTools(body.tool_choice)?.names;
-  const declarations = (Array.isArray(body.tools) ? body.tools.filter(isObject) : [])
-    .filter((t) => t.type === "function" && isObject(t.function) && (!allowed || allowed.has(text((t.function as Json).name))))
-    .map((t) => {
-      const fn = t.function as Json;
-      return { name: text(fn.name), ...(fn.description ? { description: fn.description } : {}), ...(isObject(fn.parameters) ? { parameters: fn.parameters } : {}) };
-    });
+  // Gemini has no `allowed_tools` choice: only the functions it allows are declared.
+  const declarations = functionTools(body).map((t) => {
+    const fn = t.function as Json;
+    return { name: text(fn.name), ...(fn.description ? { description: fn.description } : {}), ...(isObject(fn.parameters) ? { parameters: fn.parameters } : {}) };
+  });
   const stop = typeof body.stop === "string" ? [body.stop] : Array.isArray(body.stop) ? body.stop.filter((s) => typeof s === "string") : undefined;
   const thinking = thinkingConfig(body);
   const config: Json = {
@@ -205,7 +201,7 @@ export function generateContentRequest(body: Json): Json {
     imageConfig: imageConfig(body.image_config),
   };
   const generationConfig = Object.fromEntries(Object.entries(config).filter(([, v]) => v !== undefined));
-  const tools = declarations.length ? toolConfig(body.tool_choice) : undefined;
+  const tools = declarations.length ? toolConfig(plainToolChoice(body.tool_choice)) : undefined;
   return {
     contents: turns,
     ...(system.length ? { systemInstruction: { parts: [{ text: system.join("\n\n") }] } } : {}),
