@@ -162,9 +162,14 @@ function toolChoice(choice: unknown): unknown {
   return undefined;
 }
 
-/** `response_format` as the Responses `text.format`: a JSON schema's name, schema and strictness move up a level. */
+/**
+ * `response_format` as the Responses `text.format`: a JSON schema's name, schema and strictness move up a
+ * level. JSON mode's own schema (`json_object` with `schema`, as Fireworks and Together take it), which
+ * `json_object` has no place for here, binds as a JSON schema that is not strict.
+ */
 function textFormat(format: unknown): Json | undefined {
   if (!isObject(format)) return undefined;
+  if (format.type === "json_object" && isObject(format.schema)) return { type: "json_schema", name: "response", schema: format.schema, strict: false };
   if (format.type === "text" || format.type === "json_object") return { type: format.type };
   if (format.type !== "json_schema" || !isObject(format.json_schema)) return undefined;
   const schema = format.json_schema;

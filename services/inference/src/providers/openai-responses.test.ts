@@ -121,6 +121,12 @@ describe("responsesBody", () => {
     expect(responsesBody({ messages: [{ role: "user", content: "Hi" }], response_format: { type: "json_object" } }, "gpt-5", false).text).toEqual({ format: { type: "json_object" } });
   });
 
+  it("binds JSON mode's own schema (json_object with schema) as a JSON schema that is not strict", () => {
+    const schema = { type: "object", properties: { answer: { type: "string" } } };
+    const out = responsesBody({ messages: [{ role: "user", content: "Hi" }], response_format: { type: "json_object", schema } }, "gpt-5", false);
+    expect(out.text).toEqual({ format: { type: "json_schema", name: "response", schema, strict: false } });
+  });
+
   it("maps reasoning effort and summary, and asks for the encrypted reasoning", () => {
     const messages = [{ role: "user", content: "Think." }];
     const effort = responsesBody({ messages, reasoning_effort: "high", reasoning: { effort: "high" } }, "o3", false);
