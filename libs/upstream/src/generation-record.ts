@@ -66,8 +66,10 @@ export const completedEventFields = (g: CompletedGeneration) => ({
 /** The `x-session-id` header, held to the limit of a body's `session_id`: a 400 naming the header past it. */
 export function sessionHeader(headers: IncomingHttpHeaders): string | undefined {
   const value = headerOf(headers, sessionIdHeader);
+  // Most requests send none; zod's failure for a missing value builds an issue list (4 µs a request).
+  if (value === undefined) return undefined;
   const checked = sessionId.safeParse(value);
-  if (value !== undefined && !checked.success) throw badRequest(`Invalid header: ${sessionIdHeader}: ${checked.error.issues[0]?.message ?? "invalid"}`);
+  if (!checked.success) throw badRequest(`Invalid header: ${sessionIdHeader}: ${checked.error.issues[0]?.message ?? "invalid"}`);
   return value;
 }
 
