@@ -112,6 +112,21 @@ describe("a workspace's own provider keys", () => {
     expect((await gw.call("DELETE", `/workspaces/${workspaceId}/provider-keys/alpha`)).status).toBe(200);
   });
 
+  it("refuses a key an HTTP header cannot carry, and a field it does not know, keeping the key it had", async () => {
+    expect((await setKey("alpha", "sk-workspace-alpha-1234")).status).toBe(200);
+    for (const key of ["sk-ключ-12345678", "sk-del\u007f-12345678", "sk-tab\tkey-12345678"]) {
+      const refused = await setKey("alpha", key);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error?.message).toContain("key: must be visible ASCII characters");
+    }
+    const misnamed = await setKey("alpha", "sk-workspace-alpha-5678", { operatorFallback: false });
+    expect(misnamed.status).toBe(400);
+    expect(misnamed.body.error?.message).toContain("operatorFallback");
+    const { openai } = await newKey();
+    await openai.chat.completions.create({ model: "byok/alpha", messages });
+    expect(alpha.requests.at(-1)!.authorization).toBe("Bearer sk-workspace-alpha-1234");
+  });
+
   it("serves image generation with the workspace's key too, billing nothing", async () => {
     expect((await setKey("pixels", "sk-workspace-pixels-4321")).status).toBe(200);
     const { key, hash } = await newKey();

@@ -7,9 +7,17 @@ export const providerKeySlug = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "
 /** `PUT` and `DELETE /workspaces/{id}/provider-keys/{provider}`. */
 export const providerKeyParams = z.object({ id: uuid, provider: providerKeySlug });
 
-/** `PUT /workspaces/{id}/provider-keys/{provider}`: the workspace's own key (BYOK), sealed at rest. */
-export const putProviderKeyBody = z.object({
-  key: z.string().min(8, "must be a provider API key").max(512).regex(/^\S+$/, "must not contain spaces"),
+/**
+ * `PUT /workspaces/{id}/provider-keys/{provider}`: the workspace's own key (BYOK), sealed at rest. It goes to
+ * the provider in a header, so only visible ASCII is taken: another character would fail every request
+ * that sends it, or leave them all to the operator's key.
+ */
+export const putProviderKeyBody = z.strictObject({
+  key: z
+    .string()
+    .min(8, "must be a provider API key")
+    .max(512)
+    .regex(/^[\x21-\x7e]+$/, "must be visible ASCII characters (no spaces), as an HTTP header carries it"),
   operator_fallback: z
     .boolean()
     .default(true)
