@@ -179,6 +179,9 @@ describe("guardrails", () => {
     const mixed = await gw.call("PATCH", `/guardrails/${id}`, { body: { enforce_zdr: true, enforce_zdr_google: null, disable_response_cache: null } });
     expect(mixed.body.data).toMatchObject({ enforce_zdr_openai: true, enforce_zdr_google: false, enforce_zdr_xai: true, disable_response_cache: false });
     expect((await gw.call("GET", `/guardrails/${id}`)).body.data).toMatchObject({ enforce_zdr_openai: true, enforce_zdr_google: false, disable_response_cache: false });
+    // The deprecated switch sent as null clears the vendors not given, as false does.
+    const unset = await gw.call("PATCH", `/guardrails/${id}`, { body: { enforce_zdr: null, enforce_zdr_anthropic: true } });
+    expect(unset.body.data).toMatchObject({ enforce_zdr_openai: false, enforce_zdr_anthropic: true, enforce_zdr_xai: false, enforce_zdr_other: false });
   });
 
   it("rejects invalid input, non-management keys and other organizations", async () => {

@@ -32,8 +32,8 @@ const vendorZdr = ["enforce_zdr_anthropic", "enforce_zdr_openai", "enforce_zdr_g
 
 /**
  * The settings a body gives, and those it sends as null: a client sending null means to clear the field, so
- * it goes back to its default (as OpenRouter's update does). The deprecated `enforce_zdr` fills every
- * per-vendor switch the caller did not send at all.
+ * it goes back to its default (as OpenRouter's update does). The deprecated `enforce_zdr` fills (or, sent
+ * as null, clears) every per-vendor switch the caller did not send at all.
  */
 function settingsOf(body: UpdateGuardrailBody): { given: Record<string, unknown>; cleared: string[] } {
   // Workspace patterns run on a linear-time engine; one it cannot run is refused, never stored.
@@ -48,7 +48,13 @@ function settingsOf(body: UpdateGuardrailBody): { given: Record<string, unknown>
     else if (body[name] !== undefined) given[name] = body[name];
   }
   if (body.content_filter_builtins) given.content_filter_builtins = withBuiltinLabels(body.content_filter_builtins);
-  if (typeof body.enforce_zdr === "boolean") for (const name of vendorZdr) if (body[name] === undefined) given[name] = body.enforce_zdr;
+  if (body.enforce_zdr !== undefined) {
+    for (const name of vendorZdr) {
+      if (body[name] !== undefined) continue;
+      if (body.enforce_zdr === null) cleared.push(name);
+      else given[name] = body.enforce_zdr;
+    }
+  }
   return { given, cleared };
 }
 
