@@ -135,6 +135,15 @@ describe("a workspace's own provider keys", () => {
     expect(pixels.requests.at(-1)!.headers.authorization).toBe("Bearer sk-workspace-pixels-4321");
     expect(res.body.usage).toEqual(expect.objectContaining({ cost: 0, is_byok: true }));
     await eventually(async () => (await record(hash)).byok_usage === 0.04, 5000);
+    // Streamed, the completed image's usage says so too.
+    const streamed = await fetch(`${gw.apiUrl}/images`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "byok/image", prompt: "a comet", stream: true }),
+    });
+    const frames = (await streamed.text()).split("\n\n").filter((f) => f.startsWith("data: {"));
+    const completed = JSON.parse(frames.at(-1)!.slice(6)) as { type: string; usage?: { cost: number; is_byok?: boolean } };
+    expect(completed).toMatchObject({ type: "image_generation.completed", usage: { cost: 0, is_byok: true } });
   });
 
   it("serves transcription with the workspace's key too, and says so in its usage", async () => {

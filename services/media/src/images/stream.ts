@@ -67,7 +67,8 @@ export async function streamImages(
     return;
   }
   const created = Math.floor(Date.now() / 1000);
-  const total = { prompt_tokens: used.usage.promptTokens, completion_tokens: used.usage.completionTokens, total_tokens: used.usage.promptTokens + used.usage.completionTokens, cost: billedUsd(served, charge) };
+  const { promptTokens, completionTokens } = used.usage;
+  const total = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, cost: billedUsd(served, charge), is_byok: served.candidate.byokKey !== undefined };
   images.forEach((image, index) => {
     const last = index === images.length - 1;
     res.write(frame({ type: "image_generation.completed", b64_json: image.b64, created, media_type: image.mediaType, ...(last ? { usage: total } : {}) }));
