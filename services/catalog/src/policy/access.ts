@@ -8,6 +8,8 @@ export interface AccessPolicy {
   guardrails: readonly GuardrailRow[];
   /** Set when the request came in on a regional hostname. */
   region?: string | undefined;
+  /** The variant the request named (`free`, `floor`, `nitro`), which a guardrail's model lists may name too. */
+  variant?: string | null | undefined;
 }
 
 const zdrVendor: Record<string, "anthropic" | "openai" | "google" | "xai"> = {
@@ -18,8 +20,9 @@ const zdrVendor: Record<string, "anthropic" | "openai" | "google" | "xai"> = {
   xai: "xai",
 };
 
-const baseId = (id: string) => id.split(":", 1)[0]!;
-const modelListed = (list: readonly string[], id: string) => list.includes(id) || list.includes(baseId(id));
+/** A model is listed by its id, which covers its variants, or by the id of the variant asked for (`vendor/model:floor`). */
+const modelListed = (list: readonly string[], id: string, variant: string | null | undefined) =>
+  list.includes(id) || (variant !== null && variant !== undefined && list.includes(`${id}:${variant}`));
 /** Free: every price the endpoint lists is zero, whatever its unit (token, request, second, character, search unit, image). */
 export const isFree = (e: EndpointEntry) => Object.values(e.pricing).every((p) => p === undefined || Number(p) === 0);
 
@@ -48,18 +51,19 @@ export function exclusionOf(e: EndpointEntry, policy: AccessPolicy): string | un
   if (ws.data_collection === "deny" && collectsData(provider.data_policy)) return `workspace denies data collection and ${provider.slug} ${collectsData(provider.data_policy)}`;
   if (ws.zdr && !e.zdr) return `workspace requires zero data retention`;
   for (const g of policy.guardrails) {
-    const reason = guardrailExclusion(e, g);
+    const reason = guardrailExclusion(e, g, policy.variant);
     if (reason) return `guardrail "${g.name}": ${reason}`;
   }
   return undefined;
 }
 
-function guardrailExclusion(e: EndpointEntry, g: GuardrailRow): string | undefined {
+function guardrailExclusion(e: EndpointEntry, g: GuardrailRow, variant: string | null | undefined): string | undefined {
   const slug = e.providerEntry.slug;
   if (g.allowed_providers && !g.allowed_providers.includes(slug)) return `allows only providers ${g.allowed_providers.join(", ")}`;
   if (g.ignored_providers?.includes(slug)) return `ignores provider ${slug}`;
-  if (g.allowed_models && !modelListed(g.allowed_models, e.model.id)) return `does not allow model ${e.model.id}`;
-  if (g.ignored_models && modelListed(g.ignored_models, e.model.id)) return `ignores model ${e.model.id}`;
+  const asked = variant ? `${e.model.id}:${variant}` : e.model.id;
+  if (g.allowed_models && !modelListed(g.allowed_models, e.model.id, variant)) return `does not allow model ${asked}`;
+  if (g.ignored_models && modelListed(g.ignored_models, e.model.id, variant)) return `ignores model ${asked}`;
   if (g.allowed_data_regions && !g.allowed_data_regions.some((r) => r === e.region)) {
     return `allows only data regions ${g.allowed_data_regions.join(", ")}`;
   }

@@ -85,3 +85,26 @@ describe("guardrails' free-endpoint settings", () => {
     expect((await resolveGuarded("free/chat")).endpoints).toEqual([]);
   });
 });
+
+describe("guardrails' model lists", () => {
+  const guarded = (lists: { allowed_models?: string[]; ignored_models?: string[] }) => {
+    const guardrail = { id: "g-1", name: "models", allowed_providers: null, ignored_providers: null, allowed_models: null, ignored_models: null, allowed_data_regions: null, enforce_zdr: null, settings: {}, ...lists };
+    const withGuardrail = { ...deps, guardrails: { forKey: async () => [guardrail] } } as unknown as CatalogDeps;
+    return async (id: string) => (await resolveModel(withGuardrail, { model: id, keyHash: "0".repeat(64), workspaceId: "ws-1", organizationId: "org-1" })).endpoints.length;
+  };
+
+  it("bind a variant named in them: ignored, that variant is refused; allowed, only it is served", async () => {
+    const ignoring = guarded({ ignored_models: ["paid/chat:floor", "free/chat:free"] });
+    expect(await ignoring("paid/chat:floor")).toBe(0);
+    expect(await ignoring("free/chat:free")).toBe(0);
+    expect(await ignoring("paid/chat")).toBe(1);
+    expect(await ignoring("paid/chat:nitro")).toBe(1);
+    const allowing = guarded({ allowed_models: ["paid/chat:nitro"] });
+    expect(await allowing("paid/chat:nitro")).toBe(1);
+    expect(await allowing("paid/chat")).toBe(0);
+    expect(await allowing("paid/chat:floor")).toBe(0);
+    // A model named without a variant covers its variants.
+    expect(await guarded({ allowed_models: ["paid/chat"] })("paid/chat:floor")).toBe(1);
+    expect(await guarded({ ignored_models: ["paid/chat"] })("paid/chat:nitro")).toBe(0);
+  });
+});

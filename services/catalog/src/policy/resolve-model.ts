@@ -95,7 +95,7 @@ export async function resolveModel(deps: CatalogDeps, request: ResolveRequest): 
   if (!model) throw notFound(`Model ${id} not found`);
   const [workspace, guardrails] = await Promise.all([deps.identity.workspacePolicy(request.workspaceId), deps.guardrails.forKey(request.keyHash)]);
   if (!workspace) throw notFound("Workspace not found");
-  const policy = { workspace, guardrails, region: request.host ? snapshot.regionsByHost.get(request.host.toLowerCase()) : undefined };
+  const policy = { workspace, guardrails, variant, region: request.host ? snapshot.regionsByHost.get(request.host.toLowerCase()) : undefined };
   const endpoints: ResolvedEndpoint[] = [];
   const excluded: ResolvedModel["excluded"] = [];
   for (const e of model.endpointEntries) {
