@@ -18,7 +18,12 @@ export function readMultipart(req: Request, maxFileBytes: number): Promise<Multi
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, limits: { fileSize: maxFileBytes, files: 1, fields: 50, fieldSize: 64 * 1024, parts: 60 } });
+      // Names and values are UTF-8, as browsers, fetch and the SDKs send them (busboy reads Latin-1 by default).
+      parser = busboy({
+        headers: req.headers,
+        defParamCharset: "utf8",
+        limits: { fileSize: maxFileBytes, files: 1, fields: 50, fieldSize: 64 * 1024, parts: 60 },
+      });
     } catch (error) {
       return reject(badRequest(`Invalid multipart body: ${(error as Error).message}`));
     }
@@ -37,7 +42,10 @@ export function readMultipart(req: Request, maxFileBytes: number): Promise<Multi
       const seen = fields[name];
       fields[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
     });
+    const invalid = (error: Error) => fail(badRequest(`Invalid multipart body: ${error.message}`));
     parser.on("file", (name, stream, info) => {
+      // A form cut inside a part fails the part's stream too; unheard, that error would end the process.
+      stream.on("error", invalid);
       if (name !== "file") {
         stream.resume();
         return fail(badRequest(`Invalid multipart body: unexpected file part ${name}; send the file as file`));
@@ -52,7 +60,7 @@ export function readMultipart(req: Request, maxFileBytes: number): Promise<Multi
     parser.on("filesLimit", () => fail(badRequest("Invalid multipart body: send exactly one file part")));
     parser.on("fieldsLimit", () => fail(badRequest("Invalid multipart body: too many fields")));
     parser.on("partsLimit", () => fail(badRequest("Invalid multipart body: too many parts")));
-    parser.on("error", (error: Error) => fail(badRequest(`Invalid multipart body: ${error.message}`)));
+    parser.on("error", invalid);
     parser.on("close", () => {
       if (!failed) resolve({ fields, file });
     });
