@@ -1,7 +1,8 @@
+import { get, type IncomingMessage } from "node:http";
 import { OpenRouter } from "@openrouter/sdk";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeFilesProvider, type FakeFilesProvider } from "./support/fake-files.js";
+import { largeFileBytes, startFakeFilesProvider, type FakeFilesProvider } from "./support/fake-files.js";
 import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
 
 let gw: TestGateway;
@@ -158,6 +159,20 @@ describe("workspace files at a provider, with the workspace's own key", () => {
     expect(await sdk.files.delete({ fileId: anthropicFile.id, provider: "anthropic" })).toMatchObject({ shape: "anthropic", type: "file_deleted" });
     await expect(sdk.files.retrieve({ fileId: anthropicFile.id, provider: "anthropic" })).rejects.toMatchObject({ statusCode: 404 });
     expect(await sdk.files.delete({ fileId: openaiFile.id, provider: "openai" })).toMatchObject({ shape: "openai", deleted: true });
+  });
+
+  it("streams a provider's file at the pace its client reads", async () => {
+    // The workspace has its openai key from the test before.
+    const paused = await new Promise<IncomingMessage>((resolve, reject) => {
+      get(`${gw.apiUrl}/files/file-large/content?provider=openai`, { headers: { authorization: `Bearer ${key}` } }, resolve).on("error", reject);
+    });
+    expect(paused.statusCode).toBe(200);
+    expect(paused.headers["content-length"]).toBe(String(largeFileBytes));
+    paused.pause();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // What the sockets between hold, not the file: the gateway reads no faster than its client.
+    expect(fake.largeSent).toBeLessThan(largeFileBytes / 4);
+    paused.destroy();
   });
 
   it("lets only management keys manage provider keys", async () => {

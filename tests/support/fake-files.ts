@@ -13,8 +13,13 @@ export interface FakeFilesProvider {
   baseUrl: string;
   /** The credential of every request, in order: `Bearer ...` (OpenAI) or the `x-api-key` (Anthropic). */
   credentials: string[];
+  /** Bytes of `file-large`'s content written so far: it is written as its reader takes it. */
+  largeSent: number;
   stop(): Promise<void>;
 }
+
+/** `file-large`, a file of each store that is never uploaded: its content is this many bytes, made as they are read. */
+export const largeFileBytes = 64 * 1024 * 1024;
 
 async function read(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -29,7 +34,7 @@ async function read(req: IncomingMessage): Promise<Buffer> {
 export async function startFakeFilesProvider(): Promise<FakeFilesProvider> {
   const stores = { openai: [] as StoredFile[], anthropic: [] as StoredFile[] };
   let next = 1;
-  const fake: FakeFilesProvider = { baseUrl: "", credentials: [], stop: async () => {} };
+  const fake: FakeFilesProvider = { baseUrl: "", credentials: [], largeSent: 0, stop: async () => {} };
   const server = createServer(async (req, res) => {
     const anthropic = typeof req.headers["x-api-key"] === "string";
     fake.credentials.push(anthropic ? String(req.headers["x-api-key"]) : String(req.headers.authorization));
@@ -42,6 +47,18 @@ export async function startFakeFilesProvider(): Promise<FakeFilesProvider> {
         ? { id: f.id, type: "file", filename: f.filename, mime_type: f.type, size_bytes: f.bytes.length, created_at: new Date(f.created * 1000).toISOString(), downloadable: true }
         : { id: f.id, object: "file", bytes: f.bytes.length, created_at: f.created, filename: f.filename, purpose: "user_data", status: "processed" };
     const raw = await read(req);
+    if (id === "file-large" && url.pathname.endsWith("/content")) {
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": largeFileBytes });
+      const chunk = Buffer.alloc(64 * 1024, 120);
+      const more = () => {
+        while (fake.largeSent < largeFileBytes && !res.destroyed) {
+          fake.largeSent += chunk.length;
+          if (!res.write(chunk)) return void res.once("drain", more);
+        }
+        res.end();
+      };
+      return more();
+    }
     if (req.method === "POST") {
       const form = await new Request("http://fake/", { method: "POST", headers: { "content-type": String(req.headers["content-type"]) }, body: raw }).formData();
       const file = form.get("file") as File;

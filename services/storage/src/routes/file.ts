@@ -1,5 +1,7 @@
 import { fileParams, fileQuery, type DeletedFile } from "@switchyard/contracts";
 import { notFound, parseInput } from "@switchyard/runtime";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import type { RequestHandler, Response } from "express";
 import type { StorageDeps } from "../deps.js";
 import { ownerOf } from "../files/owner.js";
@@ -38,8 +40,11 @@ export const fileContentRoute =
     if (provider) {
       const content = await providerCall(deps, owner, provider, res, (files, account, signal) => files.content(id, account, signal));
       res.writeHead(200, { "content-type": "application/octet-stream", ...(content.contentLength !== undefined ? { "content-length": content.contentLength } : {}) });
-      for await (const chunk of content.body) res.write(chunk);
-      res.end();
+      // At the client's pace: a provider's file may be hundreds of megabytes, and its client slow.
+      await pipeline(Readable.from(content.body), res).catch((error: unknown) => {
+        // A client that left is no failure; a provider that broke off mid-way is logged (the response was cut).
+        if (!res.writableFinished && !req.destroyed) deps.logger.error({ err: error, id, provider }, "provider file body failed mid-way");
+      });
       return;
     }
     const row = await findFile(deps.db, owner, id);
