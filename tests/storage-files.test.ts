@@ -120,6 +120,22 @@ describe("workspace files on the gateway's own storage", () => {
     expect(res.body).toMatchObject({ data: [], cursor: null, has_more: false });
   });
 
+  it("refuses an empty file, an unknown purpose or field, and an expiry it would not keep", async () => {
+    const send = async (fields: Record<string, string>, content = "a,b\n1,2\n") => {
+      const form = new FormData();
+      for (const [name, value] of Object.entries(fields)) form.set(name, value);
+      form.set("file", new Blob([content]), "t.csv");
+      const res = await fetch(`${gw.apiUrl}/files`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form });
+      return { status: res.status, message: ((await res.json()) as { error?: { message?: string } }).error?.message };
+    };
+    expect(await send({}, "")).toEqual({ status: 400, message: "Invalid body: file: the file is empty" });
+    expect((await send({ purpose: "definitely-not-a-purpose" })).message).toMatch(/^Invalid body: purpose: must be one of assistants/);
+    expect((await send({ colour: "red" })).message).toMatch(/^Invalid body: unknown field colour/);
+    expect((await send({ "expires_after[anchor]": "created_at", "expires_after[seconds]": "3600" })).message).toMatch(/workspace files do not expire/);
+    // The openai SDK always sends a purpose.
+    expect((await send({ purpose: "user_data" })).status).toBe(200);
+  });
+
   it("refuses an upload over the size limit with 413, and one without a file part with 400", async () => {
     const big = new FormData();
     big.set("file", new Blob([Buffer.alloc(300_000, 65)]), "big.txt");
@@ -159,6 +175,26 @@ describe("workspace files at a provider, with the workspace's own key", () => {
     expect(await sdk.files.delete({ fileId: anthropicFile.id, provider: "anthropic" })).toMatchObject({ shape: "anthropic", type: "file_deleted" });
     await expect(sdk.files.retrieve({ fileId: anthropicFile.id, provider: "anthropic" })).rejects.toMatchObject({ statusCode: 404 });
     expect(await sdk.files.delete({ fileId: openaiFile.id, provider: "openai" })).toMatchObject({ shape: "openai", deleted: true });
+  });
+
+  it("sends OpenAI an expiry, refuses what a provider has no place for", async () => {
+    // The workspace has its openai and anthropic keys from the test before.
+    const send = async (provider: string, fields: Record<string, string>) => {
+      const form = new FormData();
+      for (const [name, value] of Object.entries(fields)) form.set(name, value);
+      form.set("file", new Blob(["hello"]), "notes.txt");
+      const res = await fetch(`${gw.apiUrl}/files?provider=${provider}`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form });
+      return { status: res.status, message: ((await res.json()) as { error?: { message?: string } }).error?.message };
+    };
+    const expiring = { purpose: "batch", "expires_after[anchor]": "created_at", "expires_after[seconds]": "3600" };
+    expect((await send("openai", expiring)).status).toBe(200);
+    expect(fake.forms.at(-1)).toEqual(expiring);
+    expect((await send("openai", { ...expiring, "expires_after[seconds]": "60" })).message).toMatch(/expires_after\[seconds\]: must be a whole number from 3600/);
+    expect((await send("anthropic", { purpose: "user_data" })).message).toBe("Invalid body: purpose: Anthropic's Files API takes none");
+    expect((await send("anthropic", { "expires_after[anchor]": "created_at", "expires_after[seconds]": "3600" })).status).toBe(400);
+    const listed = await gw.call("GET", "/files?provider=anthropic&order=asc", { key });
+    expect(listed.status).toBe(400);
+    expect(listed.body.error?.message).toMatch(/newest first/);
   });
 
   it("streams a provider's file at the pace its client reads", async () => {

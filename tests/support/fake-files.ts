@@ -13,6 +13,8 @@ export interface FakeFilesProvider {
   baseUrl: string;
   /** The credential of every request, in order: `Bearer ...` (OpenAI) or the `x-api-key` (Anthropic). */
   credentials: string[];
+  /** The text fields of every upload, in order. */
+  forms: Array<Record<string, string>>;
   /** Bytes of `file-large`'s content written so far: it is written as its reader takes it. */
   largeSent: number;
   stop(): Promise<void>;
@@ -34,7 +36,7 @@ async function read(req: IncomingMessage): Promise<Buffer> {
 export async function startFakeFilesProvider(): Promise<FakeFilesProvider> {
   const stores = { openai: [] as StoredFile[], anthropic: [] as StoredFile[] };
   let next = 1;
-  const fake: FakeFilesProvider = { baseUrl: "", credentials: [], largeSent: 0, stop: async () => {} };
+  const fake: FakeFilesProvider = { baseUrl: "", credentials: [], forms: [], largeSent: 0, stop: async () => {} };
   const server = createServer(async (req, res) => {
     const anthropic = typeof req.headers["x-api-key"] === "string";
     fake.credentials.push(anthropic ? String(req.headers["x-api-key"]) : String(req.headers.authorization));
@@ -61,6 +63,7 @@ export async function startFakeFilesProvider(): Promise<FakeFilesProvider> {
     }
     if (req.method === "POST") {
       const form = await new Request("http://fake/", { method: "POST", headers: { "content-type": String(req.headers["content-type"]) }, body: raw }).formData();
+      fake.forms.push(Object.fromEntries([...form.entries()].filter((entry): entry is [string, string] => typeof entry[1] === "string")));
       const file = form.get("file") as File;
       const stored = { id: `${anthropic ? "file_" : "file-"}${next++}`, filename: file.name, bytes: Buffer.from(await file.arrayBuffer()), type: file.type, created: 1_700_000_000 + next };
       store.push(stored);

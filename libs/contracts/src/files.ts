@@ -88,10 +88,15 @@ export const fileParams = z.object({ file_id: z.string().min(1).max(256).regex(/
 /** Where one file lives: our storage, or a provider's with the workspace's own key (`provider=`). */
 export const fileQuery = z.object({ provider: fileProvider.optional(), workspace_id: uuid.optional() });
 
-/** `POST /files`: one `file` part, and OpenAI's `purpose` with `provider=openai`. */
+/** `POST /files`: one `file` part, OpenAI's `purpose`, and with `provider=openai` its `expires_after`. */
 export const uploadFileBody = z.object({
-  file: z.string().describe("The file (binary part); its type is read from the bytes").meta({ format: "binary" }),
-  purpose: z.string().optional().describe("OpenAI's purpose with provider=openai; user_data when absent"),
+  file: z.string().describe("The file (binary part); its type is read from the bytes; not empty on our own storage").meta({ format: "binary" }),
+  purpose: z
+    .enum(["assistants", "batch", "fine-tune", "vision", "user_data", "evals"])
+    .optional()
+    .describe("OpenAI's purpose: sent to OpenAI with provider=openai (user_data when absent), refused with provider=anthropic"),
+  "expires_after[anchor]": z.literal("created_at").optional().describe("provider=openai only: the expiry's anchor"),
+  "expires_after[seconds]": z.string().optional().describe("provider=openai only: seconds after the anchor, 3600 to 2592000"),
 });
 
 /** `POST /files` and `GET /files/{file_id}` 200: the file, in the shape of the store that holds it. */

@@ -27,6 +27,10 @@ export const openAiFiles: ProviderFiles<OpenAiFile> = {
   async upload(input, account, signal) {
     const form = new FormData();
     form.append("purpose", input.purpose ?? "user_data");
+    if (input.expiresAfter) {
+      form.append("expires_after[anchor]", input.expiresAfter.anchor);
+      form.append("expires_after[seconds]", String(input.expiresAfter.seconds));
+    }
     form.append("file", new Blob([input.bytes], { type: input.mimeType }), input.filename);
     return toFile(await callJson("openai", "POST", fileUrl(account), auth(account), form, file, signal));
   },

@@ -13,6 +13,8 @@ export interface UploadInput {
   mimeType: string;
   /** OpenAI requires one (`user_data` when the caller gives none); Anthropic has none. */
   purpose?: string | undefined;
+  /** OpenAI only: when the file expires. */
+  expiresAfter?: { anchor: "created_at"; seconds: number } | undefined;
 }
 
 export interface ListInput {

@@ -7,6 +7,7 @@ import { decodeCursor, encodeCursor } from "../files/cursor.js";
 import { ownerOf } from "../files/owner.js";
 import { deleteRow, insertUpload, listFiles, markReady, newFileId, seqOf, toWorkspaceFile, type Owner } from "../files/records.js";
 import { hasControlCharacters, sniffType } from "../files/sniff.js";
+import { uploadFields } from "../files/upload-fields.js";
 import { providerCall } from "../providers/call.js";
 
 const filename = z.string().min(1).max(255).refine((name) => !/[/\\]/.test(name) && !hasControlCharacters(name), "must be a plain file name");
@@ -32,6 +33,7 @@ export const listFilesRoute =
     const owner = await ownerOf(deps, res, query.workspace_id);
     const limit = query.limit ?? 100;
     if (query.provider) {
+      if (query.provider === "anthropic" && query.order === "asc") throw badRequest("Invalid query: order: Anthropic's Files API lists newest first; asc is not supported");
       const page = await providerCall(deps, owner, query.provider, res, (files, account, signal) =>
         files.list({ limit, after: query.after ?? query.after_id, before: query.before_id, order: query.order }, account, signal),
       );
@@ -67,14 +69,18 @@ export const uploadFileRoute =
     const upload = await readMultipart(req, deps.maxFileBytes);
     if (!upload.file) throw badRequest("Invalid body: file: a file part is required");
     const name = parseInput(filename, upload.file.filename ?? "", "body.file filename");
-    const purpose = typeof upload.fields.purpose === "string" ? upload.fields.purpose : undefined;
+    const { purpose, expiresAfter } = uploadFields(upload.fields, query.provider);
     const mimeType = sniffType(upload.file.bytes, name);
     if (query.provider) {
       const bytes = upload.file.bytes;
-      const file = await providerCall(deps, owner, query.provider, res, (files, account, signal) => files.upload({ bytes, filename: name, mimeType, purpose }, account, signal));
+      const file = await providerCall(deps, owner, query.provider, res, (files, account, signal) =>
+        files.upload({ bytes, filename: name, mimeType, purpose, expiresAfter }, account, signal),
+      );
       res.status(200).json(file);
       return;
     }
+    // As OpenRouter's own storage: an empty file is refused.
+    if (upload.file.bytes.length === 0) throw badRequest("Invalid body: file: the file is empty");
     const id = newFileId();
     const objectKey = `files/${owner.workspaceId}/${id}`;
     await insertUpload(deps.db, owner, { id, filename: name, mimeType, size: upload.file.bytes.length, objectKey });
