@@ -56,6 +56,12 @@ describe("workspace files on the gateway's own storage", () => {
     await expect(sdk.files.retrieve({ fileId: file.id })).rejects.toMatchObject({ statusCode: 404 });
   });
 
+  it("names a download in its Content-Disposition as RFC 6266 and RFC 5987 write it", async () => {
+    const file = await upload(Buffer.from("hi"), "it's (a) *résumé*.txt");
+    const res = await fetch(`${gw.apiUrl}/files/${file.id}/content`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.headers.get("content-disposition")).toBe(`attachment; filename="it's (a) *r_sum_*.txt"; filename*=UTF-8''it%27s%20%28a%29%20%2Ar%C3%A9sum%C3%A9%2A.txt`);
+  });
+
   it("reads text types from the name only when the bytes are text", async () => {
     expect((await upload(Buffer.from("a,b\n1,2\n"), "table.csv")).mimeType).toBe("text/csv");
     expect((await upload(Buffer.from("%PDF-1.7\n..."), "report.txt")).mimeType).toBe("application/pdf");

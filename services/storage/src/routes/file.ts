@@ -15,8 +15,11 @@ async function target(deps: StorageDeps, req: Parameters<RequestHandler>[0], res
   return { id, provider, owner: await ownerOf(deps, res, workspace_id) };
 }
 
+/** RFC 5987's value characters: encodeURIComponent's, less the `'`, `(`, `)` and `*` it leaves as they are. */
+const extValue = (name: string) => encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
 /** Disposition that survives every file name: ASCII fallback plus the RFC 5987 UTF-8 form. */
-const disposition = (name: string) => `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+const disposition = (name: string) => `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${extValue(name)}`;
 
 /** `GET /files/{id}`. */
 export const getFileRoute =
