@@ -82,5 +82,12 @@ describe("standalone logs", () => {
     expect(line).toMatchObject({ level: 30, key: hash.slice(0, 12), res: { statusCode: 200 } });
     expect(line).not.toHaveProperty("generationId");
     expect(logs).not.toContain(key);
+    // The path without its query: a client may put a credential there (Gemini's ?key=).
+    expect((await gw.call("GET", `/key?key=${key}&api_key=query-secret`, { key, headers: { "x-request-id": "logged-query" } })).status).toBe(200);
+    await eventually(async () => lines().some((l) => l.includes('"reqId":"logged-query"') && l.includes("request completed")), 5000);
+    const queried = JSON.parse(lines().find((l) => l.includes('"reqId":"logged-query"') && l.includes("request completed"))!) as Record<string, unknown>;
+    expect(queried).toMatchObject({ req: { method: "GET", url: "/api/v1/key" } });
+    expect(logs).not.toContain("query-secret");
+    expect(logs).not.toContain(key);
   });
 });

@@ -158,6 +158,12 @@ describe("GET /metrics", () => {
     expect(sample(text, "switchyard_generations_total", { model: "m/failing" })).toBeUndefined();
   });
 
+  it("counts no probe, in whatever case its path is written", async () => {
+    for (const path of ["/METRICS", "/Healthz", "/readyz"]) expect((await fetch(`${gw.baseUrl}${path}`)).status).toBe(200);
+    const text = await metricsOf(gw.baseUrl);
+    expect(text).not.toMatch(/switchyard_http_requests_total\{[^}]*route="\/(metrics|healthz|readyz)"/i);
+  });
+
   it("labels every series with its service and names no gauge like a counter", async () => {
     const text = await metricsOf(gw.baseUrl);
     expect(labelProblems(text)).toEqual({ unlabelled: [], totalGauges: [] });

@@ -2,7 +2,7 @@ import express, { type ErrorRequestHandler, type Express, type Request, type Req
 import type { Logger } from "../log.js";
 import { serviceOf } from "../metrics.js";
 import { badRequest, HttpError } from "./errors.js";
-import { assignRequestId, countWhenDone, logWhenDone, probePaths, sendError } from "./request-basics.js";
+import { assignRequestId, countWhenDone, logWhenDone, isProbe, sendError } from "./request-basics.js";
 import { requestIdHeader, withRequestId } from "./request-context.js";
 
 export { requestIdHeader, withRequestId } from "./request-context.js";
@@ -29,7 +29,7 @@ const requestId: RequestHandler = (req, res, next) => withRequestId(assignReques
  */
 function observe(logger: Logger, service: string): RequestHandler {
   return (req, res, next) => {
-    if (probePaths.has(req.path)) return next();
+    if (isProbe(req.path)) return next();
     logWhenDone(logger, req, res);
     countWhenDone(service, req, res, () =>
       String(res.locals.metricsRoute ?? (req.route as { path?: string } | undefined)?.path ?? (res.statusCode === 404 ? "unmatched" : "other")),

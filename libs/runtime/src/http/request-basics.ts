@@ -17,7 +17,10 @@ import { noteRoute } from "../tracing/spans.js";
 const saneId = /^[\w.:-]{1,128}$/;
 
 /** The probes' paths: neither logged, counted nor traced. */
-export const probePaths: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
+const probes: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
+
+/** Whether a path is a probe's, in any case, as express routes it. */
+export const isProbe = (path: string): boolean => probes.has(path.toLowerCase());
 
 /** The path of a request's URL, without its query. */
 export const pathOf = (url: string | undefined): string => {
@@ -59,7 +62,8 @@ export function assignRequestId(req: IncomingMessage, res: ServerResponse): stri
  */
 export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
   const started = performance.now();
-  const url = req.url;
+  // The path only: a query may carry a credential (Gemini's `?key=`), which logs never keep.
+  const url = pathOf(req.url);
   const note = currentNote();
   res.once("close", () => {
     const aborted = !res.writableFinished;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
-import { pathOf, probePaths } from "../http/request-basics.js";
+import { pathOf, isProbe } from "../http/request-basics.js";
 import { openScope, Span, type Tracer } from "./spans.js";
 import { parseTraceparent, traceparentHeader, tracestateHeader } from "./traceparent.js";
 
@@ -14,7 +14,7 @@ export function traced(tracer: Tracer | undefined, handler: RequestListener): Re
   if (!tracer) return handler;
   return (req: IncomingMessage, res: ServerResponse) => {
     const path = pathOf(req.url);
-    if (probePaths.has(path)) return handler(req, res);
+    if (isProbe(path)) return handler(req, res);
     const method = req.method ?? "GET";
     const state = req.headers[tracestateHeader];
     const span = new Span(tracer, method, "server", parseTraceparent(req.headers[traceparentHeader]), typeof state === "string" ? state : undefined);
