@@ -114,6 +114,29 @@ describe("messages.countTokens", () => {
     expect(sent.headers).toMatchObject({ apiKey: endpointKey, beta: "token-counting-2024-11-01" });
   });
 
+  it("counts a preset's system prompt as /messages sends it, whether Anthropic counts or the gateway estimates", async () => {
+    const system = "Count the preset's words too.";
+    for (const [slug, model] of [
+      ["csys", "anthropic/text"],
+      ["csys-compat", "openai/compat"],
+    ]) {
+      const saved = await fx.gw.call("POST", "/presets", { body: { slug, model, system_prompt: system } });
+      expect(saved.status, slug).toBe(200);
+    }
+    await client.messages.create({ model: "@preset/csys", max_tokens: 10, messages: hi });
+    const answered = fx.claude.requests.at(-1)!;
+    expect(answered).toMatchObject({ path: "/v1/messages", body: { system } });
+    await client.messages.countTokens({ model: "@preset/csys", messages: hi });
+    const counted = fx.claude.requests.at(-1)!;
+    expect(counted.path).toBe("/v1/messages/count_tokens");
+    expect(counted.body).toEqual({ model: "text", system: answered.body.system, messages: hi });
+    // The client's own system prompt wins over the preset's, as on /messages.
+    await client.messages.countTokens({ model: "@preset/csys", system: "Mine.", messages: hi });
+    expect(fx.claude.requests.at(-1)!.body).toEqual({ model: "text", system: "Mine.", messages: hi });
+    // The preset's 29 characters, a line break and "Hi": 32 characters, 8 tokens at four a token.
+    expect(await client.messages.countTokens({ model: "@preset/csys-compat", messages: hi })).toEqual({ input_tokens: 8, estimated: true });
+  });
+
   it("is an estimate that says so on another endpoint, which is never called", async () => {
     const image = { type: "image" as const, source: { type: "base64" as const, media_type: "image/png" as const, data: "iVBORw0KGgo=" } };
     const before = fx.compat.requests.length;

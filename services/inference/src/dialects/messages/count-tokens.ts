@@ -38,9 +38,21 @@ export function estimateInputTokens(request: MessagesCountTokensRequest): number
 }
 
 /**
+ * The request as `POST /messages` sends it: with its preset's system prompt when the client sent none, as
+ * `nativeBody` and the chat translation add it. The planned body holds that prompt as its first message (after
+ * the guardrails' filters); a Messages request brings no system message of its own without `system`.
+ */
+function asSent(request: MessagesCountTokensRequest, planned: Readonly<Record<string, unknown>>): MessagesCountTokensRequest {
+  if (request.system !== undefined) return request;
+  const first: unknown = Array.isArray(planned.messages) ? planned.messages[0] : undefined;
+  const message = first && typeof first === "object" ? (first as { role?: unknown; content?: unknown }) : {};
+  return message.role === "system" && typeof message.content === "string" ? { ...request, system: message.content } : request;
+}
+
+/**
  * `POST /messages/count_tokens`: the first endpoint of the request's model counts, when it is Anthropic's and
- * no guardrail redacted the prompt; otherwise the answer is an estimate and says so (`estimated: true`).
- * Nothing is held or charged.
+ * no guardrail redacted the prompt; otherwise the answer is an estimate and says so (`estimated: true`). What is
+ * counted is what `POST /messages` would send, a preset's system prompt included. Nothing is held or charged.
  */
 export const countTokensRoute =
   (deps: InferenceDeps) =>
@@ -52,9 +64,11 @@ export const countTokensRoute =
     const first = plan.candidates[0]!;
     // What Anthropic counts is the client's own body, which a redaction never reaches: a redacted prompt is estimated.
     const redacted = plan.findings.some((f) => f.action === "redact");
-    if (first.endpoint.adapter !== "anthropic" || redacted) return void sendJson(res, 200, { input_tokens: estimateInputTokens(request), estimated: true });
-    // Anthropic counts the body as the client wrote it, less the gateway's routing fields.
+    const sent = asSent(request, plan.body);
+    if (first.endpoint.adapter !== "anthropic" || redacted) return void sendJson(res, 200, { input_tokens: estimateInputTokens(sent), estimated: true });
+    // Anthropic counts the body as the client wrote it, less the gateway's routing fields, with the preset's system prompt.
     const { models: _models, provider: _provider, ...body } = req.body as Record<string, unknown>;
+    if (sent.system !== request.system) body.system = sent.system;
     const target = { ...targetOf(first.endpoint, deps.env, first.byokKey), headers: anthropicHeaders(req.headers) };
     try {
       sendJson(res, 200, { input_tokens: await countTokens(body, target, plan.signal) });
