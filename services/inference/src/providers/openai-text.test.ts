@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { PartBatch } from "../generation/parts.js";
-import { openAiText } from "./openai-text.js";
+import { echoedField, echoedOf, openAiText } from "./openai-text.js";
 import { UpstreamError, type UpstreamTarget } from "./types.js";
 
 interface Received {
@@ -31,6 +31,16 @@ const streamed = [
   { id: "cmpl-s", object: "text_completion", created: 1, model: "m", choices: [], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } },
 ];
 
+/** An echoed stream: the prompt "Hello" in two pieces, the second with the first words after it, as servers split it. */
+const echoedStream = [
+  { id: "cmpl-e", choices: [{ text: "Hel", index: 0, logprobs: null, finish_reason: null }] },
+  { id: "cmpl-e", choices: [{ text: "lo there", index: 0, logprobs: null, finish_reason: null }] },
+  { id: "cmpl-e", choices: [{ text: "!", index: 0, logprobs: null, finish_reason: "stop" }] },
+];
+
+/** A legacy choice as OpenRouter answers one that reasoned. */
+const reasoned = { ...buffered, choices: [{ text: " there!", reasoning: "Greet back.", index: 0, logprobs: null, finish_reason: "stop" }] };
+
 const sse = (frames: unknown[]) => `${frames.map((f) => `data: ${JSON.stringify(f)}\n\n`).join("")}data: [DONE]\n\n`;
 
 /** What the fake answers for one upstream model: a status, a content type and a body. */
@@ -39,6 +49,10 @@ const plans: Record<string, { status?: number; type?: string; body: string; head
   streamed: { type: "text/event-stream", body: sse(streamed) },
   garbage: { body: "<html>upstream proxy error</html>" },
   limited: { status: 429, body: '{"error":{"message":"slow down"}}', headers: { "retry-after": "3" } },
+  echoed: { body: JSON.stringify({ ...buffered, choices: [{ ...buffered.choices[0], text: "Hello there!" }] }) },
+  "echoed-stream": { type: "text/event-stream", body: sse(echoedStream) },
+  reasoned: { body: JSON.stringify(reasoned) },
+  "reasoned-stream": { type: "text/event-stream", body: sse([{ id: "cmpl-r", choices: [{ text: "", reasoning: "Greet back.", index: 0, finish_reason: null }] }, ...streamed]) },
   "bad-chunk": { type: "text/event-stream", body: `data: ${JSON.stringify(streamed[0])}\n\ndata: {not json\n\n` },
 };
 
@@ -126,6 +140,24 @@ describe("openAiText.complete", () => {
     });
   });
 
+  it("keeps the echoed prompt apart from the generated text, as a choice field", async () => {
+    const completion = await openAiText.complete({ prompt: "Hello", echo: true }, target("echoed"), signal());
+    expect(completion.choices[0]).toMatchObject({ text: " there!", choiceFields: { [echoedField]: "Hello", logprobs } });
+    expect(echoedOf(completion.choices[0]!.choiceFields)).toBe("Hello");
+    // Without echo, or when the text does not start with the prompt as sent, all of it is the model's.
+    const unasked = await openAiText.complete({ prompt: "Hello" }, target("echoed"), signal());
+    expect(unasked.choices[0]).toMatchObject({ text: "Hello there!", choiceFields: { logprobs } });
+    expect(echoedOf(unasked.choices[0]!.choiceFields)).toBe("");
+    const other = await openAiText.complete({ prompt: "Hello, world", echo: true }, target("echoed"), signal());
+    expect(other.choices[0]?.text).toBe("Hello there!");
+  });
+
+  it("reads a choice's reasoning, as OpenRouter's legacy route answers it", async () => {
+    const completion = await openAiText.complete({ prompt: "Hello", reasoning: { effort: "low" } }, target("reasoned"), signal());
+    expect(completion.choices[0]).toMatchObject({ text: " there!", reasoning: "Greet back.", choiceFields: { logprobs: null } });
+    expect(completion.choices[0]?.choiceFields).not.toHaveProperty("reasoning");
+  });
+
   it("refuses an answer that is not a text completion, so another endpoint may be tried", async () => {
     const failure = await openAiText.complete({ prompt: "Hello" }, target("garbage"), signal()).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(UpstreamError);
@@ -158,6 +190,27 @@ describe("openAiText.stream", () => {
       ],
       [{ type: "finish", choice: 0, reason: "stop" }],
       [{ type: "usage", usage: { promptTokens: 5, completionTokens: 1, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } }],
+    ]);
+  });
+
+  it("keeps the echoed prompt apart from the generated text when it arrives in pieces", async () => {
+    const batches = await collect(await openAiText.stream({ prompt: "Hello", echo: true }, target("echoed-stream"), signal()));
+    const parts = batches.flat().filter((p) => p.type === "text" || p.type === "passthrough");
+    expect(parts).toEqual([
+      { type: "passthrough", choice: 0, fields: {}, choiceFields: { [echoedField]: "Hel" } },
+      { type: "passthrough", choice: 0, fields: {}, choiceFields: { [echoedField]: "lo" } },
+      { type: "text", choice: 0, text: " there" },
+      { type: "text", choice: 0, text: "!" },
+    ]);
+    const unasked = await collect(await openAiText.stream({ prompt: "Hello" }, target("echoed-stream"), signal()));
+    expect(unasked.flat().filter((p) => p.type === "text").map((p) => (p.type === "text" ? p.text : ""))).toEqual(["Hel", "lo there", "!"]);
+  });
+
+  it("yields a streamed choice's reasoning before its text", async () => {
+    const batches = await collect(await openAiText.stream({ prompt: "Hello" }, target("reasoned-stream"), signal()));
+    expect(batches[0]).toEqual([
+      { type: "metadata", id: "cmpl-r", systemFingerprint: null, serviceTier: null },
+      { type: "reasoning", choice: 0, text: "Greet back." },
     ]);
   });
 

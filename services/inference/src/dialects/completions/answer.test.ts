@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textCompletion, textCompletionChunk, type TextCompletionChunk } from "@switchyard/contracts";
 import type { Completion, CompletionChoice, PartBatch } from "../../generation/parts.js";
 import type { Accounted } from "../../accounting.js";
+import { echoedField } from "../../providers/openai-text.js";
 import { completionBody, completionChunk, echoChunk, errorChunk, textFinishReason, usageChunk, type TextFrame } from "./answer.js";
 
 /**
@@ -86,6 +87,13 @@ describe("completionBody", () => {
     expect(body.choices).toEqual([{ text: "Capital of France? Paris.", index: 0, logprobs: null, finish_reason: "stop", native_finish_reason: "end_turn" }]);
   });
 
+  it("puts a legacy route's echo, kept apart from the generated text, back in front of it", () => {
+    const echoed = choice({ text: " there!", choiceFields: { [echoedField]: "Hello", logprobs } });
+    const body = completionBody(completion({ choices: [echoed] }), accounted, frame);
+    expect(body.choices).toEqual([{ text: "Hello there!", index: 0, logprobs, finish_reason: "length", native_finish_reason: "length" }]);
+    expect(textCompletion.parse(body)).toEqual(body);
+  });
+
   it("writes reasoning unless hidden, and never chat's logprobs", () => {
     const reasoned = completion({ systemFingerprint: null, choices: [choice({ text: null, reasoning: "Think.", finishReason: null, choiceFields: { logprobs: { content: [] } } })] });
     const shown = completionBody(reasoned, accounted, frame);
@@ -116,6 +124,17 @@ describe("completionChunk", () => {
       choices: [{ text: " there", index: 0, logprobs, finish_reason: null, native_finish_reason: null }],
     });
     expect(textCompletionChunk.parse(chunk)).toEqual(chunk);
+  });
+
+  it("writes a legacy route's echo where it came, ahead of the generated text", () => {
+    const batch: PartBatch = [
+      { type: "passthrough", choice: 0, fields: {}, choiceFields: { [echoedField]: "Hello" } },
+      { type: "text", choice: 0, text: " there" },
+      { type: "passthrough", choice: 0, fields: {}, choiceFields: { logprobs } },
+    ];
+    expect(completionChunk(batch, frame)?.choices).toEqual([{ text: "Hello there", index: 0, logprobs, finish_reason: null, native_finish_reason: null }]);
+    const alone = completionChunk([{ type: "passthrough", choice: 0, fields: {}, choiceFields: { [echoedField]: "Hel" } }], frame);
+    expect(alone?.choices).toEqual([{ text: "Hel", index: 0, logprobs: null, finish_reason: null, native_finish_reason: null }]);
   });
 
   it("normalises the finish and keeps the native one", () => {

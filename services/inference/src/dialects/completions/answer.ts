@@ -1,6 +1,7 @@
 import { textLogprobs, type TextCompletion, type TextCompletionChunk, type TextFinishReason, type TextLogprobs, type TextUsage } from "@switchyard/contracts";
 import type { Completion, CompletionChoice, PartBatch, Passthrough } from "../../generation/parts.js";
 import { normalizeFinishReason, usageBody, type Accounted } from "../../accounting.js";
+import { echoedOf } from "../../providers/openai-text.js";
 
 /** What every `text_completion` object of one answer shares. */
 export interface TextFrame {
@@ -20,7 +21,8 @@ export interface TextFrame {
 export interface TextRender {
   /**
    * The prompt to prepend to each choice's text: set for `echo` only when a chat endpoint served the
-   * request (a legacy completions route echoes by itself).
+   * request. A legacy completions route echoes by itself, and its adapter hands the echo over apart from
+   * the generated text (`echoedField`), to be put back in front of it here.
    */
   echoPrompt?: string;
   /** Leaves the model's reasoning out (`reasoning.exclude`). */
@@ -69,11 +71,14 @@ function logprobsOf(choiceFields: Passthrough): TextLogprobs | null {
   return parsed.success && Array.isArray(parsed.data.tokens) ? parsed.data : null;
 }
 
-/** One buffered choice as a legacy completion choice. */
+/**
+ * One buffered choice as a legacy completion choice. A whole answer always states a finish reason: a provider
+ * that gave none reads as `stop`, its native reason null, as Chat Completions answers it.
+ */
 function bodyChoice(choice: CompletionChoice, render: TextRender): BodyChoice {
   const reasoning = render.hideReasoning ? null : choice.reasoning;
   return {
-    text: (render.echoPrompt ?? "") + (choice.text ?? ""),
+    text: (render.echoPrompt ?? "") + echoedOf(choice.choiceFields) + (choice.text ?? ""),
     index: choice.index,
     logprobs: logprobsOf(choice.choiceFields),
     finish_reason: textFinishReason(choice.finishReason) ?? "stop",
@@ -110,8 +115,9 @@ function gatheredFor(gathered: Map<number, Gathered>, index: number): Gathered {
 }
 
 /**
- * What each choice says in `batch`: text, reasoning (unless hidden), logprobs (the last entry, when a
- * batch holds more than one) and finish. Reasoning entries and tool calls have no place in this dialect.
+ * What each choice says in `batch`: text (the echoed prompt in its place ahead of the generated text),
+ * reasoning (unless hidden), logprobs (the last entry, when a batch holds more than one) and finish.
+ * Reasoning entries and tool calls have no place in this dialect.
  */
 function gather(batch: PartBatch, render: TextRender): Map<number, Gathered> {
   const gathered = new Map<number, Gathered>();
@@ -121,6 +127,8 @@ function gather(batch: PartBatch, render: TextRender): Map<number, Gathered> {
       const entry = gatheredFor(gathered, part.choice);
       entry.reasoning = (entry.reasoning ?? "") + part.text;
     } else if (part.type === "passthrough" && part.choiceFields) {
+      const echoed = echoedOf(part.choiceFields);
+      if (echoed) gatheredFor(gathered, part.choice).text += echoed;
       const logprobs = logprobsOf(part.choiceFields);
       if (logprobs) gatheredFor(gathered, part.choice).logprobs = logprobs;
     } else if (part.type === "finish") gatheredFor(gathered, part.choice).finish = part.reason;

@@ -4,7 +4,7 @@ import { chatCompletionRequest, completionsRequest, type CompletionsRequest, typ
 import { endUser } from "@switchyard/upstream";
 import { parseInput } from "@switchyard/runtime";
 import { upstreamBody } from "../../request-body.js";
-import { legacyBody, promptText, toChatRequest, translationRefusals } from "./request.js";
+import { carriesSystemPrompt, legacyBody, promptText, toChatRequest, translationRefusals } from "./request.js";
 
 /** Parses a body as the route will, throwing the 400 it would answer. */
 const parse = (body: unknown) => parseInput(completionsRequest, body, "body");
@@ -141,7 +141,7 @@ describe("toChatRequest", () => {
 describe("legacyBody", () => {
   const chatBody = (request: CompletionsRequest) => upstreamBody(chatCompletionRequest.parse(toChatRequest(request)), "ws-1");
 
-  it("sends the legacy fields and the hashed end user of the chat body an endpoint would get; gateway fields stay home", () => {
+  it("sends the legacy fields, reasoning and the hashed end user of the chat body an endpoint would get; gateway fields stay home", () => {
     const request = parse(full);
     expect(legacyBody(request, chatBody(request))).toEqual({
       prompt: "Once upon a time",
@@ -164,7 +164,23 @@ describe("legacyBody", () => {
       seed: 7,
       response_format: { type: "json_object" },
       user: endUser("ws-1", "alice"),
+      reasoning: { effort: "low" },
     });
+  });
+
+  it("sends reasoning as OpenRouter's legacy route takes it, a preset's reasoning_effort too, and none the endpoint dropped", () => {
+    const request = parse({ prompt: "x", reasoning: { max_tokens: 200, exclude: true } });
+    expect(legacyBody(request, chatBody(request))).toEqual({ prompt: "x", reasoning: { max_tokens: 200, exclude: true } });
+    expect(legacyBody(parse({ prompt: "x" }), { messages: [{ role: "user", content: "x" }], reasoning_effort: "high" })).toEqual({ prompt: "x", reasoning: { effort: "high" } });
+    expect(legacyBody(parse({ prompt: "x", reasoning: { effort: "high" } }), { messages: [{ role: "user", content: "x" }] })).toEqual({ prompt: "x" });
+  });
+
+  it("sends the prompt as given, never a system message the chat body holds", () => {
+    const request = parse({ prompt: "Once upon", suffix: " the end" });
+    const withSystem = upstreamBody(chatCompletionRequest.parse(toChatRequest(request)), "ws-1", "SECRET SYSTEM PROMPT");
+    expect(carriesSystemPrompt(withSystem)).toBe(true);
+    expect(carriesSystemPrompt(chatBody(request))).toBe(false);
+    expect(legacyBody(request, withSystem)).toEqual({ prompt: "Once upon", suffix: " the end" });
   });
 
   it("takes the prompt as the chat body has it, after the guardrails' redactions", () => {

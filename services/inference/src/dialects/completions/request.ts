@@ -1,4 +1,5 @@
 import type { CompletionsRequest } from "@switchyard/contracts";
+import { isObject } from "../../json.js";
 
 /**
  * Fields a legacy completions route takes as they are, from the chat body the endpoint would get (where
@@ -61,19 +62,46 @@ export function toChatRequest(request: CompletionsRequest): Record<string, unkno
   return chat;
 }
 
+type ChatMessage = { role?: unknown; content?: unknown };
+
+const messagesOf = (chatBody: Readonly<Record<string, unknown>>): ChatMessage[] => (Array.isArray(chatBody.messages) ? (chatBody.messages as ChatMessage[]) : []);
+
+/**
+ * Whether the chat body holds a system message. `toChatRequest` makes none, so it is a preset's system prompt,
+ * which the legacy wire has no place for: a prompt is sent as given, with nothing in front of it.
+ */
+export const carriesSystemPrompt = (chatBody: Readonly<Record<string, unknown>>): boolean => messagesOf(chatBody).some((m) => m.role === "system");
+
+/** Why an endpoint's legacy completions route cannot serve a request whose preset has a system prompt. */
+export const systemPromptRefusal = "system_prompt: a preset's system prompt has no place in a legacy completions prompt; only endpoints without a legacy completions route take it";
+
+/**
+ * The reasoning settings as a legacy route takes them: `reasoning`, as OpenRouter's `/completions` does (OpenAI's
+ * and vLLM's have no field for them). A preset's `reasoning_effort` goes as its effort. They are in the chat
+ * body only where the endpoint's `supported_parameters` allow them; elsewhere they were dropped and named.
+ */
+function reasoningOf(chatBody: Record<string, unknown>): unknown {
+  if (isObject(chatBody.reasoning)) return chatBody.reasoning;
+  return typeof chatBody.reasoning_effort === "string" ? { effort: chatBody.reasoning_effort } : undefined;
+}
+
 /**
  * The body an OpenAI-compatible endpoint's `/completions` receives, less `model` and `stream` (the adapter
  * sets them): made of the chat body that endpoint would get (so the guardrails' redactions, a preset's
  * defaults and the parameters it does not support are as for chat; the end user is already hashed), with
- * the prompt back as a prompt and the legacy route's own fields.
+ * the prompt back as a prompt, the legacy route's own fields and the reasoning settings. The prompt is the
+ * caller's alone: a system message is no part of it (see `carriesSystemPrompt`).
  */
 export function legacyBody(request: CompletionsRequest, chatBody: Record<string, unknown>): Record<string, unknown> {
-  const messages = Array.isArray(chatBody.messages) ? (chatBody.messages as Array<{ content?: unknown }>) : [];
-  const texts = messages.map((m) => (typeof m.content === "string" ? m.content : ""));
+  const texts = messagesOf(chatBody)
+    .filter((m) => m.role !== "system")
+    .map((m) => (typeof m.content === "string" ? m.content : ""));
   const suffix = hasSuffix(request) ? texts.pop() : undefined;
   const body: Record<string, unknown> = { prompt: texts.join("\n\n"), ...(suffix !== undefined ? { suffix } : {}) };
   for (const field of legacyFields) if (chatBody[field] !== undefined && chatBody[field] !== null) body[field] = chatBody[field];
   copySet(body, request, textOnlyFields);
+  const reasoning = reasoningOf(chatBody);
+  if (reasoning !== undefined) body.reasoning = reasoning;
   return body;
 }
 

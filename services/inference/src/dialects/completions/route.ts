@@ -1,5 +1,5 @@
 import { completionsRequest, type CompletionsRequest } from "@switchyard/contracts";
-import { parseInput, sendJson, type Caller } from "@switchyard/runtime";
+import { badRequest, parseInput, sendJson, type Caller } from "@switchyard/runtime";
 import type { Candidate } from "@switchyard/upstream";
 import type { ServerResponse } from "node:http";
 import type { InferenceDeps } from "../../deps.js";
@@ -13,12 +13,27 @@ import { hasOwnApi } from "../../routing/attempts.js";
 import { SseStream } from "../../sse.js";
 import type { JsonRequest } from "../chat/route.js";
 import { completionBody, completionChunk, echoChunk, errorChunk, usageChunk, type TextFrame, type TextRender } from "./answer.js";
-import { legacyBody, promptText, toChatRequest, translationRefusals } from "./request.js";
+import { carriesSystemPrompt, legacyBody, promptText, systemPromptRefusal, toChatRequest, translationRefusals } from "./request.js";
 
 /** How the serving endpoint's answer is written: a chat endpoint's `echo` is the gateway's to add. */
 function renderFor(plan: Plan, request: CompletionsRequest, candidate: Candidate): TextRender {
   const translated = !hasOwnApi("text", candidate.endpoint.adapter);
   return { ...(request.echo && translated ? { echoPrompt: promptText(request) } : {}), hideReasoning: hidesReasoning(plan.request) };
+}
+
+/**
+ * The plan less the endpoints with a legacy route when the request's preset has a system prompt: the legacy
+ * wire sends the prompt as given and has no place for one, so, as a chat-only endpoint is left out for
+ * `suffix`, those endpoints are left out (and named among the excluded), and the request is refused with 400
+ * naming it when none is left. The preset is known only once the plan is built, hence after it.
+ */
+function carriedPlan(plan: Plan): Plan {
+  if (!carriesSystemPrompt(plan.body)) return plan;
+  const legacy = (candidate: Candidate) => hasOwnApi("text", candidate.endpoint.adapter);
+  const candidates = plan.candidates.filter((candidate) => !legacy(candidate));
+  if (candidates.length === 0) throw badRequest(`Invalid body: no endpoint of the requested models can carry it: ${systemPromptRefusal}`);
+  const left = plan.candidates.filter(legacy).map((candidate) => `${candidate.model} on ${candidate.endpoint.provider}: ${systemPromptRefusal}`);
+  return { ...plan, candidates, excluded: [...plan.excluded, ...left] };
 }
 
 /** Legacy completions as server-sent events: `text_completion` frames, the usage frame, then `[DONE]`. */
@@ -63,7 +78,8 @@ class TextStream extends SseStream implements StreamSink {
  * `POST /completions`: the legacy text completions. The request is planned as a chat request with the prompt
  * as its one user message; OpenAI-compatible endpoints get their own `/completions` route with the prompt as
  * it was, others the chat translation. Fields a translation cannot carry (`suffix`, `logprobs`) keep the
- * request on endpoints with a legacy route, or are refused with 400 when it has none.
+ * request on endpoints with a legacy route, or are refused with 400 when it has none; a preset's system
+ * prompt, which a legacy route cannot carry, keeps it on the others (`carriedPlan`).
  */
 export const completionsRoute =
   (deps: InferenceDeps) =>
@@ -73,7 +89,7 @@ export const completionsRoute =
     const cannotCarry = refused.length
       ? (candidate: Candidate) => (hasOwnApi("text", candidate.endpoint.adapter) ? undefined : `${refused.join(", ")}: only endpoints with a legacy completions route take ${refused.length > 1 ? "them" : "it"}`)
       : undefined;
-    const plan = await buildPlan(deps, { headers: req.headers, res, caller, dialect: "completions", body: toChatRequest(request), client: req.body, ...(cannotCarry ? { cannotCarry } : {}) });
+    const plan = carriedPlan(await buildPlan(deps, { headers: req.headers, res, caller, dialect: "completions", body: toChatRequest(request), client: req.body, ...(cannotCarry ? { cannotCarry } : {}) }));
     const generation = planGeneration(plan, { wire: "text", body: (chat) => legacyBody(request, chat) });
     if (!plan.request.stream) {
       const turn = await bufferedTurn(generation);
