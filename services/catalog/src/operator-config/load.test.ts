@@ -24,6 +24,17 @@ describe("operator catalog", () => {
     expect(() => parseCatalog(dangling, "test.yaml")).toThrow(/models\.1\.endpoints\.0\.provider: unknown provider nobody/);
   });
 
+  it("refuses a price the gateway could not charge or hold: finer than 1e-12 USD, or above 1000 USD a unit", () => {
+    const priced = (pricing: Record<string, string>) => {
+      const catalog = structuredClone(fixtureCatalog) as unknown as { models: Array<{ endpoints: Array<Record<string, unknown>> }> };
+      catalog.models[0]!.endpoints[0]!.pricing = pricing;
+      return () => parseCatalog(catalog, "test.yaml");
+    };
+    expect(priced({ prompt: "0.0000000000000000001", completion: "0.00001" })).toThrow(/pricing\.prompt: must be a non-negative decimal string with at most 12 decimal places/);
+    expect(priced({ prompt: "0.000001", completion: "99999999999" })).toThrow(/pricing\.completion: must be at most 1000 USD per unit/);
+    expect(priced({ prompt: "0.000000000001", completion: "1000" })).not.toThrow();
+  });
+
   it("reads provider keys and base URLs from the environment", () => {
     const config = parseCatalog(fixtureCatalog, "fixture");
     const snapshot = buildSnapshot(config, { ALPHA_KEY: "k1", BETA_BASE_URL: "http://beta.internal/v1", GAMMA_API_KEY: "" });

@@ -6,8 +6,17 @@ import { z } from "zod";
  * names the variable that holds a provider's key.
  */
 const slug = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must be a lower-case provider slug");
-/** USD per unit as a decimal string, e.g. "0.00000015" per token. */
-const price = z.string().regex(/^\d+(\.\d+)?$/, "must be a non-negative decimal string such as \"0.0000006\"");
+/** The dearest price a unit may have: a request's worst case (price × tokens × choices) must fit what identity holds. */
+const highestPrice = 1000;
+
+/**
+ * USD per unit as a decimal string, e.g. "0.00000015" per token: at most 12 decimal places (the gateway counts
+ * money in 1e-12 USD, and a finer price could not be charged) and at most `highestPrice`.
+ */
+const price = z
+  .string()
+  .regex(/^\d+(\.\d{1,12})?$/, "must be a non-negative decimal string with at most 12 decimal places, such as \"0.0000006\"")
+  .refine((value) => Number(value) <= highestPrice, `must be at most ${highestPrice} USD per unit`);
 const modality = z.enum(["text", "image", "file", "audio", "video", "embeddings", "rerank", "speech", "transcription"]);
 /**
  * Where an endpoint processes data; requests on a regional hostname stay in that region. `us`, `europe` and
