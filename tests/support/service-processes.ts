@@ -16,6 +16,8 @@ export interface ServiceProcesses {
   /** Base URL of each process, the router's included. */
   urls: Record<ServiceName | "router", string>;
   processes: Partial<Record<ServiceName | "router", TestProcess>>;
+  /** A second catalog replica on the same database and bus, which the router does not call (`secondCatalog`). */
+  secondCatalog?: TestProcess;
   /** SIGTERM to every process (router first), then the backends; resolves with each process's exit code. */
   stop(): Promise<Record<string, number | null>>;
 }
@@ -27,8 +29,8 @@ export interface ServiceProcesses {
 export async function startServiceProcesses(
   services: readonly ServiceName[],
   env: Record<string, string> = {},
-  /** A NATS of the test's own (it may be down, for outage tests); stopped with the processes. */
-  options: { nats?: TestNats } = {},
+  /** A NATS of the test's own (it may be down, for outage tests), stopped with the processes; a second catalog replica. */
+  options: { nats?: TestNats; secondCatalog?: boolean } = {},
 ): Promise<ServiceProcesses> {
   const nats = options.nats ?? (await startTestNats());
   const database = await createTestDatabase();
@@ -51,6 +53,7 @@ export async function startServiceProcesses(
     ...env,
   };
   const processes: ServiceProcesses["processes"] = {};
+  let secondCatalog: TestProcess | undefined;
   const start = (name: ServiceName | "router", extra: Record<string, string> = {}) => {
     const proc = startProcess(`services/${name}/dist/main.js`, { ...common, ...extra, PORT: String(ports[name]) });
     processes[name] = proc;
@@ -60,6 +63,7 @@ export async function startServiceProcesses(
     const codes: Record<string, number | null> = {};
     if (processes.router) codes.router = await processes.router.stop();
     await Promise.all(names.filter((n) => n !== "router" && processes[n]).map(async (n) => (codes[n] = await processes[n]!.stop())));
+    if (secondCatalog) codes.secondCatalog = await secondCatalog.stop();
     await nats.stop();
     await database.drop();
     await rm(dataDir, { recursive: true, force: true });
@@ -68,10 +72,14 @@ export async function startServiceProcesses(
   try {
     await start("identity", { SWITCHYARD_BOOTSTRAP_KEY: bootstrapKey });
     await Promise.all(services.filter((s) => s !== "identity").map((s) => start(s)));
+    if (options.secondCatalog) {
+      secondCatalog = startProcess("services/catalog/dist/main.js", { ...common, PORT: String(await freePort()) });
+      await secondCatalog.waitFor(/catalog listening/, 45_000);
+    }
     await start("router");
   } catch (error) {
     await stop();
     throw error;
   }
-  return { apiUrl: `${urls.router}/api/v1`, bootstrapKey, urls, processes, stop };
+  return { apiUrl: `${urls.router}/api/v1`, bootstrapKey, urls, processes, ...(secondCatalog ? { secondCatalog } : {}), stop };
 }

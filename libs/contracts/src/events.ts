@@ -86,6 +86,8 @@ export const eventRegistry = {
   "catalog.guardrail.updated.v1": guardrailChanged,
   "catalog.guardrail.deleted.v1": guardrailChanged,
   "catalog.models.reloaded.v1": catalogReloaded,
+  /** Another catalog replica re-read its file after a `reloaded`: answers remembered from it are made again. */
+  "catalog.models.refreshed.v1": catalogReloaded,
   "inference.generation.completed.v1": generationCompleted,
   "inference.endpoint.health.v1": endpointHealth,
   "media.endpoint.health.v1": endpointHealth,

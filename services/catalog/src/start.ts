@@ -1,5 +1,6 @@
 import {
   busReadiness,
+  enqueueEvent,
   migrate,
   outboxSink,
   startOutboxRelay,
@@ -82,10 +83,24 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
     health: deps.health,
     readiness: { database: () => db.ping(), ...busReadiness(bus) },
   };
+  const countsOf = (snapshot: ReturnType<typeof catalog.current>) => ({ models: snapshot.models.length, providers: snapshot.providers.length });
+  // A reload on one replica (SIGHUP, `POST /catalog/reload`) reloads every replica: each re-reads its own copy
+  // of the file and then says so, and services that remember resolutions drop those made before it did.
+  const ownReloads = new Set<string>();
+  const reloadEvents = await bus.listen(["catalog.models.reloaded.v1"], async (event) => {
+    if (ownReloads.delete(event.id)) return;
+    try {
+      const counts = countsOf(await catalog.reload());
+      await db.transaction((tx) => events.enqueue(tx, "catalog.models.refreshed.v1", counts));
+      events.committed();
+    } catch (error) {
+      logger.error({ err: error }, "catalog file could not be re-read after another replica's reload; this replica keeps its catalog");
+    }
+  });
   const reload = async () => {
-    const snapshot = await catalog.reload();
-    const counts = { models: snapshot.models.length, providers: snapshot.providers.length };
-    await db.transaction((tx) => events.enqueue(tx, "catalog.models.reloaded.v1", counts));
+    const counts = countsOf(await catalog.reload());
+    const event = await db.transaction((tx) => enqueueEvent(tx, schema, "catalog.models.reloaded.v1", counts));
+    ownReloads.add(event.id);
     events.committed();
     return counts;
   };
@@ -98,6 +113,7 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
     async stop() {
       await workspaceEvents.stop();
       await guardrailEvents.stop();
+      await reloadEvents.stop();
       await budgets.stop();
       await relay.stop();
     },
