@@ -42,3 +42,27 @@ describe("decodeEntities", () => {
     expect(decodeEntities("&#x1F600;")).toBe("😀");
   });
 });
+
+describe("htmlToText on hostile pages", () => {
+  // Tags, declarations and elements that are opened and never closed: each regex that looked for the end
+  // from every `<` rescanned the rest of the page, so time grew with the square of its size.
+  const size = 2 * 1024 * 1024;
+  const kinds = ["<a", "<!", "<?", "<br", "</p", "<p", "<li", "<td", "<div", "<title>", "<title", "<script", "<script>", "<pre", "<pre>", "<!--", "<a <br <!x <?y "];
+
+  it.each(kinds)("turns a 2 MB page of %j into text in about linear time", (unit) => {
+    const page = `<p>Start</p>${unit.repeat(Math.ceil(size / unit.length))}`;
+    const started = performance.now();
+    const { text } = htmlToText(page);
+    const elapsed = performance.now() - started;
+    expect(text.startsWith("Start")).toBe(true);
+    // Well under a second on a quiet machine; the bound leaves room for a busy one.
+    expect(elapsed).toBeLessThan(2000);
+  });
+
+  it("reads tags left open as before: text when no > follows, up to the next > otherwise", () => {
+    expect(htmlToText("<p>Hi</p><a<a").text).toBe("Hi\n\n<a<a");
+    expect(htmlToText("<p>Hi <br</p>").text).toBe("Hi");
+    expect(htmlToText("<title>T</title><p>a<!b<?c")).toEqual({ title: "T", text: "a<!b<?c" });
+    expect(htmlToText("<title>Open<p>body")).toEqual({ title: undefined, text: "" });
+  });
+});

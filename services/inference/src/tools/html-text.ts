@@ -64,18 +64,69 @@ const blocks =
 /** Marks where a preformatted block goes back: a private-use character. */
 const mark = "\uE000";
 
-/** Runs of spaces collapsed, each line trimmed, at most one blank line between paragraphs. */
+/**
+ * Whitespace that collapses to one space: a run of two or more, or one character other than a space. A
+ * single space is left alone: replacing each one with itself made ordinary text of a few megabytes take
+ * seconds.
+ */
+const collapsible = /\s{2,}|[^\S ]/g;
+
+/** Runs of spaces collapsed (a lone space left as it is, see `collapsible`), each line trimmed, at most one blank line between paragraphs. */
 function tidy(text: string): string {
   return text
     .split("\n")
-    .map((line) => line.replace(/[ \t\f\v\r\u00a0]+/g, " ").trim())
+    .map((line) => line.replace(/[ \t\f\v\r\u00a0]{2,}|[\t\f\v\r\u00a0]/g, " ").trim())
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")
     .trim();
 }
 
+/**
+ * Replaces each match of `tag`, a global pattern that ends in `>` (such as `<br\b[^>]*>`), in linear time.
+ * A tag never closed made the pattern read on to the end of the text from every `<` that could start it,
+ * so a page of such openings took time growing with the square of its size. No match can end after the
+ * text's last `>`, so the pattern only reads up to it: there every scan for `>` stops at the next one, and
+ * the matches are those it finds in the whole text.
+ */
+function replaceTags(text: string, tag: RegExp, replacement: (match: string) => string): string {
+  const end = text.lastIndexOf(">") + 1;
+  return text.slice(0, end).replace(tag, replacement) + text.slice(end);
+}
+
+/**
+ * Each element `name` from its opening tag to its closing tag, or to the end of the text when it is never
+ * closed, replaced with what `replacement` makes of its content: what `<name\b[^>]*>([\s\S]*?)(?:</name\s*>|$)`
+ * does, in linear time (see `replaceTags`).
+ */
+function replaceElements(text: string, name: string, replacement: (inner: string) => string): string {
+  const head = text.slice(0, text.lastIndexOf(">") + 1);
+  const open = new RegExp(`<${name}\\b[^>]*>`, "gi");
+  const close = new RegExp(`</${name}\\s*>`, "gi");
+  let out = "";
+  let from = 0;
+  for (let opened = open.exec(head); opened; opened = open.exec(head)) {
+    close.lastIndex = open.lastIndex;
+    const closed = close.exec(text);
+    out += text.slice(from, opened.index) + replacement(text.slice(open.lastIndex, closed ? closed.index : text.length));
+    if (!closed) return out;
+    from = open.lastIndex = close.lastIndex;
+  }
+  return out + text.slice(from);
+}
+
 /** A fragment's tags dropped and its references decoded; `<br>` is a line break. */
-const flatten = (html: string): string => decodeEntities(html.replace(/<br\b[^>]*>/gi, "\n").replace(/<\/?[A-Za-z][^>]*>/g, ""));
+const flatten = (html: string): string => decodeEntities(replaceTags(replaceTags(html, /<br\b[^>]*>/gi, () => "\n"), /<\/?[A-Za-z][^>]*>/g, () => ""));
+
+/** The content of the page's first `<title>` element, when it is closed. */
+function titleOf(html: string): string | undefined {
+  const open = /<title\b[^>]*>/i.exec(html.slice(0, html.lastIndexOf(">") + 1));
+  if (!open) return undefined;
+  const start = open.index + open[0].length;
+  const close = /<\/title\s*>/gi;
+  close.lastIndex = start;
+  const closed = close.exec(html);
+  return closed ? html.slice(start, closed.index) : undefined;
+}
 
 /**
  * An HTML page as the text a reader sees: its title, and its body without scripts, styles or markup.
@@ -83,22 +134,22 @@ const flatten = (html: string): string => decodeEntities(html.replace(/<br\b[^>]
  * and preformatted text keeps its lines.
  */
 export function htmlToText(html: string): { title: string | undefined; text: string } {
-  const titleMatch = /<title\b[^>]*>([\s\S]*?)<\/title\s*>/i.exec(html);
-  const title = titleMatch ? flatten(titleMatch[1]!).replace(/\s+/g, " ").trim() : "";
+  const titleText = titleOf(html);
+  const title = titleText === undefined ? "" : flatten(titleText).replace(/\s+/g, " ").trim();
   // The page's own use of the placeholder character is dropped: it marks the preformatted blocks below.
-  let body = html.replaceAll(mark, "").replace(/<!--[\s\S]*?(?:-->|$)/g, " ").replace(/<!\[CDATA\[[\s\S]*?(?:\]\]>|$)/g, " ").replace(/<![^>]*>|<\?[^>]*>/g, " ");
-  for (const tag of hidden) body = body.replace(new RegExp(`<${tag}\\b[^>]*>[\\s\\S]*?(?:</${tag}\\s*>|$)`, "gi"), " ");
+  let body = html.replaceAll(mark, "").replace(/<!--[\s\S]*?(?:-->|$)/g, " ").replace(/<!\[CDATA\[[\s\S]*?(?:\]\]>|$)/g, " ");
+  body = replaceTags(body, /<![^>]*>|<\?[^>]*>/g, () => " ");
+  for (const tag of hidden) body = replaceElements(body, tag, () => " ");
   // Preformatted blocks are set aside whole, so the collapsing below leaves their lines alone.
   const kept: string[] = [];
-  body = body.replace(/<pre\b[^>]*>([\s\S]*?)(?:<\/pre\s*>|$)/gi, (_whole, inner: string) => `\n\n${mark}${kept.push(flatten(inner).replace(/^\n/, "").trimEnd()) - 1}${mark}\n\n`);
-  body = body
-    .replace(/\s+/g, " ")
-    .replace(/<br\b[^>]*>/gi, "\n")
-    .replace(/<li\b[^>]*>/gi, "\n- ")
-    .replace(/<\/li\s*>/gi, "")
-    .replace(/<\/?(?:t[dh])\b[^>]*>/gi, " ")
-    .replace(new RegExp(`</?(?:${blocks})\\b[^>]*>`, "gi"), (tag) => (/^<\/?(?:p|h[1-6]|blockquote|table|ul|ol|section|article)\b/i.test(tag) ? "\n\n" : "\n"))
-    .replace(/<\/?[A-Za-z][^>]*>/g, "");
+  body = replaceElements(body, "pre", (inner) => `\n\n${mark}${kept.push(flatten(inner).replace(/^\n/, "").trimEnd()) - 1}${mark}\n\n`);
+  body = body.replace(collapsible, " ");
+  body = replaceTags(body, /<br\b[^>]*>/gi, () => "\n");
+  body = replaceTags(body, /<li\b[^>]*>/gi, () => "\n- ");
+  body = replaceTags(body, /<\/li\s*>/gi, () => "");
+  body = replaceTags(body, /<\/?(?:t[dh])\b[^>]*>/gi, () => " ");
+  body = replaceTags(body, new RegExp(`</?(?:${blocks})\\b[^>]*>`, "gi"), (tag) => (/^<\/?(?:p|h[1-6]|blockquote|table|ul|ol|section|article)\b/i.test(tag) ? "\n\n" : "\n"));
+  body = replaceTags(body, /<\/?[A-Za-z][^>]*>/g, () => "");
   const text = tidy(decodeEntities(body)).replace(new RegExp(`${mark}(\\d+)${mark}`, "g"), (_whole, n: string) => kept[Number(n)] ?? "");
   return { title: title || undefined, text };
 }
