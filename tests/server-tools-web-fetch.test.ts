@@ -152,6 +152,36 @@ describe("openrouter:web_fetch on chat completions", () => {
     expect(agent.requests.length).toBe(before);
   });
 
+  it("honours the same settings at the tool's top level, and both forms when they agree", async () => {
+    const before = agent.requests.length;
+    const topLevel = { type: "openrouter:web_fetch", max_uses: 1, max_content_tokens: 3, parameters: { max_content_tokens: 3 } } as never;
+    await openai.chat.completions.create({ model: "agent/reader", messages: [{ role: "user", content: [url("/article"), url("/article")].join("\n") }], tools: [topLevel] });
+    expect(toolResults(agent.requests[before + 1]!.messages as Message[])).toEqual([expect.objectContaining({ content: "Field notes\n", truncated: true }), { error: "the limit of 1 fetches for this request is reached" }]);
+
+    pages.served.length = 0;
+    const elsewhere = { type: "openrouter:web_fetch", allowed_domains: ["nothing.example"], engine: "openrouter" } as never;
+    await openai.chat.completions.create({ model: "agent/reader", messages: [{ role: "user", content: url("/article") }], tools: [elsewhere] });
+    expect(toolResults(agent.requests.at(-1)!.messages as Message[])).toEqual([{ error: "refusing pages.test: it is not in allowed_domains" }]);
+    expect(pages.served).toEqual([]);
+  });
+
+  it.each([
+    [{ max_uses: 1, parameters: { max_uses: 2 } }, /tools\.0: max_uses is given in tools\.0\.parameters and in tools\.0 with different values/],
+    [{ allowed_domains: ["a.example"], parameters: { allowed_domains: ["b.example"] } }, /tools\.0: allowed_domains is given in tools\.0\.parameters and in tools\.0 with different values/],
+    [{ engine: "auto", parameters: { engine: "openrouter" } }, /tools\.0: engine is given/],
+    [{ max_uses: 0 }, /tools\.0\.max_uses: must be a positive integer/],
+    [{ blocked_domains: "b.example" }, /tools\.0\.blocked_domains: must be an array of domain names/],
+    [{ engine: "exa" }, /tools\.0\.engine: this gateway fetches pages itself/],
+    [{ max_use: 1 }, /tools\.0\.max_use: unknown field; openrouter:web_fetch takes engine, max_uses, max_content_tokens, allowed_domains and blocked_domains/],
+    [{ parameters: { max_tokens: 5 } }, /tools\.0\.parameters\.max_tokens: unknown field/],
+  ])("refuses %j before anything is spent", async (settings, message) => {
+    const before = agent.requests.length;
+    const res = await gw.call("POST", "/chat/completions", { key, body: { model: "agent/reader", messages: [{ role: "user", content: "x" }], tools: [{ type: "openrouter:web_fetch", ...settings }] } });
+    expect(res.status).toBe(400);
+    expect(res.body.error?.message).toMatch(message);
+    expect(agent.requests.length).toBe(before);
+  });
+
   it("replays a call an earlier answer carried as history, without fetching again", async () => {
     const first = await openai.chat.completions.create({ model: "agent/reader", messages: [{ role: "user", content: url("/article") }], tools: [webFetchTool] });
     pages.served.length = 0;

@@ -115,6 +115,13 @@ describe("webFetchConfig", () => {
     });
   });
 
+  it("reads the top level too, where a setting given twice must agree once normalized", () => {
+    const tool = { type: "openrouter:web_fetch", max_uses: 2, allowed_domains: ["https://A.example/"], cache_control: { type: "ephemeral" }, parameters: { allowed_domains: ["a.example"] } };
+    expect(webFetchConfig(tool, "tools.0")).toEqual({ max_uses: 2, allowed_domains: ["a.example"] });
+    expect(() => webFetchConfig({ ...tool, parameters: { max_uses: 3 } }, "tools.0")).toThrow("tools.0: max_uses is given in tools.0.parameters and in tools.0 with different values");
+    expect(() => webFetchConfig({ type: "openrouter:web_fetch", parameters: ["max_uses"] }, "tools.0")).toThrow("tools.0.parameters: must be an object");
+  });
+
   it.each([
     [{ engine: "exa" }, /engine: this gateway fetches pages itself/],
     [{ engine: "native" }, /engine/],

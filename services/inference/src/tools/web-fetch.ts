@@ -1,7 +1,7 @@
 import { badRequest } from "@switchyard/runtime";
 import { FetchFailed, FetchRefused, fetchBytes, type Resolve } from "@switchyard/upstream";
 import { htmlToText } from "./html-text.js";
-import { domains, onDomain } from "./web-search-config.js";
+import { domains, onDomain, pick } from "./web-search-config.js";
 import { record } from "../json.js";
 
 type Json = Record<string, unknown>;
@@ -43,27 +43,53 @@ const accept = "text/html, application/xhtml+xml, text/markdown, text/plain;q=0.
 const userAgent = "Mozilla/5.0 (compatible; Switchyard web fetch)";
 
 
-/**
- * A web fetch tool's settings, from its `parameters` as `@openrouter/sdk` sends them. This gateway fetches
- * pages itself, as OpenRouter's `openrouter` engine does; an engine that would fetch elsewhere is refused.
- */
-export function webFetchConfig(tool: Json, where: string): Json {
-  const parameters = record(tool.parameters);
+/** The settings of a web fetch tool, OpenRouter's: in `parameters` or at the tool's top level. */
+const settings = ["engine", "max_uses", "max_content_tokens", "allowed_domains", "blocked_domains"] as const;
+/** Keys of the tool itself: `name` and `cache_control` come with tools declared on `/messages`. */
+const identity = new Set(["type", "parameters", "name", "cache_control"]);
+const settingsList = `${settings.slice(0, -1).join(", ")} and ${settings.at(-1)}`;
+
+/** One place's settings checked: every key known, each value one this gateway can honour; domains normalized. */
+function placeSettings(source: Json, where: string, known: (key: string) => boolean): Json {
+  for (const key of Object.keys(source)) {
+    if (!known(key)) throw badRequest(`Invalid body: ${where}.${key}: unknown field; openrouter:web_fetch takes ${settingsList}`);
+  }
   const config: Json = {};
-  const engine = parameters.engine;
-  if (engine !== undefined && engine !== null && engine !== "auto" && engine !== "openrouter") {
-    throw badRequest(`Invalid body: ${where}.parameters.engine: this gateway fetches pages itself; only "auto" and "openrouter" are supported`);
+  const engine = source.engine;
+  if (engine !== undefined && engine !== null) {
+    if (engine !== "auto" && engine !== "openrouter") throw badRequest(`Invalid body: ${where}.engine: this gateway fetches pages itself; only "auto" and "openrouter" are supported`);
+    config.engine = engine;
   }
   for (const field of ["max_uses", "max_content_tokens"]) {
-    const value = parameters[field];
+    const value = source[field];
     if (value === undefined || value === null) continue;
-    if (!(Number.isInteger(value) && (value as number) >= 1)) throw badRequest(`Invalid body: ${where}.parameters.${field}: must be a positive integer`);
+    if (!(Number.isInteger(value) && (value as number) >= 1)) throw badRequest(`Invalid body: ${where}.${field}: must be a positive integer`);
     config[field] = value;
   }
-  const allowed = domains(parameters.allowed_domains, `${where}.parameters.allowed_domains`);
-  const blocked = domains(parameters.blocked_domains, `${where}.parameters.blocked_domains`);
-  if (allowed) config.allowed_domains = allowed;
-  if (blocked) config.blocked_domains = blocked;
+  for (const field of ["allowed_domains", "blocked_domains"]) {
+    const list = domains(source[field], `${where}.${field}`);
+    if (list) config[field] = list;
+  }
+  return config;
+}
+
+/**
+ * A web fetch tool's settings, from its `parameters` (as `@openrouter/sdk` sends them) and its top level,
+ * where clients also write them, as for web search. A setting given in both places must agree; a key that
+ * is no setting is refused rather than ignored. This gateway fetches pages itself, as OpenRouter's
+ * `openrouter` engine does; an engine that would fetch elsewhere is refused.
+ */
+export function webFetchConfig(tool: Json, where: string): Json {
+  if (tool.parameters !== undefined && tool.parameters !== null && (typeof tool.parameters !== "object" || Array.isArray(tool.parameters))) {
+    throw badRequest(`Invalid body: ${where}.parameters: must be an object`);
+  }
+  const inParameters = placeSettings(record(tool.parameters), `${where}.parameters`, (key) => (settings as readonly string[]).includes(key));
+  const atTop = placeSettings(tool, where, (key) => identity.has(key) || (settings as readonly string[]).includes(key));
+  const config: Json = {};
+  for (const field of settings) {
+    const value = pick([[`${where}.parameters`, inParameters[field]], [where, atTop[field]]], where, field);
+    if (value !== undefined && field !== "engine") config[field] = value;
+  }
   return config;
 }
 

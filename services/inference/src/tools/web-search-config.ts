@@ -32,7 +32,7 @@ export function domains(value: unknown, where: string): string[] | undefined {
 }
 
 /** One setting given in two places must agree: which of two different restrictions is meant is a guess. */
-function pick(sources: Array<[string, unknown]>, where: string, field: string): unknown {
+export function pick(sources: Array<[string, unknown]>, where: string, field: string): unknown {
   const given = sources.filter(([, v]) => v !== undefined);
   const [first] = given;
   if (!first) return undefined;
