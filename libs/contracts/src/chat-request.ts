@@ -146,7 +146,8 @@ export const defaultMaxToolSteps = 30;
 
 export const stopCondition = z.discriminatedUnion("type", [
   z.object({ type: z.literal("step_count_is"), step_count: z.number().int().min(1) }),
-  z.object({ type: z.literal("max_cost"), max_cost_in_dollars: z.number().positive() }),
+  // Bounded as key and guardrail limits are, so the threshold converts to picodollars (see firedCondition).
+  z.object({ type: z.literal("max_cost"), max_cost_in_dollars: z.number().positive().max(1e9, "must be at most 1000000000") }),
   z.object({ type: z.literal("max_tokens_used"), max_tokens: z.number().int().min(1) }),
   z.object({ type: z.literal("has_tool_call"), tool_name: z.string().min(1) }),
   z.object({ type: z.literal("finish_reason_is"), reason: z.string().min(1) }),

@@ -1,5 +1,5 @@
 import { defaultMaxToolSteps, serverToolCallType, type ServerToolCallDetail } from "@switchyard/contracts";
-import { metrics } from "@switchyard/runtime";
+import { HttpError, metrics, picoToDecimal, picoToUsd } from "@switchyard/runtime";
 import { enforceFindings, filterMessages, mergeFindings, type Candidate, type Finding } from "@switchyard/upstream";
 import { normalizeFinishReason, type Accounted } from "../accounting.js";
 import type { DeclaredTools } from "../tools/declared.js";
@@ -59,6 +59,9 @@ function sum(a: Accounted | undefined, b: Accounted): Accounted {
   };
 }
 
+/** The generation id of turn `step` (from 0): the request's own for the first, `<id>-n` for turn n after it. */
+const turnId = (plan: Plan, step: number): string => (step === 0 ? plan.generationId : `${plan.generationId}-${step + 1}`);
+
 /**
  * Each turn is a generation of its own (its own id, hold and record, timed from its own start); the first
  * keeps the request's id and turn n is `<id>-n`, so a client finds every turn from the one id it is given.
@@ -71,7 +74,7 @@ function turnGeneration(plan: Plan, tools: DeclaredTools, step: number, messages
   if (choice === undefined) delete body.tool_choice;
   else body.tool_choice = choice;
   // The first turn's clock started with the request; a later one's starts now, after the tools ran.
-  return new Generation(plan, { id: step === 0 ? plan.generationId : `${plan.generationId}-${step + 1}`, body, started: step === 0 ? plan.started : performance.now(), findings });
+  return new Generation(plan, { id: turnId(plan, step), body, started: step === 0 ? plan.started : performance.now(), findings });
 }
 
 function loopTurn(turn: BufferedTurn): LoopTurn {
@@ -121,6 +124,23 @@ async function runRound(calls: ToolCall[], tools: DeclaredTools, runContext: Run
     runs.push(run);
   }
   return runs;
+}
+
+/**
+ * A guardrail's block of a round's calls or results, told as it is: the matched text never reaches the
+ * provider, but the turns before it did and are charged, so the 403 names them and what they cost (the
+ * request's `usage.cost`). Other errors pass through unchanged.
+ */
+function blockedMidLoop(error: unknown, plan: Plan, turns: number, total: Accounted): unknown {
+  if (!(error instanceof HttpError) || error.kind !== "forbidden") return error;
+  const metadata = error.metadata ?? {};
+  const ids = Array.from({ length: turns }, (_, step) => turnId(plan, step));
+  const told = turns === 1 ? `the 1 turn before it reached the provider and is charged` : `the ${turns} turns before it reached the provider and are charged`;
+  return new HttpError(
+    "forbidden",
+    `Request blocked by guardrail ${String(metadata.guardrail_id)}: its content filter ${String(metadata.filter)} matched what a server tool brought back (or the model's call to it), so the loop stopped before sending it; ${told} $${picoToDecimal(total.billed)} (generation${turns === 1 ? "" : "s"} ${ids.join(", ")})`,
+    { ...metadata, charged_turns: turns, cost: picoToUsd(total.billed), generation_ids: ids },
+  );
 }
 
 /** The stop condition that fired after a round; undefined when none did. */
@@ -210,7 +230,15 @@ export async function runAgent(plan: Plan, tools: DeclaredTools, sink?: AgentSin
       // What the tools brought back is read by the next turn's provider: the guardrails' filters apply to it too.
       // The turn's reasoning goes back to the model that made it within this request: its answer, not the caller's prompt.
       const added = filterMessages(plan.filters, [assistantTurn(turn, serverCalls), ...runs.map((run) => ({ role: "tool", tool_call_id: run.id, content: run.output }))], { skipReasoning: true });
-      enforceFindings(added.findings, plan.dialect, plan.deps.logger);
+      try {
+        enforceFindings(added.findings, plan.dialect, plan.deps.logger);
+      } catch (error) {
+        const refused = blockedMidLoop(error, plan, step + 1, total);
+        // A stream already under way ends with the refusal in-band, as a provider's failure mid-loop does.
+        if (!sink?.started || !(refused instanceof HttpError)) throw refused;
+        sink.fail(refused.status, refused.message, streamed!.candidate.model, refused.metadata);
+        return undefined;
+      }
       findings = mergeFindings([[...findings], added.findings]);
       messages.push(...(added.value as Message[]));
       const entries = filter.numbering.serverCalls(runs);

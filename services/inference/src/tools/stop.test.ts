@@ -63,6 +63,13 @@ describe("stop conditions", () => {
     expect(firedCondition([{ type: "has_tool_call", tool_name: "openrouter:datetime" }], state)).toBe("has_tool_call openrouter:datetime");
   });
 
+  it("never throws on a max_cost too large to count in picodollars, and never fires on it", () => {
+    const { state } = loop(30, 15, 10n ** 21n);
+    expect(firedCondition([{ type: "max_cost", max_cost_in_dollars: 1e300 }], state)).toBeUndefined();
+    expect(firedCondition([{ type: "max_cost", max_cost_in_dollars: Number.MAX_VALUE }], state)).toBeUndefined();
+    expect(firedCondition([{ type: "max_cost", max_cost_in_dollars: 1e9 }], state)).toBe("max_cost 1000000000");
+  });
+
   it("halts on any one of several conditions", () => {
     const { state } = loop(1, 15, 1n);
     expect(firedCondition([{ type: "step_count_is", step_count: 9 }, { type: "max_tokens_used", max_tokens: 15 }], state)).toBe("max_tokens_used 15");

@@ -12,6 +12,16 @@ export interface LoopState {
 }
 
 /**
+ * Dollars to picodollars without floating error: a threshold has at most 12 decimals that matter. The request
+ * schema bounds it at $1,000,000,000; an amount whose picodollars overflow a number (undefined here) is one
+ * no spend reaches, not an error halfway through a loop whose turns are already charged.
+ */
+function picodollars(dollars: number): bigint | undefined {
+  const pico = Math.round(dollars * 1e12);
+  return Number.isFinite(pico) ? BigInt(pico) : undefined;
+}
+
+/**
  * The first condition that holds (any one halts the loop), described for the logs, or undefined.
  * Thresholds are reached at equality, as in `@openrouter/sdk`'s own stop conditions (`>=`), so a loop
  * driven by the SDK and one run here stop after the same turn.
@@ -22,10 +32,11 @@ export function firedCondition(conditions: readonly StopCondition[], state: Loop
       case "step_count_is":
         if (state.steps >= condition.step_count) return `step_count_is ${condition.step_count}`;
         break;
-      case "max_cost":
-        // Dollars to picodollars without floating error: the threshold has at most 12 decimals that matter.
-        if (state.costPico >= BigInt(Math.round(condition.max_cost_in_dollars * 1e12))) return `max_cost ${condition.max_cost_in_dollars}`;
+      case "max_cost": {
+        const threshold = picodollars(condition.max_cost_in_dollars);
+        if (threshold !== undefined && state.costPico >= threshold) return `max_cost ${condition.max_cost_in_dollars}`;
         break;
+      }
       case "max_tokens_used":
         if (state.tokens >= condition.max_tokens) return `max_tokens_used ${condition.max_tokens}`;
         break;
