@@ -3,7 +3,7 @@ import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
-import { startFakeAgent, toolResults, type FakeAgent, type Message, type Script } from "./support/fake-agent.js";
+import { agentCatalog, startFakeAgent, toolResults, type FakeAgent, type Message, type Script } from "./support/fake-agent.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
 import { listenLocal } from "./support/listen.js";
 
@@ -38,15 +38,7 @@ beforeAll(async () => {
   });
   const listening = await listenLocal(server);
   pages = { port: new URL(listening.baseUrl).port, stop: listening.stop };
-  const catalog = {
-    providers: [{ slug: "fake", name: "Fake", adapter: "openai-compatible", base_url: agent.baseUrl, api_key_env: "FAKE_AGENT_KEY" }],
-    models: Object.keys(scripts).map((id) => ({
-      id: `agent/${id}`,
-      name: id,
-      context_length: 8000,
-      endpoints: [{ provider: "fake", upstream_model: id, pricing: { prompt: "0.000001", completion: "0.000002" }, max_completion_tokens: 100, supported_parameters: ["tools", "tool_choice"] }],
-    })),
-  };
+  const catalog = agentCatalog(agent, Object.keys(scripts));
   const resolve = async (name: string): Promise<LookupAddress[]> => {
     if (name !== host) throw new Error(`getaddrinfo ENOTFOUND ${name}`);
     return [{ address: "127.0.0.1", family: 4 }];

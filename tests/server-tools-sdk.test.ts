@@ -3,7 +3,7 @@ import { OpenRouter } from "@openrouter/sdk";
 import type { ChatAssistantMessage, ChatResult, ReasoningDetailServerToolCall, ReasoningDetailUnion } from "@openrouter/sdk/models";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
-import { startFakeAgent, toolResults, type FakeAgent, type Script } from "./support/fake-agent.js";
+import { agentCatalog, startFakeAgent, toolResults, type FakeAgent, type Script } from "./support/fake-agent.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
 import { listenLocal } from "./support/listen.js";
 
@@ -35,15 +35,7 @@ beforeAll(async () => {
   });
   const listening = await listenLocal(searchServer);
   search = { baseUrl: listening.baseUrl.replace(/\/v1$/, ""), stop: listening.stop };
-  const catalog = {
-    providers: [{ slug: "fake", name: "Fake", adapter: "openai-compatible", base_url: agent.baseUrl, api_key_env: "FAKE_AGENT_KEY" }],
-    models: Object.keys(scripts).map((id) => ({
-      id: `agent/${id}`,
-      name: id,
-      context_length: 8000,
-      endpoints: [{ provider: "fake", upstream_model: id, pricing: { prompt: "0.000001", completion: "0.000002" }, max_completion_tokens: 100, supported_parameters: ["tools", "tool_choice"] }],
-    })),
-  };
+  const catalog = agentCatalog(agent, Object.keys(scripts));
   gw = await startTestGateway({ ...(await catalogEnv(catalog)), FAKE_AGENT_KEY: "agent-secret", WEB_SEARCH_URL: search.baseUrl, SERVER_TOOL_MAX_STEPS: "6" });
   key = String((await gw.call("POST", "/keys", { body: { name: "sdk" } })).body.key);
   client = new OpenRouter({ apiKey: key, serverURL: gw.apiUrl });

@@ -3,7 +3,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
 import { eventually } from "./support/eventually.js";
-import { startFakeAgent, toolResults, type FakeAgent, type Message, type Script } from "./support/fake-agent.js";
+import { agentCatalog, startFakeAgent, toolResults, type FakeAgent, type Message, type Script } from "./support/fake-agent.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
 import { listenLocal } from "./support/listen.js";
 
@@ -34,7 +34,6 @@ const scripts: Record<string, Script> = {
 };
 
 const slowSearchMs = 1500;
-const price = { prompt: "0.000001", completion: "0.000002" };
 // Each turn of the fake uses 10 prompt and 5 completion tokens: $0.00002.
 const turnCost = 0.00002;
 
@@ -60,15 +59,7 @@ beforeAll(async () => {
   });
   const listening = await listenLocal(searchServer);
   search = { baseUrl: listening.baseUrl.replace(/\/v1$/, ""), queries, stop: listening.stop };
-  const catalog = {
-    providers: [{ slug: "fake", name: "Fake", adapter: "openai-compatible", base_url: agent.baseUrl, api_key_env: "FAKE_AGENT_KEY" }],
-    models: Object.keys(scripts).map((id) => ({
-      id: `agent/${id}`,
-      name: id,
-      context_length: 8000,
-      endpoints: [{ provider: "fake", upstream_model: id, pricing: price, max_completion_tokens: 100, supported_parameters: ["tools", "tool_choice", "temperature"] }],
-    })),
-  };
+  const catalog = agentCatalog(agent, Object.keys(scripts), { supportedParameters: ["tools", "tool_choice", "temperature"] });
   gw = await startTestGateway({
     ...(await catalogEnv(catalog)),
     WEB_SEARCH_URL: search.baseUrl,

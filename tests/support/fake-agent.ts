@@ -82,3 +82,22 @@ export async function startFakeAgent(scripts: Record<string, Script>): Promise<F
 /** The tool results the conversation holds so far, parsed. */
 export const toolResults = (messages: Message[]): Array<Record<string, unknown>> =>
   messages.filter((m) => m.role === "tool").map((m) => JSON.parse(String(m.content)) as Record<string, unknown>);
+
+/** A model `agent/<name>` for each script, served by the fake agent (its key in `FAKE_AGENT_KEY`), 100 output tokens at most. */
+export function agentCatalog(
+  agent: Pick<FakeAgent, "baseUrl">,
+  names: readonly string[],
+  options: { pricing?: Record<string, string>; supportedParameters?: string[] } = {},
+) {
+  const pricing = options.pricing ?? { prompt: "0.000001", completion: "0.000002" };
+  const supported_parameters = options.supportedParameters ?? ["tools", "tool_choice"];
+  return {
+    providers: [{ slug: "fake", name: "Fake", adapter: "openai-compatible", base_url: agent.baseUrl, api_key_env: "FAKE_AGENT_KEY" }],
+    models: names.map((id) => ({
+      id: `agent/${id}`,
+      name: id,
+      context_length: 8000,
+      endpoints: [{ provider: "fake", upstream_model: id, pricing, max_completion_tokens: 100, supported_parameters }],
+    })),
+  };
+}
