@@ -170,6 +170,19 @@ describe("an Anthropic endpoint", () => {
     expect(summaryOf(single.body)).not.toContain("dropped");
   });
 
+  it("holds a prompt's text whole, though it starts with data: or sits in a response format's schema", async () => {
+    // 6,000 prompt bytes cost up to $0.006, which a key of $0.003 cannot pay; held as an image's 2,000 tokens they fit.
+    const limited = await newKey({ limit: 0.003 });
+    const text = `data:${"x".repeat(5995)}`;
+    const before = up.requests.length;
+    const asText = await chat({ model: "limits/open", max_tokens: 10, messages: [{ role: "user", content: text }] }, {}, limited);
+    expect(asText.status, JSON.stringify(asText.body)).toBe(402);
+    const schema = { type: "json_schema", json_schema: { name: "r", schema: { type: "object", description: "y".repeat(6000) } } };
+    const asSchema = await chat({ model: "limits/open", max_tokens: 10, response_format: schema }, {}, limited);
+    expect(asSchema.status, JSON.stringify(asSchema.body)).toBe(402);
+    expect(up.requests.length).toBe(before);
+  });
+
   it("refuses n above 1 under provider.require_parameters, before Anthropic is called, though the catalog lists it", async () => {
     const before = up.requests.length;
     const r = await chat({ model: "limits/claude-listed", max_tokens: 100, n: 3, provider: { require_parameters: true } });

@@ -42,6 +42,31 @@ describe("worst case of an attempt", () => {
     expect(bound).toBeLessThan(mediaTokenAllowance + 200);
   });
 
+  it("counts text that only looks like media whole: a data: prefix in text, a member named data elsewhere", () => {
+    const long = `data:${"x".repeat(100_000)}`;
+    const asText = [
+      { messages: [{ role: "user", content: long }] },
+      { messages: [{ role: "user", content: [{ type: "text", text: long }] }] },
+      { messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "f", parameters: { type: "object", data: long } } }] },
+      { messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "f", parameters: { image_url: { url: long } } } }] },
+    ];
+    for (const body of asText) expect(promptTokenBound(body).bytes).toBeGreaterThan(100_000);
+    // Each medium where it is one counts at the allowance.
+    const media = [
+      { type: "input_audio", input_audio: { data: "A".repeat(100_000), format: "wav" } },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: "A".repeat(100_000) } },
+      { type: "input_image", image_url: long },
+    ];
+    for (const part of media) expect(promptTokenBound({ messages: [{ role: "user", content: [part] }] }).bytes).toBeLessThan(mediaTokenAllowance + 200);
+  });
+
+  it("counts what a provider reads beside the messages: the response format's schema and a predicted output", () => {
+    const long = "y".repeat(100_000);
+    const hi = [{ role: "user", content: "hi" }];
+    expect(promptTokenBound({ messages: hi, response_format: { type: "json_schema", json_schema: { name: "r", schema: { description: long } } } }).bytes).toBeGreaterThan(100_000);
+    expect(promptTokenBound({ messages: hi, prediction: { type: "content", content: long } }).bytes).toBeGreaterThan(100_000);
+  });
+
   it("holds a prompt with a document, file or video at the model's context: nothing in the request bounds its tokens", () => {
     const pdfByUrl = { messages: [{ role: "user", content: [{ type: "text", text: "Sum up" }, { type: "file", file: { filename: "a.pdf", file_data: "https://a.example/a.pdf" } }] }], max_tokens: 100 };
     const anthropicDocument = { messages: [{ role: "user", content: [{ type: "document", source: { type: "file", file_id: "file_1" } }] }], max_tokens: 100 };

@@ -6,7 +6,18 @@ import { possiblePricings } from "./service-tier.js";
 /** What an image, audio clip or file in the prompt is reserved at: its payload says little about its tokens. */
 export const mediaTokenAllowance = 2000;
 
-const mediaPayload = (key: string, value: string) => value.length > 256 && (value.startsWith("data:") || key === "data" || key === "file_data");
+/**
+ * Where a message part carries an image's, an audio clip's or a file's payload, by the member that holds it
+ * and the member that holds that: chat's `image_url.url` (a data URL), `input_audio.data` and `file.file_data`,
+ * Anthropic's `source.data`, the Responses `image_url` of an `input_image`. Only these: text that merely
+ * starts with `data:`, or sits under another member named `data`, is read as text and counted whole.
+ */
+function mediaPayload(key: string, parent: string, value: string): boolean {
+  if (value.length <= 256) return false;
+  if (key === "url" && parent === "image_url") return value.startsWith("data:");
+  if (key === "image_url") return value.startsWith("data:");
+  return (key === "data" && (parent === "input_audio" || parent === "source")) || (key === "file_data" && parent === "file");
+}
 
 /**
  * Parts whose tokens nothing in the request bounds: a document or file (a PDF's pages are read as text and
@@ -17,6 +28,8 @@ const unsizedParts = new Set(["file", "input_file", "document", "video_url", "in
 
 /** What measuring a prompt found besides its bytes. */
 interface Measure {
+  /** Media payloads count at the flat allowance: in messages, never in tools or response formats. */
+  media: boolean;
   /** It holds a part whose tokens only the model's context bounds. */
   unsized: boolean;
 }
@@ -26,10 +39,10 @@ interface Measure {
  * allowance: counted without writing the JSON, which for a long conversation took more CPU than the rest of
  * the request. Numbers count as JSON writes them (`1e20` as 21 digits), undefined members as JSON leaves them out.
  */
-function jsonBytes(value: unknown, key: string, measure: Measure): number {
+function jsonBytes(value: unknown, key: string, parent: string, measure: Measure): number {
   switch (typeof value) {
     case "string":
-      return 2 + (mediaPayload(key, value) ? mediaTokenAllowance : Buffer.byteLength(value, "utf8"));
+      return 2 + (measure.media && mediaPayload(key, parent, value) ? mediaTokenAllowance : Buffer.byteLength(value, "utf8"));
     case "number":
       return Number.isFinite(value) ? String(value).length : 4;
     case "boolean":
@@ -39,7 +52,7 @@ function jsonBytes(value: unknown, key: string, measure: Measure): number {
       if (Array.isArray(value)) {
         // Brackets and the commas between items; a missing item is written as null.
         let bytes = 1 + Math.max(value.length, 1);
-        for (let i = 0; i < value.length; i++) bytes += value[i] === undefined || typeof value[i] === "function" ? 4 : jsonBytes(value[i], "", measure);
+        for (let i = 0; i < value.length; i++) bytes += value[i] === undefined || typeof value[i] === "function" ? 4 : jsonBytes(value[i], "", key, measure);
         return bytes;
       }
       let bytes = 0;
@@ -48,7 +61,7 @@ function jsonBytes(value: unknown, key: string, measure: Measure): number {
         if (member === undefined || typeof member === "function") continue;
         if (name === "type" && typeof member === "string" && unsizedParts.has(member)) measure.unsized = true;
         // A comma or the opening brace, the quoted name and its colon.
-        bytes += 1 + Buffer.byteLength(name, "utf8") + 3 + jsonBytes(member, name, measure);
+        bytes += 1 + Buffer.byteLength(name, "utf8") + 3 + jsonBytes(member, name, key, measure);
       }
       return bytes === 0 ? 2 : bytes + 1;
     }
@@ -58,15 +71,23 @@ function jsonBytes(value: unknown, key: string, measure: Measure): number {
 }
 
 /**
- * An upper bound on the prompt's tokens: the UTF-8 bytes of its messages and tools as JSON, less escapes (a
- * model reads the text they stand for), with images and audio at a flat allowance. No tokenizer makes a
+ * An upper bound on the prompt's tokens: the UTF-8 bytes as JSON, less escapes (a model reads the text they
+ * stand for), of what a provider reads besides the messages' own text too: the tools, the response format's
+ * schema and a predicted output. Images and audio in messages count at a flat allowance. No tokenizer makes a
  * token of less than a byte, and the JSON punctuation covers each message's framing tokens. A prompt with a
  * document, file or video is bounded by the model's context instead (`unsized`).
  */
 export function promptTokenBound(body: Record<string, unknown>): { bytes: number; unsized: boolean } {
-  const measure: Measure = { unsized: false };
-  const bytes = jsonBytes({ messages: body.messages, tools: body.tools }, "", measure);
-  return { bytes, unsized: measure.unsized };
+  const measure: Measure = { media: false, unsized: false };
+  // These members as one object, counted as jsonBytes counts one: a brace or comma, the quoted name and its
+  // colon, the value; then the closing brace. Media allowances hold in the messages alone.
+  let bytes = 0;
+  for (const name of ["messages", "tools", "response_format", "prediction"]) {
+    if (body[name] === undefined) continue;
+    measure.media = name === "messages";
+    bytes += 1 + name.length + 3 + jsonBytes(body[name], name, "", measure);
+  }
+  return { bytes: bytes === 0 ? 2 : bytes + 1, unsized: measure.unsized };
 }
 
 /**
