@@ -5,6 +5,7 @@ import { Dialog, ErrorNote, Loading } from "../components/ui.js";
 import { dateTime, millis, money, number } from "../format.js";
 import { useLoad } from "../use-load.js";
 import type { GenerationSummary } from "./activity-table.js";
+import type { Workspace } from "./keys-api.js";
 
 /** One upstream attempt, as `provider_responses` carries it (libs/contracts/src/generation.ts). */
 interface Attempt {
@@ -63,6 +64,25 @@ interface GenerationContent {
 
 const attemptColumns: Column[] = [{ title: "#" }, { title: "Provider" }, { title: "Model" }, { title: "Status" }, { title: "Latency", num: true }];
 
+/**
+ * A workspace's settings reach the routers and services a little after they change, so a generation made
+ * this long after the last change is taken to have been made under the settings the workspace has now.
+ */
+const settledMs = 60_000;
+
+/**
+ * Whether logged content may exist for a generation of `workspace` made at `createdAt`. Content kept while
+ * logging was on stays until its retention passes, so a workspace with logging off now rules it out only
+ * when nothing has changed in the workspace since well before the generation.
+ */
+export function mayKeepContent(workspace: Workspace, createdAt: string): boolean {
+  if (workspace.is_observability_io_logging_enabled && workspace.io_logging_sampling_rate > 0) return true;
+  if (workspace.updated_at === null) return false;
+  return !(Date.parse(workspace.updated_at) + settledMs <= Date.parse(createdAt));
+}
+
+const noContent = { content: null, error: null };
+
 const yesNo = (v: boolean | null | undefined) => (v === null || v === undefined ? null : v ? "yes" : "no");
 
 /** A chat message as text: its role, then its text parts (anything else as JSON). */
@@ -120,12 +140,22 @@ function Content({ content }: { content: GenerationContent | null }) {
 export function GenerationDrawer({ call, row, keyName, workspaceName, onClose }: { call: Call; row: GenerationSummary; keyName: string; workspaceName: (id: string) => string; onClose: () => void }) {
   const { data, error, loading } = useLoad(
     async (signal) => {
-      const [detail, content] = await Promise.all([
-        call<{ data: GenerationDetail }>("/generation", { query: { id: row.id }, signal }),
+      const readContent = () =>
         // A 404 here means nothing was kept; every other failure is worth showing.
         call<{ data: GenerationContent }>("/generation/content", { query: { id: row.id }, signal }).then(
           (r) => ({ content: r.data, error: null }),
-          (e: unknown) => (e instanceof ApiError && e.status === 404 ? { content: null, error: null } : { content: null, error: e instanceof Error ? e : new Error(String(e)) }),
+          (e: unknown) => (e instanceof ApiError && e.status === 404 ? noContent : { content: null, error: e instanceof Error ? e : new Error(String(e)) }),
+        );
+      const [detail, content] = await Promise.all([
+        call<{ data: GenerationDetail }>("/generation", { query: { id: row.id }, signal }),
+        // The workspace's settings say whether content can be there; asking for it where it cannot only earns a 404.
+        // A workspace that cannot be read leaves the question to the content's own answer.
+        call<{ data: Workspace }>(`/workspaces/${encodeURIComponent(row.workspace_id)}`, { signal }).then(
+          (w) => (mayKeepContent(w.data, row.created_at) ? readContent() : noContent),
+          (e: unknown) => {
+            if (signal.aborted) throw e;
+            return readContent();
+          },
         ),
       ]);
       return { detail: detail.data, ...content };

@@ -8,6 +8,7 @@ import { GenerationDrawer } from "./activity-detail.js";
 import { ActivityFilters, isFiltered, noFilters, queryOf, type Filters, type KeyOption } from "./activity-filters.js";
 import { newerGenerations, PAGE_SIZE, type Page } from "./activity-poll.js";
 import { GenerationTable, type GenerationSummary } from "./activity-table.js";
+import { loadWorkspaces, pages } from "./keys-api.js";
 import "./activity.css";
 
 /** How often the newest generations are asked again while Live is on, and a first page that failed is asked again. */
@@ -43,14 +44,12 @@ export function ActivityPage({ call }: PageProps) {
   /** Which list "Load more" continues: a new first page or a restarted list outdates a page still on its way. */
   const era = useRef(0);
 
-  const keys = useLoad(
-    async (signal) => (await call<{ data: KeyOption[] }>("/keys", { query: { include_disabled: true, limit: 1000 }, signal })).data,
-    [],
-  );
-  const workspaces = useLoad(async (signal) => (await call<{ data: { id: string; name: string }[] }>("/workspaces", { signal })).data, []);
+  const keys = useLoad(async (signal) => (await pages<KeyOption>(call, "/keys", 1000, signal, Infinity, { include_disabled: true })).data, []);
+  const workspaces = useLoad((signal) => loadWorkspaces(call, signal), []);
   const keyNames = useMemo(() => new Map((keys.data ?? []).map((k) => [k.hash, k.name])), [keys.data]);
   const keyName = (hash: string) => keyNames.get(hash) ?? shortHash(hash);
-  const workspaceName = (id: string) => workspaces.data?.find((w) => w.id === id)?.name ?? id;
+  const workspaceNames = useMemo(() => new Map((workspaces.data ?? []).map((w) => [w.id, w.name])), [workspaces.data]);
+  const workspaceName = (id: string) => workspaceNames.get(id) ?? id;
 
   // A key created after the key names were read shows up as a hash: read them again, once per such hash (a
   // deleted key stays unnamed). Names that could not be read are asked again when generations arrive.
@@ -66,6 +65,16 @@ export function ActivityPage({ call }: PageProps) {
     for (const hash of unknown) asked.current.add(hash);
     keys.reload();
   }, [rows, keys.data]);
+
+  // Likewise for a workspace created after the workspaces were read, once per such workspace.
+  const askedWorkspaces = useRef(new Set<string>());
+  useEffect(() => {
+    if (workspaces.loading || workspaces.error) return;
+    const unknown = rows.map((r) => r.workspace_id).filter((id) => !workspaceNames.has(id) && !askedWorkspaces.current.has(id));
+    if (unknown.length === 0) return;
+    for (const id of unknown) askedWorkspaces.current.add(id);
+    workspaces.reload();
+  }, [rows, workspaces.data]);
 
   const show = (list: GenerationSummary[], next: string | null) => {
     era.current++;

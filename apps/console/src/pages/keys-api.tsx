@@ -32,6 +32,10 @@ export interface Workspace {
   id: string;
   name: string;
   is_default: boolean;
+  updated_at: string | null;
+  /** Input/output logging: whether the workspace keeps what its generations were sent and answered, and how often. */
+  is_observability_io_logging_enabled: boolean;
+  io_logging_sampling_rate: number;
 }
 
 export type DataRegion = "global" | "europe" | "us";
@@ -89,6 +93,11 @@ export async function pages<T>(call: Call, path: string, size: number, signal: A
     data.push(...page.data);
     if (page.data.length === 0 || data.length >= page.total_count || data.length >= want) return { data, total_count: page.total_count };
   }
+}
+
+/** Every workspace, the default first, following the pages to the last one. */
+export async function loadWorkspaces(call: Call, signal: AbortSignal): Promise<Workspace[]> {
+  return (await pages<Workspace>(call, "/workspaces", 1000, signal)).data;
 }
 
 /**

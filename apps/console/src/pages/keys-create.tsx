@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import type { Call } from "../api.js";
 import { CopyButton, Dialog, ErrorNote, Field, FormActions } from "../components/ui.js";
 import { useLoad } from "../use-load.js";
-import { messageOf, type ApiKey, type Workspace } from "./keys-api.js";
+import { loadWorkspaces, messageOf, type ApiKey } from "./keys-api.js";
 import { LimitFields, limitBody, noLimits, type LimitValues } from "./keys-fields.js";
 
 interface Created {
@@ -23,8 +23,8 @@ function utcFromLocalInput(value: string): string | null {
  * the dialog (Done, Close or Escape) is what forgets it.
  */
 export function CreateKeyDialog({ call, onCreated, onClose }: { call: Call; onCreated: (key: ApiKey) => void; onClose: () => void }) {
-  const workspaces = useLoad((signal) => call<{ data: Workspace[] }>("/workspaces", { signal }), [call]);
-  const ordered = [...(workspaces.data?.data ?? [])].sort((a, b) => Number(b.is_default) - Number(a.is_default) || a.name.localeCompare(b.name));
+  const workspaces = useLoad((signal) => loadWorkspaces(call, signal), [call]);
+  const ordered = [...(workspaces.data ?? [])].sort((a, b) => Number(b.is_default) - Number(a.is_default) || a.name.localeCompare(b.name));
   const [name, setName] = useState("");
   const [limits, setLimits] = useState<LimitValues>(noLimits);
   const [expires, setExpires] = useState("");

@@ -3,6 +3,7 @@ import { DataTable, type Column } from "../components/table.js";
 import { Empty, LoadError, Loading } from "../components/ui.js";
 import { dateTime, number } from "../format.js";
 import { useLoad } from "../use-load.js";
+import { loadWorkspaces, type Workspace } from "./keys-api.js";
 
 /** `GET /providers` with Switchyard's `has_api_key` and `usable`. */
 export interface Provider {
@@ -11,11 +12,6 @@ export interface Provider {
   status_page_url?: string | null;
   has_api_key?: boolean;
   usable?: boolean;
-}
-
-interface Workspace {
-  id: string;
-  name: string;
 }
 
 /** `GET /workspaces/{id}/provider-keys`: the key itself never comes back, only its label (last characters). */
@@ -88,9 +84,9 @@ interface WorkspaceKey extends ProviderKeySummary {
 }
 
 async function loadWorkspaceKeys(call: Call, signal: AbortSignal): Promise<WorkspaceKey[]> {
-  const workspaces = await call<{ data: Workspace[] }>("/workspaces", { signal });
+  const workspaces = await loadWorkspaces(call, signal);
   const lists = await Promise.all(
-    workspaces.data.map((w) =>
+    workspaces.map((w) =>
       call<{ data: ProviderKeySummary[] }>(`/workspaces/${encodeURIComponent(w.id)}/provider-keys`, { signal }).then((answer) =>
         answer.data.map((k) => ({ ...k, workspace: w })),
       ),

@@ -14,8 +14,8 @@ interface GenerationRecord {
 }
 
 /**
- * A stream that failed part-way ends without usage, yet the gateway charges what was sent: the generation's
- * record says what. Facts that already have a cost (or no generation id) come back as they are.
+ * A stream that failed or was stopped part-way ends without usage, yet the gateway charges what was sent: the
+ * generation's record says what. Facts that already have a cost (or no generation id) come back as they are.
  */
 export async function withRecordedCost(call: Call, facts: GenerationFacts, signal: AbortSignal): Promise<GenerationFacts> {
   if (facts.cost !== null || !facts.id) return facts;

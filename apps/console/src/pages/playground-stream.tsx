@@ -16,6 +16,8 @@ export interface GenerationFacts {
   totalMs: number;
   /** An error the gateway sent in the stream after it had started (the status was already 200). */
   error: string | null;
+  /** The operator stopped the stream after the gateway had started it: the generation exists and is charged. */
+  stopped: boolean;
 }
 
 interface Chunk {
@@ -36,7 +38,9 @@ export interface StreamRequest {
 /**
  * Sends a streamed chat completion with an inference key — deliberately not through the console's `call`,
  * whose 401 would sign the operator out — and reads the server-sent events as they arrive.
- * Throws an `ApiError` when the gateway refuses the request, and an `AbortError` when stopped.
+ * Throws an `ApiError` when the gateway refuses the request, and an `AbortError` when stopped before the
+ * gateway answered. Stopped once the stream has started, it returns what it gathered with `stopped` set:
+ * the gateway records and charges that generation, and its id came with the answer's headers.
  */
 export async function streamChat({ key, model, messages, signal, onDelta }: StreamRequest): Promise<GenerationFacts> {
   const started = performance.now();
@@ -64,6 +68,7 @@ export async function streamChat({ key, model, messages, signal, onDelta }: Stre
     firstTokenMs: null,
     totalMs: 0,
     error: null,
+    stopped: false,
   };
 
   /** One event: its `data:` lines joined; comment lines (`: OPENROUTER PROCESSING`) keep the stream alive and say nothing. */
@@ -123,8 +128,9 @@ export async function streamChat({ key, model, messages, signal, onDelta }: Stre
     // A stream cut short of [DONE] may still end in a last event without its blank line.
     if (buffer.trim()) take(buffer);
     facts.error ??= "The stream ended before the gateway said it was done; the answer may be incomplete.";
-  } catch (error) {
-    if (error instanceof DOMException && error.name === "AbortError") throw error;
+  } catch {
+    // Whatever the read threw, a stopped stream is a stopped stream; its cost is on its record.
+    if (signal.aborted) return { ...facts, stopped: true, totalMs: performance.now() - started };
     facts.error = "The connection broke while the answer was streaming.";
   }
   return { ...facts, totalMs: performance.now() - started };

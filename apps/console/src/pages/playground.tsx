@@ -36,7 +36,9 @@ export function PlaygroundPage({ call }: PageProps) {
   // Leaving the page stops a stream still running.
   useEffect(
     () => () => {
-      controller.current?.abort();
+      const running = controller.current;
+      controller.current = null;
+      running?.abort();
       lookups.abort();
     },
     [],
@@ -78,6 +80,8 @@ export function PlaygroundPage({ call }: PageProps) {
         signal: abort.signal,
         onDelta: (delta) => updateAnswer((t) => ({ ...t, content: t.content + delta })),
       });
+      // Cleared (or the page left) while streaming: the answer is gone from the screen, and so are its facts.
+      if (controller.current !== abort) return;
       setFacts(result);
       // Only while these facts are still the ones shown: Clear or the next message replaces them.
       void withRecordedCost(call, result, lookups.signal).then((recorded) => setFacts((shown) => (shown === result ? recorded : shown)));
@@ -85,9 +89,12 @@ export function PlaygroundPage({ call }: PageProps) {
         setError(result.error);
         updateAnswer((t) => ({ ...t, note: "The answer failed part way." }));
       }
-      setStatus(result.error ? "The answer failed." : "Answer complete.");
+      if (result.stopped) updateAnswer((t) => ({ ...t, note: "Stopped." }));
+      setStatus(result.stopped ? "Stopped." : result.error ? "The answer failed." : "Answer complete.");
     } catch (e) {
       if (e instanceof DOMException && e.name === "AbortError") {
+        // Stopped before the gateway answered: no generation id came back to show.
+        if (controller.current !== abort) return;
         updateAnswer((t) => ({ ...t, note: "Stopped." }));
         setStatus("Stopped.");
       } else {
@@ -98,13 +105,16 @@ export function PlaygroundPage({ call }: PageProps) {
         setStatus("");
       }
     } finally {
-      controller.current = null;
+      if (controller.current === abort) controller.current = null;
       setStreaming(false);
     }
   };
 
   const clear = () => {
-    controller.current?.abort();
+    // Forgotten before it is stopped, so that the stopped stream's facts do not come back after the clearing.
+    const running = controller.current;
+    controller.current = null;
+    running?.abort();
     setTurns([]);
     setFacts(null);
     setError(null);
