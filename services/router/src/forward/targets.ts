@@ -39,10 +39,24 @@ function endToEnd(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   return kept;
 }
 
+/**
+ * The framing of what the router sends on its shared connection, its own: the body's length (buffered, or
+ * the length the client's parser checked), chunked otherwise, nothing without a body. A client's framing
+ * headers, dropped or named in its `Connection` header, must never leave a body unframed: the service would
+ * read it as the next request on that connection, past the router's checks, under another caller's header.
+ */
+function framing(req: IncomingMessage, body: RequestBody): OutgoingHttpHeaders {
+  if (body.kind === "none") return {};
+  if (body.kind === "buffered") return { "content-length": body.bytes.length };
+  const length = req.headers["content-length"];
+  return req.headers["transfer-encoding"] === undefined && length !== undefined ? { "content-length": length } : { "transfer-encoding": "chunked" };
+}
+
 /** The request's headers for the service, with who called, on which port and scheme, and the host asked for. */
-function forwardedHeaders(req: IncomingMessage): OutgoingHttpHeaders {
+function forwardedHeaders(req: IncomingMessage, body: RequestBody): OutgoingHttpHeaders {
   const headers = endToEnd(req.headers);
-  if (req.headers["transfer-encoding"] !== undefined) headers["transfer-encoding"] = "chunked";
+  delete headers["content-length"];
+  Object.assign(headers, framing(req, body));
   const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
   const port = /:(\d+)$/.exec(req.headers.host ?? "")?.[1] ?? (encrypted ? "443" : "80");
   const values = { for: req.socket.remoteAddress ?? "", port, proto: encrypted ? "https" : "http" };
@@ -113,7 +127,7 @@ export function forwardTo(name: string, target: Target, logger: Logger): Forward
       port: url.port,
       method: req.method,
       path: req.url,
-      headers: forwardedHeaders(req),
+      headers: forwardedHeaders(req, body),
       agent: attempt === 0 ? pool.agent : false,
     });
     if (attempt === 0) pool.track(upstream, origin);
