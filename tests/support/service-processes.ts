@@ -29,8 +29,11 @@ export interface ServiceProcesses {
 export async function startServiceProcesses(
   services: readonly ServiceName[],
   env: Record<string, string> = {},
-  /** A NATS of the test's own (it may be down, for outage tests), stopped with the processes; a second catalog replica. */
-  options: { nats?: TestNats; secondCatalog?: boolean } = {},
+  /**
+   * A NATS of the test's own (it may be down, for outage tests), stopped with the processes; a second catalog
+   * replica; the router's own variables over the others'.
+   */
+  options: { nats?: TestNats; secondCatalog?: boolean; routerEnv?: Record<string, string> } = {},
 ): Promise<ServiceProcesses> {
   const nats = options.nats ?? (await startTestNats());
   const database = await createTestDatabase();
@@ -76,7 +79,7 @@ export async function startServiceProcesses(
       secondCatalog = startProcess("services/catalog/dist/main.js", { ...common, PORT: String(await freePort()) });
       await secondCatalog.waitFor(/catalog listening/, 45_000);
     }
-    await start("router");
+    await start("router", options.routerEnv);
   } catch (error) {
     await stop();
     throw error;

@@ -1,5 +1,5 @@
 import type { HoldDecision, HoldRequest, LimitReset } from "@switchyard/contracts";
-import { metrics, picoToDecimal, toPico, type Db, type HoldFigures, type Queryable } from "@switchyard/runtime";
+import { forbidden, metrics, picoToDecimal, toPico, type Db, type HoldFigures, type Queryable } from "@switchyard/runtime";
 import { expiredGraceMs, memoryHolds, type MemoryHolds } from "./memory-holds.js";
 import { holdIfUnbound, holdParams, insertHold, replaceHold } from "./unbound-holds.js";
 import { windowStart, windowStarts, type WindowStarts } from "./windows.js";
@@ -19,11 +19,16 @@ interface Standing {
  * `memory` on an embedded database); the key row is locked.
  */
 async function keyStanding(tx: Queryable, request: HoldRequest, starts: WindowStarts, memory?: MemoryHolds): Promise<Standing | undefined> {
-  const [row] = await tx.query<{ spend_limit: string | null; limit_reset: "daily" | "weekly" | "monthly" | null; include_byok_in_limit: boolean }>(
-    `SELECT spend_limit::text, limit_reset, include_byok_in_limit FROM identity.api_keys WHERE hash = $1 FOR UPDATE`,
+  const [row] = await tx.query<{ spend_limit: string | null; limit_reset: "daily" | "weekly" | "monthly" | null; include_byok_in_limit: boolean; disabled: boolean; expired: boolean }>(
+    `SELECT spend_limit::text, limit_reset, include_byok_in_limit, disabled, coalesce(expires_at <= now(), false) AS expired
+     FROM identity.api_keys WHERE hash = $1 FOR UPDATE`,
     [request.key_hash],
   );
-  if (!row || row.spend_limit === null) return undefined;
+  // A router may still hold a key in its cache for a moment after it was deleted, disabled or expired: nothing is held for it.
+  if (!row) throw forbidden("Invalid API key: it was deleted");
+  if (row.disabled) throw forbidden("API key is disabled");
+  if (row.expired) throw forbidden("API key has expired");
+  if (row.spend_limit === null) return undefined;
   // BYOK spend counts only when the key says so; a BYOK request against such a limit reserves nothing.
   if (request.is_byok && !row.include_byok_in_limit) return undefined;
   const [sums] = await tx.query<{ spent: string; held: string }>(

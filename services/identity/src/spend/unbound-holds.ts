@@ -12,6 +12,13 @@ export const insertHold = `
   SELECT $1, $2, $3::text[], $4::numeric, $5, now() + make_interval(secs => $6::double precision / 1000), $7,
     now() + make_interval(secs => $8::double precision / 1000), (SELECT organization_id FROM identity.api_keys WHERE hash = $2)`;
 
+/**
+ * A key that may still be used, as SQL on `identity.api_keys`: not disabled, not expired. A key deleted,
+ * disabled or expired a moment ago may still be in a router's cache until its event arrives; its holds are
+ * left to the full check, which refuses them (`keyStanding`).
+ */
+export const usableKey = "NOT disabled AND (expires_at IS NULL OR expires_at > now())";
+
 /** Without an owner nothing renews a lease: the hold lives until it expires (a NULL interval gives a NULL lease). */
 const leaseMs = (request: HoldRequest) => (request.owner === undefined ? null : (request.lease_ms ?? null));
 
@@ -48,12 +55,12 @@ const holdOne = async (db: Queryable, request: HoldRequest): Promise<boolean> =>
   (
     await db.query(
       `WITH key AS (
-         SELECT spend_limit, include_byok_in_limit, organization_id FROM identity.api_keys WHERE hash = $2 FOR SHARE
+         SELECT spend_limit, include_byok_in_limit, organization_id FROM identity.api_keys WHERE hash = $2 AND ${usableKey} FOR SHARE
        ), credits AS (
          SELECT credit_limit FROM identity.organizations WHERE id = (SELECT organization_id FROM key) FOR KEY SHARE
        )
        ${insertHold}
-       WHERE NOT EXISTS (
+       WHERE EXISTS (SELECT 1 FROM key) AND NOT EXISTS (
          SELECT 1 FROM (SELECT 1) AS one LEFT JOIN key k ON true LEFT JOIN credits c ON true
          WHERE ${boundSql({ key: "k", hash: "$2", organization: "c", byok: "$5" })})
        ${replaceHold}
@@ -64,8 +71,8 @@ const holdOne = async (db: Queryable, request: HoldRequest): Promise<boolean> =>
 
 /**
  * The same for several requests in one statement, each row decided on its own as `holdOne` decides it.
- * Returns the generations whose hold it wrote; a request of a key it does not find is left to the caller's
- * full check, as are those a limit, a budget or credits apply to.
+ * Returns the generations whose hold it wrote; a request of a key it does not find, or that may no longer be
+ * used, is left to the caller's full check, as are those a limit, a budget or credits apply to.
  */
 async function holdMany(db: Queryable, requests: readonly HoldRequest[]): Promise<Set<string>> {
   const rows = requests.map((request) => ({
@@ -83,7 +90,7 @@ async function holdMany(db: Queryable, requests: readonly HoldRequest[]): Promis
          AS r(generation_id text, key_hash text, amount numeric, is_byok boolean, ttl_ms double precision, owner text, lease_ms double precision)
      ), key AS (
        SELECT hash, spend_limit, include_byok_in_limit, organization_id FROM identity.api_keys
-       WHERE hash IN (SELECT key_hash FROM request) FOR SHARE
+       WHERE hash IN (SELECT key_hash FROM request) AND ${usableKey} FOR SHARE
      ), credits AS (
        SELECT id, credit_limit FROM identity.organizations WHERE id IN (SELECT organization_id FROM key) FOR KEY SHARE
      )
