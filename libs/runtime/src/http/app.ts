@@ -2,6 +2,7 @@ import express, { type ErrorRequestHandler, type Express, type Request, type Req
 import type { Logger } from "../log.js";
 import { serviceOf } from "../metrics.js";
 import { badRequest, HttpError } from "./errors.js";
+import { textProblem } from "./input-guard.js";
 import { assignRequestId, countWhenDone, logWhenDone, isProbe, sendError } from "./request-basics.js";
 import { requestIdHeader, withRequestId } from "./request-context.js";
 
@@ -38,6 +39,18 @@ function observe(logger: Logger, service: string): RequestHandler {
   };
 }
 
+/**
+ * Refuses a JSON body nested deeper than inputs may be from its bytes, before the parse: parsing a body a
+ * million levels deep and walking it to find that out takes over a second of the event loop (see
+ * `textProblem`). Bodies in UTF-16 or UTF-32 are left to the check after the parse, whose bytes this scan
+ * does not read.
+ */
+const refuseTooDeep = (_req: unknown, _res: unknown, bytes: Buffer, encoding: string | null): void => {
+  if (encoding !== null && encoding.toLowerCase().replace("-", "") !== "utf8") return;
+  const problem = textProblem(bytes, "body");
+  if (problem) throw badRequest(`Invalid body: ${problem}`);
+};
+
 /** An express app with request ids, request logs, metrics and the JSON parser every service uses. */
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
@@ -47,7 +60,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   // Behind an in-process router, that router logs and counts each request once for all services.
   if (options.requestLogs !== false) app.use(observe(options.logger, serviceOf(options.logger)));
   if (options.parseJson !== false) {
-    app.use(express.json({ limit: options.maxBodyBytes ?? 10 * 1024 * 1024, strict: false }));
+    app.use(express.json({ limit: options.maxBodyBytes ?? 10 * 1024 * 1024, strict: false, verify: refuseTooDeep }));
   }
   return app;
 }

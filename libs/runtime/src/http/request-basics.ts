@@ -2,9 +2,10 @@ import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../log.js";
 import { metrics } from "../metrics.js";
-import { carriesRetryAfter, defaultRetryAfterSeconds, HttpError } from "./errors.js";
+import { badRequest, carriesRetryAfter, defaultRetryAfterSeconds, HttpError } from "./errors.js";
 import { ServiceUnavailableError } from "./internal-client.js";
 import { joinedBytes } from "./chunk-text.js";
+import { textProblem } from "./input-guard.js";
 import { parseJsonBytes } from "./large-json.js";
 import { currentNote, requestIdHeader, withRequestId } from "./request-context.js";
 import { noteRoute } from "../tracing/spans.js";
@@ -208,7 +209,8 @@ const hasBody = (req: IncomingMessage) => req.headers["transfer-encoding"] !== u
 
 /**
  * The body as `express.json({ strict: false })` gives it: undefined without a body or when it is not
- * JSON, `{}` for an empty one; too large is a 413 and bad JSON a 400, in the same envelope.
+ * JSON, `{}` for an empty one; too large is a 413 and bad JSON a 400, in the same envelope. JSON nested
+ * deeper than inputs may be is the 400 `parseInput` would give, told from the bytes before they are parsed.
  */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   if (!hasBody(req) || !isJson(req)) return undefined;
@@ -235,8 +237,12 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     req.on("data", onData).on("end", onEnd).on("error", done);
   });
   if (size === 0) return {};
+  const bytes = joinedBytes(chunks);
+  // Nested too deep is told from the bytes, at once: the parse and the walk after it would take over a second.
+  const problem = textProblem(bytes, "body");
+  if (problem) throw badRequest(`Invalid body: ${problem}`);
   try {
-    return parseJsonBytes(joinedBytes(chunks));
+    return parseJsonBytes(bytes);
   } catch {
     throw new HttpError("bad_request", "Invalid JSON body");
   }

@@ -20,3 +20,18 @@ describe("generateContent's tools and JSON mode", () => {
     expect(generateContentRequest({ messages, response_format: { type: "json_object" } }).generationConfig).toEqual({ responseMimeType: "application/json" });
   });
 });
+
+describe("a tool's result as a function response", () => {
+  it("reads JSON text as its object, and text nested deeper than a request may as the text it is", () => {
+    const call = { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] };
+    const answered = (content: string) => generateContentRequest({ messages: [...messages, call, { role: "tool", tool_call_id: "c1", content }] });
+    type Turn = { parts: Array<{ functionResponse: { response: unknown } }> };
+    const response = (request: ReturnType<typeof generateContentRequest>) => (request.contents as Turn[]).at(-1)!.parts[0]!.functionResponse.response;
+    expect(response(answered('{"temperature": 21}'))).toEqual({ temperature: 21 });
+    const deep = `${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}`;
+    const request = answered(deep);
+    expect(response(request)).toEqual({ content: deep });
+    // What the adapter sends must still be written as JSON.
+    expect(JSON.stringify(request).length).toBeGreaterThan(deep.length);
+  });
+});

@@ -1,3 +1,4 @@
+import { deepestPath } from "@switchyard/runtime";
 import { UpstreamError } from "./types.js";
 import { isObject, text } from "../json.js";
 import { asks } from "../parameters.js";
@@ -46,7 +47,13 @@ function refuse(message: string): never {
   throw new UpstreamError(`google: ${message}`, 400, false);
 }
 
+/**
+ * The value JSON text holds; undefined when it is no JSON, or nests deeper than a request's input may (a
+ * tool's result, which no request check reads as JSON): that deep a value would overflow the stack of what
+ * writes the provider's request, so the text goes as it is.
+ */
 function parseJson(value: string): unknown {
+  if (deepestPath(value) !== undefined) return undefined;
   try {
     return JSON.parse(value);
   } catch {
