@@ -236,8 +236,8 @@ function scanBytes(bytes: Buffer): string[] | undefined {
 /**
  * The keys and indexes leading to the first object or array of JSON text (a string, or its UTF-8 bytes)
  * nested deeper than `maxInputDepth`, or undefined when none is. One pass over the text that counts
- * brackets outside strings, with no parse and no stack, and that stops at the first level too deep: 0.5 ms
- * for a 280 KB chat body, whose parse takes 2 ms. JSON escapes and UTF-8 sequences never hold a quote or a
+ * brackets outside strings, with no parse and no stack, and that stops at the first level too deep: 0.06 ms
+ * for a 256 KB conversation, whose parse takes 1.7 ms. JSON escapes and UTF-8 sequences never hold a quote or a
  * bracket byte, so strings are skipped from quote to quote. Text that is not JSON is measured the same way;
  * when it is not too deep, the parse that follows refuses it.
  */
