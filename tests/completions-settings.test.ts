@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
-import { eventually } from "./support/eventually.js";
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
+import { recorded } from "./support/media-fixture.js";
 import { startReplayProvider, type ReplayProvider } from "./support/replay-provider.js";
 
 /**
@@ -72,10 +72,7 @@ async function streamed(body: Record<string, unknown>) {
 }
 
 /** The stored generation, once its record is committed. */
-async function generation(id: string): Promise<Record<string, unknown>> {
-  await eventually(async () => (await gw.call("GET", `/generation?id=${id}`, { key })).status === 200, 5000);
-  return (await gw.call("GET", `/generation?id=${id}`, { key })).body.data as Record<string, unknown>;
-}
+const generation = (id: string) => recorded(gw, key, id);
 
 const lastAlpha = () => alpha.requests.at(-1)!;
 

@@ -31,3 +31,8 @@ export const testEnv = {
 export function exportBackendEnv(vars: Record<string, string>): void {
   Object.assign(process.env, vars);
 }
+
+/** Makes `dir` the `os.tmpdir()` of this process and of the test files and processes started after it. */
+export function useTempFolder(dir: string): void {
+  process.env.TMPDIR = dir;
+}

@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dockerAnswers, needsContainers, planBackends } from "./backends.js";
-import { exportBackendEnv, testEnv } from "./config.js";
+import { exportBackendEnv, testEnv, useTempFolder } from "./config.js";
 import { startBackendContainers } from "./containers.js";
 
 /**
@@ -16,7 +16,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   const runDir = await mkdtemp(join(tmpdir(), "switchyard-run-"));
   // Others may enter it, as /tmp: the sandbox's containers run as users of their own.
   await chmod(runDir, 0o755);
-  process.env.TMPDIR = runDir;
+  useTempFolder(runDir);
   const removeRunDir = () => rm(runDir, { recursive: true, force: true, maxRetries: 3 });
   const env = { databaseUrl: testEnv.databaseUrl, natsUrl: testEnv.natsUrl, s3Endpoint: testEnv.s3.S3_ENDPOINT };
   const missing = !env.databaseUrl || !env.natsUrl || !env.s3Endpoint;

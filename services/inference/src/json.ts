@@ -1,4 +1,4 @@
-import { deepestPath } from "@switchyard/runtime";
+import { parsedWithinDepth } from "@switchyard/runtime";
 
 /** Readers of JSON values as clients and providers send them: objects, strings, and objects inside JSON text. */
 export type JsonObject = Record<string, unknown>;
@@ -18,11 +18,4 @@ export const text = (value: unknown): string => (typeof value === "string" ? val
  * (`inputProblem`); a provider's are not, and an object that deep would overflow the stack of whatever
  * writes it as JSON next (a provider's request, the client's answer).
  */
-export function objectOf(json: string): JsonObject {
-  if (deepestPath(json) !== undefined) return {};
-  try {
-    return record(JSON.parse(json));
-  } catch {
-    return {};
-  }
-}
+export const objectOf = (json: string): JsonObject => record(parsedWithinDepth(json)?.value);

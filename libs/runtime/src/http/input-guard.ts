@@ -252,3 +252,17 @@ export function textProblem(text: string | Buffer, where: string): string | unde
   const path = deepestPath(text);
   return path === undefined ? undefined : `${shortPath(path.join(".")) || where}: ${tooDeep}`;
 }
+
+/**
+ * The value JSON text holds, or undefined when it is no JSON or nests deeper than `maxInputDepth`: for JSON
+ * the gateway parses out of a string (a tool call's arguments, a tool's result), whose value is walked or
+ * written as JSON again afterwards, which that deep would overflow the stack.
+ */
+export function parsedWithinDepth(text: string): { value: unknown } | undefined {
+  if (deepestPath(text) !== undefined) return undefined;
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return undefined;
+  }
+}

@@ -20,7 +20,7 @@ const saneId = /^[\w.:-]{1,128}$/;
 /** The probes' paths: neither logged, counted nor traced. */
 const probes: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
 
-/** Whether a path is a probe's, in any case, as express routes it. */
+/** Whether a path is a probe's, its letters' case aside, as express routes it. */
 export const isProbe = (path: string): boolean => probes.has(path.toLowerCase());
 
 /** The path of a request's URL, without its query. */

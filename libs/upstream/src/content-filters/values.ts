@@ -1,4 +1,4 @@
-import { deepestPath } from "@switchyard/runtime";
+import { parsedWithinDepth } from "@switchyard/runtime";
 import { scanText, type CompiledFilters, type Finding } from "./scan.js";
 
 type Container = unknown[] | Record<string, unknown>;
@@ -57,26 +57,14 @@ export function filterStrings(filters: CompiledFilters, value: unknown, role: "u
 }
 
 /**
- * The value JSON text holds, or undefined when it is not JSON or nests deeper than a request's input may
- * (`inputProblem` refuses such arguments in a request; a provider's own calls are not checked there).
- * Deeper text is not parsed: writing it back as JSON after a redaction would overflow the stack.
- */
-function parsedJson(text: string): { value: unknown } | undefined {
-  if (deepestPath(text) !== undefined) return undefined;
-  try {
-    return { value: JSON.parse(text) };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
  * Scans JSON text (a tool call's arguments, a replayed call's result) by its string leaves, so a label never
  * breaks the JSON; text that is not JSON, or nests too deep to be parsed, is scanned whole. The same string
  * when nothing was redacted.
  */
 export function filterJsonText(filters: CompiledFilters, text: string, role: "user" | "other", found: Finding[][]): string {
-  const parsed = parsedJson(text);
+  // Deeper text than a request's input may hold (a provider's own calls, which no request check reads) is
+  // scanned whole: writing it back as JSON after a redaction would overflow the stack.
+  const parsed = parsedWithinDepth(text);
   if (!parsed) {
     const scanned = scanText(filters, text, role);
     found.push(scanned.findings);

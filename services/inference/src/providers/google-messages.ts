@@ -1,4 +1,4 @@
-import { deepestPath } from "@switchyard/runtime";
+import { parsedWithinDepth } from "@switchyard/runtime";
 import { UpstreamError } from "./types.js";
 import { isObject, text } from "../json.js";
 import { asks } from "../parameters.js";
@@ -52,14 +52,7 @@ function refuse(message: string): never {
  * tool's result, which no request check reads as JSON): that deep a value would overflow the stack of what
  * writes the provider's request, so the text goes as it is.
  */
-function parseJson(value: string): unknown {
-  if (deepestPath(value) !== undefined) return undefined;
-  try {
-    return JSON.parse(value);
-  } catch {
-    return undefined;
-  }
-}
+const parseJson = (value: string): unknown => parsedWithinDepth(value)?.value;
 
 /** `data:<mime>;base64,<data>` inline; anything else by URI, its type guessed from the extension. */
 function media(url: string): Json {
