@@ -70,10 +70,13 @@ export const messagesToolChoice = z.discriminatedUnion("type", [
 ]);
 export type MessagesToolChoice = z.infer<typeof messagesToolChoice>;
 
+/** How thinking appears in the answer: `omitted` keeps a thinking block's signature and leaves out its text. */
+const thinkingDisplay = z.enum(["summarized", "omitted"]).nullable().optional();
+
 export const messagesThinking = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("enabled"), budget_tokens: z.number().int().min(1024, "must be at least 1024") }),
+  z.strictObject({ type: z.literal("enabled"), budget_tokens: z.number().int().min(1024, "must be at least 1024"), display: thinkingDisplay }),
   z.strictObject({ type: z.literal("disabled") }),
-  z.strictObject({ type: z.literal("adaptive") }),
+  z.strictObject({ type: z.literal("adaptive"), display: thinkingDisplay }),
 ]);
 
 /** Effort and structured output: `format` is a JSON Schema the answer must follow. */

@@ -15,6 +15,8 @@ type Json = Record<string, unknown>;
 export interface MessageFrame {
   id: string;
   model: string;
+  /** `thinking.display: "omitted"`: thinking blocks the gateway writes carry their signatures, not their text. */
+  omitThinking?: boolean;
 }
 
 /** The stop reasons Anthropic's API gives, which pass as they are. */
@@ -74,19 +76,29 @@ function nativeBlocks(choice: CompletionChoice): Json[] | undefined {
 }
 
 /**
- * A buffered choice's content blocks: an Anthropic endpoint's own, in its order; else reasoning, server tool
- * calls the gateway ran, words (a refusal's too), then the client's tool calls.
+ * A thinking block as `thinking.display: "omitted"` asks, as Anthropic answers it: its signature without its
+ * text. A block without a signature would carry nothing, so it is left out. Other blocks are as they are.
  */
-export function contentBlocks(choice: CompletionChoice | undefined, serverCalls: readonly ServerToolCallDetail[] = []): Json[] {
+export function omitted(block: Json): Json | undefined {
+  if (block.type !== "thinking") return block;
+  return block.signature ? { ...block, thinking: "" } : undefined;
+}
+
+/**
+ * A buffered choice's content blocks: an Anthropic endpoint's own, in its order; else reasoning (its text left
+ * out when `omitThinking`), server tool calls the gateway ran, words (a refusal's too), then the client's tool calls.
+ */
+export function contentBlocks(choice: CompletionChoice | undefined, serverCalls: readonly ServerToolCallDetail[] = [], omitThinking = false): Json[] {
   if (!choice) return [];
   const native = serverCalls.length === 0 ? nativeBlocks(choice) : undefined;
   if (native) return native;
-  const blocks: Json[] = [];
+  const thinking: Json[] = [];
   for (const detail of choice.reasoningDetails) {
     const block = thinkingBlock(detail);
-    if (block) blocks.push(block);
+    if (block) thinking.push(block);
   }
-  if (blocks.length === 0 && choice.reasoning) blocks.push({ type: "thinking", thinking: choice.reasoning, signature: "" });
+  if (thinking.length === 0 && choice.reasoning) thinking.push({ type: "thinking", thinking: choice.reasoning, signature: "" });
+  const blocks = omitThinking ? thinking.map(omitted).filter((b): b is Json => b !== undefined) : thinking;
   for (const call of serverCalls) blocks.push(...serverCallBlocks(call));
   if (choice.text) blocks.push({ type: "text", text: choice.text });
   const refusal = refusalOf(choice.fields);
@@ -105,7 +117,7 @@ export function messageBody(frame: MessageFrame, choice: CompletionChoice | unde
     type: "message",
     role: "assistant",
     model: frame.model,
-    content: contentBlocks(choice, extra.serverCalls),
+    content: contentBlocks(choice, extra.serverCalls, frame.omitThinking),
     stop_reason: choice && refusalOf(choice.fields) ? "refusal" : stopReason(finishReason),
     stop_sequence: choice?.stopSequence ?? null,
     usage: messageUsage(accounted.usage),

@@ -133,9 +133,9 @@ export class MessagesEvents {
     else if (event.type === "content_block_stop" && this.open === "native" && index === this.index) this.close();
   }
 
-  /** Thinking text: the open thinking block's, unless it is signed (a block ends with its signature). */
+  /** Thinking text: the open thinking block's, unless it is signed (a block ends with its signature). Left out when the display omits it. */
   private thinking(text: string): void {
-    if (!text) return;
+    if (!text || this.frame.omitThinking) return;
     if (this.open === "thinking" && this.signature !== undefined) this.close();
     this.delta("thinking", { type: "thinking", thinking: "", signature: "" }, { type: "thinking_delta", thinking: text });
   }

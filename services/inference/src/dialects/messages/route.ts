@@ -21,12 +21,13 @@ class MessagesStream extends EventStream<MessagesEvents> {
   constructor(
     private readonly plan: Plan,
     res: ServerResponse,
+    private readonly omitThinking: boolean,
   ) {
     super(res, plan.generationId);
   }
 
   protected begin(model: string): MessagesEvents {
-    return new MessagesEvents((event) => this.sse.event(String(event.type), event), { id: this.plan.generationId, model });
+    return new MessagesEvents((event) => this.sse.event(String(event.type), event), { id: this.plan.generationId, model, omitThinking: this.omitThinking });
   }
 
   finish(generation: Generation, candidate: Candidate, accounted: Accounted, finishReason: string | null): void {
@@ -34,23 +35,23 @@ class MessagesStream extends EventStream<MessagesEvents> {
   }
 }
 
-async function buffered(plan: Plan, tools: DeclaredTools | undefined, own: OwnWire | undefined, res: ServerResponse) {
+async function buffered(plan: Plan, tools: DeclaredTools | undefined, own: OwnWire | undefined, res: ServerResponse, omitThinking: boolean) {
   if (tools) {
     const result = await runAgent(plan, tools);
     const { completion, serverCalls } = loopCompletion(result);
     const { candidate } = result.buffered;
     const metadata = result.generation.metadata(candidate, result.findings, plan.started);
-    const body = messageBody({ id: plan.generationId, model: candidate.model }, completion.choices[0], result.total, { serverCalls, finishReason: result.finishReason, metadata });
+    const body = messageBody({ id: plan.generationId, model: candidate.model, omitThinking }, completion.choices[0], result.total, { serverCalls, finishReason: result.finishReason, metadata });
     return void sendJson(res, 200, body);
   }
   const generation = planGeneration(plan, own);
   const turn = await bufferedTurn(generation);
   const metadata = generation.metadata(turn.candidate, plan.findings);
-  sendJson(res, 200, messageBody({ id: plan.generationId, model: turn.candidate.model }, turn.completion.choices[0], turn.accounted, { metadata }));
+  sendJson(res, 200, messageBody({ id: plan.generationId, model: turn.candidate.model, omitThinking }, turn.completion.choices[0], turn.accounted, { metadata }));
 }
 
-async function streamed(plan: Plan, tools: DeclaredTools | undefined, own: OwnWire | undefined, res: ServerResponse) {
-  const sink = new MessagesStream(plan, res);
+async function streamed(plan: Plan, tools: DeclaredTools | undefined, own: OwnWire | undefined, res: ServerResponse, omitThinking: boolean) {
+  const sink = new MessagesStream(plan, res, omitThinking);
   if (tools) {
     const result = await runAgent(plan, tools, sink);
     if (result) sink.finish(result.generation, result.streamed.candidate, result.total, result.finishReason);
@@ -103,6 +104,8 @@ export const messagesRoute =
     // The Anthropic SDK reports this as the request's id (`_request_id`): the generation's.
     res.setHeader("request-id", plan.generationId);
     const own = ownWireFor(plan, request, req, mapped, ownBody);
-    if (plan.request.stream) await streamed(plan, plan.tools, own, res);
-    else await buffered(plan, plan.tools, own, res);
+    // Anthropic endpoints given the client's body apply `thinking.display` themselves; the gateway applies it to the answers it writes.
+    const omitThinking = request.thinking?.type !== "disabled" && request.thinking?.display === "omitted";
+    if (plan.request.stream) await streamed(plan, plan.tools, own, res, omitThinking);
+    else await buffered(plan, plan.tools, own, res, omitThinking);
   };
