@@ -42,10 +42,14 @@ const otherBlock = z.looseObject({ type: z.string().refine((type) => !knownBlock
 export const messagesContentBlock = z.union([knownBlock, otherBlock]);
 export type MessagesContentBlock = z.infer<typeof messagesContentBlock>;
 
-export const messagesMessage = z.object({
-  role: z.enum(["user", "assistant"]),
-  content: z.union([z.string(), z.array(messagesContentBlock)]),
-});
+const turnContent = z.union([z.string(), z.array(messagesContentBlock)]);
+
+/** A turn; a system turn among the messages (Claude Code's environment after the first user turn) holds text only. */
+export const messagesMessage = z.discriminatedUnion("role", [
+  z.object({ role: z.literal("user"), content: turnContent }),
+  z.object({ role: z.literal("assistant"), content: turnContent }),
+  z.object({ role: z.literal("system"), content: z.union([z.string(), z.array(textBlock)]) }),
+]);
 export type MessagesMessage = z.infer<typeof messagesMessage>;
 
 /** A tool the client runs, described by its JSON Schema (`type` absent or `custom`). */

@@ -282,7 +282,8 @@ export function toChatRequest(request: MessagesCountTokensRequest & Partial<Mess
   request.messages.forEach((message, i) => {
     const where = `messages[${i}]`;
     if (message.role === "user") messages.push(...mapper.user(message.content, where));
-    else messages.push(...mapper.assistant(message.content, where));
+    else if (message.role === "assistant") messages.push(...mapper.assistant(message.content, where));
+    else messages.push({ role: "system", content: typeof message.content === "string" ? message.content : message.content.map((b) => ({ type: "text", text: b.text, ...cacheOf(b) })) });
   });
   const tools = (request.tools ?? []).map((tool, i) => mapper.tool(tool, `tools[${i}]`)).filter((t): t is Json => t !== undefined);
   for (const field of unrelayedFields) if (request[field] !== undefined) refuseUnrelayed(field, "its tools");
