@@ -12,12 +12,21 @@ import { serverToolCallType } from "@switchyard/contracts";
  * parsing and walking a body a million levels deep takes over a second in which the event loop serves no
  * other request.
  *
+ * Width: an object of 100,000 fields (in metadata, a tool's schema, provider options) parses in tens of
+ * milliseconds, but validating, filtering and sizing it field by field costs up to a second. No field of
+ * the API needs near `maxObjectFields`: OpenAI allows 16 metadata pairs, 300 `logit_bias` entries and 5,000
+ * properties in a whole structured-output schema. Counted in the same pass as depth, so the refusal costs
+ * the scan.
+ *
  * NUL (U+0000): PostgreSQL's text and jsonb cannot hold it, so a name, a label or a metadata value carrying
  * one fails only when it is written, as a 500. No field of the API needs it.
  */
 
 /** Deepest nesting of objects and arrays an input may have. */
 export const maxInputDepth = 64;
+
+/** Most fields one object of an input may have (arrays may hold more items). */
+export const maxObjectFields = 10_000;
 
 interface Frame {
   value: object;
@@ -43,6 +52,8 @@ const nul = "\u0000";
 
 const tooDeep = `nested deeper than ${maxInputDepth} levels`;
 
+const tooWide = `more than ${maxObjectFields} fields in one object`;
+
 /**
  * Whether a member's string is JSON text the gateway parses: a tool call's `arguments` (chat's, a Responses
  * `function_call` item's, a server call's) and a server call's `result` sent back in `reasoning_details`.
@@ -54,7 +65,8 @@ const holdsJsonText = (frame: Frame, key: string | number): boolean =>
 function visit(frame: Frame, key: string | number, item: unknown, stack: Frame[], where: string): string | undefined {
   if (typeof item === "string") {
     if (item.includes(nul)) return `${pathOf(frame, String(key)) || where}: must not contain NUL (U+0000) characters`;
-    if (holdsJsonText(frame, key) && deepestPath(item) !== undefined) return `${pathOf(frame, String(key)) || where}: ${tooDeep}`;
+    const excess = holdsJsonText(frame, key) ? scan(item, maxObjectFields) : undefined;
+    if (excess) return `${pathOf(frame, String(key)) || where}: ${excess.wide ? tooWide : tooDeep}`;
   } else if (typeof item === "object" && item !== null) {
     stack.push({ value: item, depth: frame.depth + 1, parent: frame, key: String(key) });
   }
@@ -77,7 +89,9 @@ export function inputProblem(value: unknown, where: string): string | undefined 
       }
       continue;
     }
-    for (const [key, item] of Object.entries(frame.value)) {
+    const entries = Object.entries(frame.value);
+    if (entries.length > maxObjectFields) return `${pathOf(frame) || where}: ${tooWide}`;
+    for (const [key, item] of entries) {
       if (key.includes(nul)) return `${pathOf(frame) || where}: field names must not contain NUL (U+0000) characters`;
       const problem = visit(frame, key, item, stack, where);
       if (problem) return problem;
@@ -96,8 +110,8 @@ const closeArray = 0x5d;
 
 /**
  * The levels of JSON text read so far, up to `maxInputDepth`: whether each is an object, and where its
- * current member's key is or its current item's index, to name the first level too deep as `inputProblem`
- * names it.
+ * current member's key is or its current item's index (an object's counts its members), to name the first
+ * level too deep or too wide as `inputProblem` names it.
  */
 class Levels {
   depth = 0;
@@ -107,6 +121,9 @@ class Levels {
   private readonly keyFrom: number[] = [0];
   private readonly keyTo: number[] = [0];
   private readonly indexes: number[] = [0];
+
+  /** `maxFields`: the most members an object may have. */
+  constructor(private readonly maxFields: number) {}
 
   /** An object or array opens; false when it is one level too deep. */
   open(object: boolean): boolean {
@@ -124,9 +141,11 @@ class Levels {
     return this.depth-- > 0;
   }
 
-  comma(): void {
+  /** The next member or item begins; false when it is past `maxFields` in its object. */
+  comma(): boolean {
+    const index = ++this.indexes[this.depth]!;
     this.keyNext = this.objects[this.depth]!;
-    if (!this.keyNext) this.indexes[this.depth]!++;
+    return !this.keyNext || index < this.maxFields;
   }
 
   /** A string at `[from, to)`, quotes included: the current member's key where one is due. */
@@ -137,10 +156,10 @@ class Levels {
     this.keyNext = false;
   }
 
-  /** The keys and indexes to the current level; `slice` gives a key's quoted text. */
-  path(slice: (from: number, to: number) => string): string[] {
+  /** The keys and indexes to the current level (or to `last`); `slice` gives a key's quoted text. */
+  path(slice: (from: number, to: number) => string, last = this.depth): string[] {
     const path: string[] = [];
-    for (let level = 1; level <= this.depth; level++) {
+    for (let level = 1; level <= last; level++) {
       if (!this.objects[level]) {
         path.push(String(this.indexes[level]));
         continue;
@@ -195,8 +214,15 @@ function byteQuoteClosing(bytes: Buffer, open: number): number {
   }
 }
 
-function scanString(text: string): string[] | undefined {
-  const levels = new Levels();
+/** Where JSON text first nests too deep or holds an object too wide: the path to it, and which it is. */
+interface Excess {
+  path: string[];
+  wide: boolean;
+}
+
+function scanString(text: string, maxFields: number): Excess | undefined {
+  const levels = new Levels(maxFields);
+  const slice = (from: number, to: number) => text.slice(from, to);
   for (let at = 0; at < text.length; at++) {
     const code = text.charCodeAt(at);
     if (code > closeObject) continue;
@@ -206,16 +232,17 @@ function scanString(text: string): string[] | undefined {
       levels.string(at, end + 1);
       at = end;
     } else if (code === openObject || code === openArray) {
-      if (!levels.open(code === openObject)) return levels.path((from, to) => text.slice(from, to));
+      if (!levels.open(code === openObject)) return { path: levels.path(slice), wide: false };
     } else if (code === closeObject || code === closeArray) {
       if (!levels.close()) return undefined;
-    } else if (code === comma) levels.comma();
+    } else if (code === comma && !levels.comma()) return { path: levels.path(slice, levels.depth - 1), wide: true };
   }
   return undefined;
 }
 
-function scanBytes(bytes: Buffer): string[] | undefined {
-  const levels = new Levels();
+function scanBytes(bytes: Buffer, maxFields: number): Excess | undefined {
+  const levels = new Levels(maxFields);
+  const slice = (from: number, to: number) => bytes.toString("utf8", from, to);
   for (let at = 0; at < bytes.length; at++) {
     const code = bytes[at]!;
     if (code > closeObject) continue;
@@ -225,32 +252,40 @@ function scanBytes(bytes: Buffer): string[] | undefined {
       levels.string(at, end + 1);
       at = end;
     } else if (code === openObject || code === openArray) {
-      if (!levels.open(code === openObject)) return levels.path((from, to) => bytes.toString("utf8", from, to));
+      if (!levels.open(code === openObject)) return { path: levels.path(slice), wide: false };
     } else if (code === closeObject || code === closeArray) {
       if (!levels.close()) return undefined;
-    } else if (code === comma) levels.comma();
+    } else if (code === comma && !levels.comma()) return { path: levels.path(slice, levels.depth - 1), wide: true };
   }
   return undefined;
 }
 
 /**
- * The keys and indexes leading to the first object or array of JSON text (a string, or its UTF-8 bytes)
- * nested deeper than `maxInputDepth`, or undefined when none is. One pass over the text that counts
- * brackets outside strings, with no parse and no stack, and that stops at the first level too deep: 0.06 ms
- * for a 256 KB conversation, whose parse takes 1.7 ms. JSON escapes and UTF-8 sequences never hold a quote or a
- * bracket byte, so strings are skipped from quote to quote. Text that is not JSON is measured the same way;
- * when it is not too deep, the parse that follows refuses it.
+ * Where JSON text (a string, or its UTF-8 bytes) first nests deeper than `maxInputDepth` or holds an object
+ * of more than `maxFields` members, or undefined when it does neither. One pass over the text that counts
+ * brackets and commas outside strings, with no parse and no stack, and that stops at the first excess: 0.08 ms
+ * for a 256 KB conversation, whose parse takes 0.6 ms. JSON escapes and UTF-8 sequences never hold a quote,
+ * a bracket or a comma byte, so strings are skipped from quote to quote. Text that is not JSON is measured
+ * the same way; when it is within the limits, the parse that follows refuses it.
  */
-export const deepestPath = (text: string | Buffer): string[] | undefined => (typeof text === "string" ? scanString(text) : scanBytes(text));
+const scan = (text: string | Buffer, maxFields: number): Excess | undefined =>
+  typeof text === "string" ? scanString(text, maxFields) : scanBytes(text, maxFields);
 
 /**
- * Why JSON text cannot be read (nested deeper than `maxInputDepth`), named as `inputProblem` names it, or
- * undefined when it can. Checked on a body's text before it is parsed: the refusal then costs a scan of a
- * few bytes where parsing and walking the value cost over a second.
+ * The keys and indexes leading to the first object or array of JSON text nested deeper than
+ * `maxInputDepth`, or undefined when none is (objects of every width pass).
+ */
+export const deepestPath = (text: string | Buffer): string[] | undefined => scan(text, Infinity)?.path;
+
+/**
+ * Why JSON text cannot be read (nested deeper than `maxInputDepth`, or an object of more than
+ * `maxObjectFields` fields), named as `inputProblem` names it, or undefined when it can. Checked on a body's
+ * text before it is parsed: the refusal then costs a scan of a few bytes where parsing and walking the value
+ * cost over a second.
  */
 export function textProblem(text: string | Buffer, where: string): string | undefined {
-  const path = deepestPath(text);
-  return path === undefined ? undefined : `${shortPath(path.join(".")) || where}: ${tooDeep}`;
+  const excess = scan(text, maxObjectFields);
+  return excess === undefined ? undefined : `${shortPath(excess.path.join(".")) || where}: ${excess.wide ? tooWide : tooDeep}`;
 }
 
 /**

@@ -210,7 +210,8 @@ const hasBody = (req: IncomingMessage) => req.headers["transfer-encoding"] !== u
 /**
  * The body as `express.json({ strict: false })` gives it: undefined without a body or when it is not
  * JSON, `{}` for an empty one; too large is a 413 and bad JSON a 400, in the same envelope. JSON nested
- * deeper than inputs may be is the 400 `parseInput` would give, told from the bytes before they are parsed.
+ * deeper than inputs may be, or with an object wider, is the 400 `parseInput` would give, told from the
+ * bytes before they are parsed.
  */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   if (!hasBody(req) || !isJson(req)) return undefined;
@@ -238,7 +239,7 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   });
   if (size === 0) return {};
   const bytes = joinedBytes(chunks);
-  // Nested too deep is told from the bytes, at once: the parse and the walk after it would take over a second.
+  // Nested too deep or too wide is told from the bytes, at once: the parse and the walk after it would take up to a second.
   const problem = textProblem(bytes, "body");
   if (problem) throw badRequest(`Invalid body: ${problem}`);
   try {
