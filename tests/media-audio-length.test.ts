@@ -51,7 +51,7 @@ describe("the audio length a transcription is held and charged for", () => {
     expect(usage.cost).toBeCloseTo(costOf(mp3Seconds(459)), 12);
   });
 
-  /** Real encoder output (services/media/src/transcription/fixtures) and the seconds ffmpeg plays of each. */
+  /** Real encoder output (libs/upstream/src/audio/fixtures) and the seconds ffmpeg plays of each. */
   const encoded = [
     { file: "tone-1.25s-8k.flac", format: "flac", plays: 1.25 },
     { file: "tone-1.25s-8k-opus.ogg", format: "ogg", plays: 1.25 },
@@ -63,7 +63,7 @@ describe("the audio length a transcription is held and charged for", () => {
   ];
 
   it.each(encoded)("charges $file the seconds a decoder plays when the provider reports no usage", async ({ file, format, plays }) => {
-    const bytes = await readFile(join(import.meta.dirname, "../services/media/src/transcription/fixtures", file));
+    const bytes = await readFile(join(import.meta.dirname, "../libs/upstream/src/audio/fixtures", file));
     // A second per 1,000 bytes, the bound these were charged at, is two to three times their length.
     expect(bytes.length / 1000).toBeGreaterThan(plays * 1.6);
     const res = await transcribe("stt/nousage", bytes, format);

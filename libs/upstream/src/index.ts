@@ -26,3 +26,4 @@ export type { Percentiles } from "./endpoint-stats/histogram.js";
 export * from "./stats-order.js";
 export { endAttemptSpan, type AttemptAnswer } from "./attempt-span.js";
 export * from "./presets.js";
+export { audioSeconds, sniffAudio, wavSeconds, worstCaseSeconds } from "./audio/length.js";

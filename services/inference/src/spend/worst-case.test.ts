@@ -1,11 +1,30 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
 import { picoToDecimal } from "@switchyard/runtime";
 import { describe, expect, it } from "vitest";
+import { audioTokensPerSecond } from "./prompt-audio.js";
 import { affordableTokens, estimatedPromptTokens, mediaTokenAllowance, promptTokenBound, worstCase } from "./worst-case.js";
 
 const endpoint = (pricing: Record<string, string>, limits: Partial<ResolvedEndpoint> = {}) =>
   ({ pricing: { prompt: "0", completion: "0", ...pricing }, context_length: 8000, max_completion_tokens: null, ...limits }) as ResolvedEndpoint;
 const hello = { messages: [{ role: "user", content: "Say hello" }] };
+
+/** Silent 16-bit mono PCM WAV at 16 kHz: 32,000 bytes a second. */
+function wav(seconds: number): Buffer {
+  const bytes = Buffer.alloc(44 + seconds * 32_000);
+  bytes.write("RIFF", 0, "latin1");
+  bytes.writeUInt32LE(bytes.length - 8, 4);
+  bytes.write("WAVEfmt ", 8, "latin1");
+  bytes.writeUInt32LE(16, 16);
+  bytes.writeUInt16LE(1, 20);
+  bytes.writeUInt16LE(1, 22);
+  bytes.writeUInt32LE(16_000, 24);
+  bytes.writeUInt32LE(32_000, 28);
+  bytes.writeUInt16LE(2, 32);
+  bytes.writeUInt16LE(16, 34);
+  bytes.write("data", 36, "latin1");
+  bytes.writeUInt32LE(seconds * 32_000, 40);
+  return bytes;
+}
 
 describe("worst case of an attempt", () => {
   it("bounds prompt tokens by bytes, so no tokenizer can count more", () => {
@@ -34,7 +53,7 @@ describe("worst case of an attempt", () => {
     expect(promptTokenBound(body).bytes).toBeGreaterThan(3 * 21);
   });
 
-  it("reserves media at a flat allowance instead of the size of their payload", () => {
+  it("reserves images at a flat allowance instead of the size of their payload", () => {
     const image = `data:image/png;base64,${"A".repeat(100_000)}`;
     const body = { messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: image } }] }] };
     const bound = promptTokenBound(body).bytes;
@@ -51,13 +70,31 @@ describe("worst case of an attempt", () => {
       { messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "f", parameters: { image_url: { url: long } } } }] },
     ];
     for (const body of asText) expect(promptTokenBound(body).bytes).toBeGreaterThan(100_000);
-    // Each medium where it is one counts at the allowance.
+    // Each image where it is one counts at the allowance.
     const media = [
-      { type: "input_audio", input_audio: { data: "A".repeat(100_000), format: "wav" } },
       { type: "image", source: { type: "base64", media_type: "image/png", data: "A".repeat(100_000) } },
       { type: "input_image", image_url: long },
     ];
     for (const part of media) expect(promptTokenBound({ messages: [{ role: "user", content: [part] }] }).bytes).toBeLessThan(mediaTokenAllowance + 200);
+    // A member named input_audio in a tool's schema is not a clip.
+    const schema = { messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "f", parameters: { input_audio: { data: long } } } }] };
+    expect(promptTokenBound(schema).bytes).toBeGreaterThan(100_000);
+  });
+
+  it("holds audio in the prompt at the tokens its length may be billed, not at a flat allowance", () => {
+    const clip = (seconds: number) => ({ messages: [{ role: "user", content: [{ type: "text", text: "What is said?" }, { type: "input_audio", input_audio: { data: wav(seconds).toString("base64"), format: "wav" } }] }] });
+    // Five minutes are 9,600 tokens at Gemini's 32 a second: far above the 2,000 an image is held at.
+    const five = promptTokenBound(clip(300)).bytes;
+    expect(five).toBeGreaterThanOrEqual(300 * audioTokensPerSecond);
+    expect(five).toBeLessThan(300 * audioTokensPerSecond + 200);
+    // Thirty seconds of 16 kHz WAV, 960 KB, are held near 960 tokens, not at their bytes.
+    const thirty = promptTokenBound(clip(30)).bytes;
+    expect(thirty).toBeGreaterThanOrEqual(30 * audioTokensPerSecond);
+    expect(thirty).toBeLessThan(30 * audioTokensPerSecond + 200);
+    // The hold prices them as prompt tokens.
+    const worst = worstCase(endpoint({ prompt: "0.000001" }), { ...clip(300), max_tokens: 10 });
+    expect(worst.promptTokens).toBe(five);
+    expect(worst.fixed).toBe(BigInt(five) * 1_000_000n);
   });
 
   it("counts what a provider reads beside the messages: the response format's schema and a predicted output", () => {

@@ -1,48 +1,60 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
 import { toPico } from "@switchyard/runtime";
 import { choicesAsked, outputLimit } from "../request-body.js";
+import { audioTokenBound } from "./prompt-audio.js";
 import { possiblePricings } from "./service-tier.js";
 
-/** What an image, audio clip or file in the prompt is reserved at: its payload says little about its tokens. */
+/** What an image or file in the prompt is reserved at: its payload says little about its tokens. */
 export const mediaTokenAllowance = 2000;
 
 /**
- * Where a message part carries an image's, an audio clip's or a file's payload, by the member that holds it
- * and the member that holds that: chat's `image_url.url` (a data URL), `input_audio.data` and `file.file_data`,
- * Anthropic's `source.data`, the Responses `image_url` of an `input_image`. Only these: text that merely
- * starts with `data:`, or sits under another member named `data`, is read as text and counted whole.
+ * Where a message part carries an image's or a file's payload, by the member that holds it and the member
+ * that holds that: chat's `image_url.url` (a data URL) and `file.file_data`, Anthropic's `source.data`, the
+ * Responses `image_url` of an `input_image`. Only these: text that merely starts with `data:`, or sits under
+ * another member named `data`, is read as text and counted whole.
  */
 function mediaPayload(key: string, parent: string, value: string): boolean {
   if (value.length <= 256) return false;
   if (key === "url" && parent === "image_url") return value.startsWith("data:");
   if (key === "image_url") return value.startsWith("data:");
-  return (key === "data" && (parent === "input_audio" || parent === "source")) || (key === "file_data" && parent === "file");
+  return (key === "data" && parent === "source") || (key === "file_data" && parent === "file");
+}
+
+/**
+ * The tokens a string in the messages is counted at: an audio clip (`input_audio.data`, chat's part and the
+ * Responses part translated to it) at the bound of its length, an image's or file's payload at the flat
+ * allowance, other text at its UTF-8 bytes.
+ */
+function messageStringTokens(key: string, parent: string, value: string): number {
+  if (key === "data" && parent === "input_audio") return audioTokenBound(value);
+  return mediaPayload(key, parent, value) ? mediaTokenAllowance : Buffer.byteLength(value, "utf8");
 }
 
 /**
  * Parts whose tokens nothing in the request bounds: a document or file (a PDF's pages are read as text and
  * as images, however few its bytes), a video (tokens by its length). Chat's, Anthropic's and Responses'
- * names for them. Images and audio are bounded: providers scale images down, and audio bytes bound its length.
+ * names for them. Images and audio are bounded: providers scale images down, and audio is read for its length.
  */
 const unsizedParts = new Set(["file", "input_file", "document", "video_url", "input_video"]);
 
 /** What measuring a prompt found besides its bytes. */
 interface Measure {
-  /** Media payloads count at the flat allowance: in messages, never in tools or response formats. */
+  /** Media payloads count as media (`messageStringTokens`): in messages, never in tools or response formats. */
   media: boolean;
   /** It holds a part whose tokens only the model's context bounds. */
   unsized: boolean;
 }
 
 /**
- * The UTF-8 bytes of a value as JSON, less the backslashes of its escapes, media payloads at the flat
- * allowance: counted without writing the JSON, which for a long conversation took more CPU than the rest of
- * the request. Numbers count as JSON writes them (`1e20` as 21 digits), undefined members as JSON leaves them out.
+ * The UTF-8 bytes of a value as JSON, less the backslashes of its escapes, media payloads as media (audio by
+ * its length, images and files at the flat allowance): counted without writing the JSON, which for a long
+ * conversation took more CPU than the rest of the request. Numbers count as JSON writes them (`1e20` as 21
+ * digits), undefined members as JSON leaves them out.
  */
 function jsonBytes(value: unknown, key: string, parent: string, measure: Measure): number {
   switch (typeof value) {
     case "string":
-      return 2 + (measure.media && mediaPayload(key, parent, value) ? mediaTokenAllowance : Buffer.byteLength(value, "utf8"));
+      return 2 + (measure.media ? messageStringTokens(key, parent, value) : Buffer.byteLength(value, "utf8"));
     case "number":
       return Number.isFinite(value) ? String(value).length : 4;
     case "boolean":
@@ -73,14 +85,15 @@ function jsonBytes(value: unknown, key: string, parent: string, measure: Measure
 /**
  * An upper bound on the prompt's tokens: the UTF-8 bytes as JSON, less escapes (a model reads the text they
  * stand for), of what a provider reads besides the messages' own text too: the tools, the response format's
- * schema and a predicted output. Images and audio in messages count at a flat allowance. No tokenizer makes a
- * token of less than a byte, and the JSON punctuation covers each message's framing tokens. A prompt with a
- * document, file or video is bounded by the model's context instead (`unsized`).
+ * schema and a predicted output. Images and files in messages count at a flat allowance, audio at the tokens
+ * its length may be billed (`audioTokenBound`). No tokenizer makes a token of less than a byte, and the JSON
+ * punctuation covers each message's framing tokens. A prompt with a document, file or video is bounded by the
+ * model's context instead (`unsized`).
  */
 export function promptTokenBound(body: Record<string, unknown>): { bytes: number; unsized: boolean } {
   const measure: Measure = { media: false, unsized: false };
   // These members as one object, counted as jsonBytes counts one: a brace or comma, the quoted name and its
-  // colon, the value; then the closing brace. Media allowances hold in the messages alone.
+  // colon, the value; then the closing brace. Media counts as media in the messages alone.
   let bytes = 0;
   for (const name of ["messages", "tools", "response_format", "prediction"]) {
     if (body[name] === undefined) continue;

@@ -1,7 +1,6 @@
-import type { Candidate } from "@switchyard/upstream";
+import { audioSeconds, worstCaseSeconds, type Candidate } from "@switchyard/upstream";
 import { audioTokensPerSecond, mediaCost, transcriptTokensPerSecond, type MediaUsage } from "../cost.js";
 import type { UpstreamTranscription } from "../providers/types.js";
-import { audioSeconds, worstCaseSeconds } from "./audio.js";
 
 const estimateTokens = (text: string) => Math.ceil(text.length / 4);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { audioSeconds } from "./audio.js";
+import { audioSeconds } from "./length.js";
 import { mp3Seconds } from "./mp3.js";
 
 /** A silent MPEG-1 Layer III frame at 44.1 kHz: bitrate index 5 is 64 kbit/s, 9 is 128, 14 is 320. */
