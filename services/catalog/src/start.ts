@@ -16,6 +16,7 @@ import { createApp } from "./app.js";
 import type { CatalogConfig } from "./config.js";
 import type { CatalogDeps } from "./deps.js";
 import { keepWritingAllBudgets } from "./guardrails/budgets.js";
+import { startDeletionsConsumer } from "./guardrails/deletions-consumer.js";
 import { guardrailCache } from "./guardrails/service.js";
 import { migrations, schema } from "./migrations.js";
 import { openCatalogState } from "./models/state.js";
@@ -83,6 +84,8 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
     health: deps.health,
     readiness: { database: () => db.ping(), ...busReadiness(bus) },
   };
+  // Deleted workspaces take their guardrails with them; deleted keys leave their guardrails' assignments.
+  const deletions = await startDeletionsConsumer({ db, events, identity, guardrails, bus, logger });
   const countsOf = (snapshot: ReturnType<typeof catalog.current>) => ({ models: snapshot.models.length, providers: snapshot.providers.length });
   // A reload on one replica (SIGHUP, `POST /catalog/reload`) reloads every replica: each re-reads its own copy
   // of the file and then says so, and services that remember resolutions drop those made before it did.
@@ -112,6 +115,7 @@ export async function startCatalog(deps: CatalogStartDeps): Promise<RunningCatal
     reload,
     async stop() {
       await workspaceEvents.stop();
+      await deletions.stop();
       await guardrailEvents.stop();
       await reloadEvents.stop();
       await budgets.stop();

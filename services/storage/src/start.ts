@@ -5,6 +5,7 @@ import { createApp } from "./app.js";
 import type { StorageConfig } from "./config.js";
 import { syncContainerFiles, type SyncBody } from "./containers/sync.js";
 import { startSweeper } from "./files/sweeper.js";
+import { startWorkspaceFilesConsumer } from "./files/workspace-deletion.js";
 import { readContent, saveContent, startContentRetention } from "./generation-content/records.js";
 import { migrations, schema } from "./migrations.js";
 import { anthropicFiles } from "./providers/anthropic-files.js";
@@ -47,6 +48,8 @@ export async function startStorage(deps: StorageStartDeps): Promise<RunningStora
   const applied = await migrate(deps.db, schema, migrations);
   if (applied.length) deps.logger.info({ applied }, "storage migrations applied");
   const objects = await openObjectStore(deps.config);
+  // A deleted workspace's files (and container files) go with it, objects and rows.
+  const workspaceFiles = await startWorkspaceFilesConsumer({ db: deps.db, objects, bus: deps.bus, logger: deps.logger });
   const relay = startOutboxRelay({ db: deps.db, schema, bus: deps.bus, logger: deps.logger });
   const sweeper = startSweeper({ db: deps.db, objects, logger: deps.logger, olderThanMs: deps.config.ORPHAN_UPLOAD_MS });
   const retentionMs = deps.config.GENERATION_CONTENT_RETENTION_MS;
@@ -84,6 +87,7 @@ export async function startStorage(deps: StorageStartDeps): Promise<RunningStora
     async stop() {
       sweeper.stop();
       retention.stop();
+      await workspaceFiles.stop();
       await relay.stop();
     },
   };

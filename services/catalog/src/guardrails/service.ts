@@ -59,7 +59,7 @@ function settingsOf(body: UpdateGuardrailBody): { given: Record<string, unknown>
 }
 
 /** In the transaction of a change (the guardrail's row locked by it): its budget to identity, then its event. */
-async function changed(deps: GuardrailDeps, tx: Queryable, row: GuardrailRow, event: "created" | "updated" | "deleted") {
+export async function changed(deps: GuardrailDeps, tx: Queryable, row: GuardrailRow, event: "created" | "updated" | "deleted") {
   await writeBudget(deps.identity, tx, row, event !== "deleted");
   await deps.events.enqueue(tx, `catalog.guardrail.${event}.v1`, { id: row.id, organization_id: row.organization_id });
 }

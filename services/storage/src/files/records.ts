@@ -45,9 +45,9 @@ export async function insertUpload(db: Queryable, owner: Owner, file: { id: stri
   );
 }
 
-export async function markReady(db: Queryable, id: string): Promise<FileRow> {
-  const [row] = await db.query<FileRow>(`UPDATE storage.files SET state = 'ready', updated_at = now() WHERE id = $1 RETURNING ${columns}`, [id]);
-  if (!row) throw new Error(`upload ${id} vanished before it was finished`);
+/** Undefined when the upload's row was taken while its body was written (its workspace was deleted). */
+export async function markReady(db: Queryable, id: string): Promise<FileRow | undefined> {
+  const [row] = await db.query<FileRow>(`UPDATE storage.files SET state = 'ready', updated_at = now() WHERE id = $1 AND state = 'uploading' RETURNING ${columns}`, [id]);
   return row;
 }
 

@@ -1,5 +1,5 @@
 import { fileQuery, listFilesQuery, workspaceFileId, type ListFilesQuery } from "@switchyard/contracts";
-import { badRequest, HttpError, parseInput, readMultipart } from "@switchyard/runtime";
+import { badRequest, HttpError, notFound, parseInput, readMultipart } from "@switchyard/runtime";
 import type { RequestHandler } from "express";
 import { z } from "zod";
 import type { StorageDeps } from "../deps.js";
@@ -92,5 +92,12 @@ export const uploadFileRoute =
       await deleteRow(deps.db, id).catch(() => undefined);
       throw new HttpError("unavailable", "File storage is unavailable; try again shortly");
     }
-    res.status(200).json(toWorkspaceFile(await markReady(deps.db, id)));
+    const ready = await markReady(deps.db, id);
+    if (!ready) {
+      // Its row was taken while the body was written (its workspace deleted, with its files): the body goes too.
+      await deps.objects.delete(objectKey).catch((error: unknown) => deps.logger.warn({ err: error, id }, "could not delete the body of an upload whose workspace was deleted"));
+      await deleteRow(deps.db, id).catch(() => undefined);
+      throw notFound("Workspace not found");
+    }
+    res.status(200).json(toWorkspaceFile(ready));
   };
