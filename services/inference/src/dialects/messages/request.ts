@@ -2,6 +2,7 @@ import { anthropicOnlyFields, unrelayedFields, type MessagesContentBlock, type M
 import { badRequest } from "@switchyard/runtime";
 import { createHash } from "node:crypto";
 import { formatFields } from "../../providers/chat-parts.js";
+import { clearedThinking, thinkingTurnsKept } from "./context-editing.js";
 import { toolFunctionName } from "../../tools/declared.js";
 import { replayedResult, replayedTool, resultTypes } from "./server-calls.js";
 
@@ -279,7 +280,9 @@ export function toChatRequest(request: MessagesCountTokensRequest & Partial<Mess
   const messages: Json[] = [];
   if (typeof request.system === "string") messages.push({ role: "system", content: request.system });
   else if (request.system?.length) messages.push({ role: "system", content: request.system.map((b) => ({ type: "text", text: b.text, ...cacheOf(b) })) });
-  request.messages.forEach((message, i) => {
+  // Thinking clearing the gateway applies to the translation itself; other context edits only Anthropic endpoints carry.
+  const kept = request.context_management === undefined ? undefined : thinkingTurnsKept(request.context_management);
+  (kept === undefined ? request.messages : clearedThinking(request.messages, kept)).forEach((message, i) => {
     const where = `messages[${i}]`;
     if (message.role === "user") messages.push(...mapper.user(message.content, where));
     else if (message.role === "assistant") messages.push(...mapper.assistant(message.content, where));
@@ -287,7 +290,10 @@ export function toChatRequest(request: MessagesCountTokensRequest & Partial<Mess
   });
   const tools = (request.tools ?? []).map((tool, i) => mapper.tool(tool, `tools[${i}]`)).filter((t): t is Json => t !== undefined);
   for (const field of unrelayedFields) if (request[field] !== undefined) refuseUnrelayed(field, "its tools");
-  for (const field of anthropicOnlyFields) if (request[field] !== undefined) mapper.only(field, "Anthropic's own setting", request[field]);
+  for (const field of anthropicOnlyFields) {
+    if (request[field] === undefined || (field === "context_management" && kept !== undefined)) continue;
+    mapper.only(field, "Anthropic's own setting", request[field]);
+  }
   const stops = request.stop_sequences ?? [];
   if (stops.length > chatStopLimit) mapper.anthropicOnly.push(`stop_sequences: ${stops.length} given; endpoints other than Anthropic's take at most ${chatStopLimit}`);
   const effort = reasoning(request);
