@@ -43,9 +43,17 @@ export function requireService(verify: ServiceVerifier): RequestHandler {
   return (req, _res, next) => void verifiedService(req, verify).then(() => next(), next);
 }
 
+/** The message of a 401 that refuses the calling service's own token. */
+export const serviceCredentialsRefused = "Missing or invalid internal service credentials";
+/**
+ * Marks a 401 that refuses the calling service's own token, so the caller's internal client tells it from a
+ * 401 about its client's key (which it passes on): see `createInternalClient`.
+ */
+export const refusedServiceHeader = "x-switchyard-refused-service";
+
 /** Checks the signed service header of an `/internal/...` request; a 401 without a valid one. */
 export async function verifiedService(req: IncomingMessage, verify: ServiceVerifier): Promise<void> {
   const token = req.headers[serviceHeader];
   const service = typeof token === "string" ? await verify(token) : undefined;
-  if (!service) throw new HttpError("unauthorized", "Missing or invalid internal service credentials");
+  if (!service) throw new HttpError("unauthorized", serviceCredentialsRefused, undefined, { [refusedServiceHeader]: "true" });
 }

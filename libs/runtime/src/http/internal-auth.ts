@@ -22,6 +22,8 @@ const claims = z.object({
 
 const issuer = "switchyard-router";
 const audience = "switchyard-services";
+/** Every token this code signs carries an expiry; one without it is refused, whatever signed it. */
+const requiredClaims = ["exp"];
 
 /**
  * Signs caller headers. A token is reused for most of its lifetime so the hot path signs about once
@@ -82,7 +84,7 @@ export function createCallerVerifier(secret: string, accepted: readonly string[]
     const hit = cache.get(token);
     if (hit && hit.expiresAt > Date.now()) return noted(hit.caller);
     try {
-      const { payload } = await verifyWithAny(token, keys, { issuer, audience, algorithms: ["HS256"] });
+      const { payload } = await verifyWithAny(token, keys, { issuer, audience, algorithms: ["HS256"], requiredClaims });
       const parsed = claims.parse(payload);
       const caller: Caller = { keyHash: parsed.kh, organizationId: parsed.org, workspaceId: parsed.ws, management: parsed.mgmt };
       if (cache.size > 50_000) cache.clear();
@@ -100,8 +102,18 @@ export type CallerVerifier = ReturnType<typeof createCallerVerifier>;
 export const serviceHeader = "x-switchyard-service";
 const serviceAudience = "switchyard-internal";
 
+/**
+ * The services that call others' `/internal/...` routes, as they name themselves in their tokens (`svc`). No
+ * route is meant for some of them only: each route accepts every one of these, and no other name.
+ */
+export const serviceNames = ["router", "identity", "catalog", "inference", "media", "storage", "sandbox"] as const;
+export type ServiceName = (typeof serviceNames)[number];
+const serviceClaims = z.object({ svc: z.enum(serviceNames) });
+
 /** Signs service-to-service tokens, reusing each for half its lifetime. */
 export function createServiceSigner(secret: string, service: string, ttlSeconds = 300) {
+  // A name no verifier accepts would have every call refused: it is refused here, at start, instead.
+  if (!(serviceNames as readonly string[]).includes(service)) throw new Error(`Unknown service name for internal tokens: ${service} (one of ${serviceNames.join(", ")})`);
   const key = new TextEncoder().encode(secret);
   let cached: { token: string; renewAt: number } | undefined;
   return async (): Promise<string> => {
@@ -120,13 +132,13 @@ export function createServiceSigner(secret: string, service: string, ttlSeconds 
 
 export function createServiceVerifier(secret: string, accepted: readonly string[] = []) {
   const keys = keysOf(secret, accepted);
-  const cache = new Map<string, { service: string; expiresAt: number }>();
-  return async (token: string): Promise<string | undefined> => {
+  const cache = new Map<string, { service: ServiceName; expiresAt: number }>();
+  return async (token: string): Promise<ServiceName | undefined> => {
     const hit = cache.get(token);
     if (hit && hit.expiresAt > Date.now()) return hit.service;
     try {
-      const { payload } = await verifyWithAny(token, keys, { audience: serviceAudience, algorithms: ["HS256"] });
-      const service = z.object({ svc: z.string() }).parse(payload).svc;
+      const { payload } = await verifyWithAny(token, keys, { audience: serviceAudience, algorithms: ["HS256"], requiredClaims });
+      const service = serviceClaims.parse(payload).svc;
       if (cache.size > 1000) cache.clear();
       cache.set(token, { service, expiresAt: (payload.exp ?? 0) * 1000 });
       return service;

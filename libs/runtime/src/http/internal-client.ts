@@ -1,20 +1,38 @@
 import http from "node:http";
 import type { z } from "zod";
 import { textOf } from "./chunk-text.js";
+import { refusedServiceHeader, serviceCredentialsRefused } from "./caller.js";
 import { HttpError } from "./errors.js";
 import { serviceHeader } from "./internal-auth.js";
 import { currentRequestId, requestIdHeader } from "./request-context.js";
 import { currentTraceparent } from "../tracing/spans.js";
 import { traceparentHeader } from "../tracing/traceparent.js";
 
-const messageOf = (text: string): string => {
+const envelopeOf = (text: string): { code?: unknown; message?: unknown } | undefined => {
   try {
-    const body = JSON.parse(text) as { error?: { message?: unknown } };
-    return typeof body.error?.message === "string" ? body.error.message : "Request refused";
+    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } } | null;
+    return typeof body?.error === "object" && body.error !== null ? body.error : undefined;
   } catch {
-    return "Request refused";
+    return undefined;
   }
 };
+
+const messageOf = (text: string): string => {
+  const message = envelopeOf(text)?.message;
+  return typeof message === "string" ? message : "Request refused";
+};
+
+/**
+ * The message of a 401 that refuses the client's key (identity found it deleted, disabled or expired after
+ * the router let it through); undefined for every other 401: the service refusing this service's own token
+ * (marked by `refusedServiceHeader`, or with its message), or an answer not in the error envelope.
+ */
+function keyRefusal(headers: http.IncomingHttpHeaders, text: string): string | undefined {
+  if (headers[refusedServiceHeader] !== undefined) return undefined;
+  const error = envelopeOf(text);
+  if (error?.code !== 401 || typeof error.message !== "string" || error.message === serviceCredentialsRefused) return undefined;
+  return error.message;
+}
 
 /** Another service could not be asked (down, slow, or answering with an error). */
 export class ServiceUnavailableError extends Error {
@@ -59,7 +77,7 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
     const token = await serviceToken();
     const requestId = currentRequestId();
     const traceparent = currentTraceparent();
-    return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    return new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resolve, reject) => {
       const req = http.request(
         new URL(path, baseUrl),
         {
@@ -79,7 +97,7 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
         (res) => {
           const chunks: Buffer[] = [];
           res.on("data", (chunk: Buffer) => chunks.push(chunk));
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, text: textOf(chunks) }));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: textOf(chunks) }));
           res.on("error", (error) => reject(new ServiceUnavailableError(error.message)));
         },
       );
@@ -98,7 +116,7 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
     async post(path, body, schema, signal) {
       const payload = JSON.stringify(body);
       const started = Date.now();
-      let answer: { status: number; text: string };
+      let answer: { status: number; headers: http.IncomingHttpHeaders; text: string };
       for (let attempt = 0; ; attempt += 1) {
         try {
           answer = await once(path, payload, signal);
@@ -111,10 +129,12 @@ export function createInternalClient(baseUrl: string, serviceToken: () => Promis
           await pause(wait);
         }
       }
-      const { status, text } = answer;
+      const { status, headers, text } = answer;
       if (status === 404) return undefined;
-      // A refusal the other service explained (bad input, conflict) reaches our caller as it was said.
+      // A refusal the other service explained (bad input, conflict, the client's key) reaches our caller as it was said.
       if (status === 400 || status === 403 || status === 409) throw new HttpError(status === 400 ? "bad_request" : status === 403 ? "forbidden" : "conflict", messageOf(text));
+      const refusedKey = status === 401 ? keyRefusal(headers, text) : undefined;
+      if (refusedKey !== undefined) throw new HttpError("unauthorized", refusedKey);
       if (status !== 200) throw new ServiceUnavailableError(`${path} answered ${status}: ${messageOf(text)}`);
       return schema.parse(JSON.parse(text));
     },

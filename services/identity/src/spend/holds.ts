@@ -1,5 +1,5 @@
 import type { HoldDecision, HoldRequest, LimitReset } from "@switchyard/contracts";
-import { forbidden, metrics, picoToDecimal, toPico, type Db, type HoldFigures, type Queryable } from "@switchyard/runtime";
+import { metrics, picoToDecimal, toPico, unauthorized, type Db, type HoldFigures, type Queryable } from "@switchyard/runtime";
 import { expiredGraceMs, memoryHolds, type MemoryHolds } from "./memory-holds.js";
 import { holdIfUnbound, holdParams, insertHold, replaceHold } from "./unbound-holds.js";
 import { windowStart, windowStarts, type WindowStarts } from "./windows.js";
@@ -24,10 +24,11 @@ async function keyStanding(tx: Queryable, request: HoldRequest, starts: WindowSt
      FROM identity.api_keys WHERE hash = $1 FOR UPDATE`,
     [request.key_hash],
   );
-  // A router may still hold a key in its cache for a moment after it was deleted, disabled or expired: nothing is held for it.
-  if (!row) throw forbidden("Invalid API key: it was deleted");
-  if (row.disabled) throw forbidden("API key is disabled");
-  if (row.expired) throw forbidden("API key has expired");
+  // A router may still hold a key in its cache for a moment after it was deleted, disabled or expired: nothing
+  // is held for it, and the client gets the 401 the router gives such a key (services/router/src/auth/authenticator.ts).
+  if (!row) throw unauthorized("Invalid API key");
+  if (row.disabled) throw unauthorized("API key is disabled");
+  if (row.expired) throw unauthorized("API key has expired");
   if (row.spend_limit === null) return undefined;
   // BYOK spend counts only when the key says so; a BYOK request against such a limit reserves nothing.
   if (request.is_byok && !row.include_byok_in_limit) return undefined;
