@@ -229,6 +229,12 @@ export const responsesRequest = z
     reasoning: reasoningConfig.nullable().optional(),
     text: responsesText.nullable().optional(),
     metadata: chat.metadata.unwrap().nullable().optional(),
+    client_metadata: z
+      .record(z.string().max(64), z.string().max(8192))
+      .refine((pairs) => Object.keys(pairs).length <= 32, "must have at most 32 pairs")
+      .nullable()
+      .optional()
+      .describe("The client's own labels (Codex sends its session and turn); OpenAI's Responses endpoints get them, others have no place for them"),
     user: chat.user,
     safety_identifier: z.string().nullable().optional().describe("End-user id, hashed per workspace; OpenAI gets it as safety_identifier, others as user when user is absent"),
     provider: chat.provider,

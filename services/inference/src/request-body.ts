@@ -23,6 +23,8 @@ const gatewayOnly = new Set([
   "metadata",
   "user",
   "max_tool_calls",
+  // The client's labels of a Responses request: only OpenAI's Responses API has a place for them (`bodyFor`).
+  "client_metadata",
 ]);
 
 /**

@@ -227,6 +227,7 @@ function carriedFields(body: Json): Json {
   if (typeof body.prompt_cache_key === "string" && body.prompt_cache_key) out.prompt_cache_key = body.prompt_cache_key;
   if (typeof body.service_tier === "string" && body.service_tier) out.service_tier = body.service_tier;
   if (isObject(body.metadata)) out.metadata = body.metadata;
+  if (isObject(body.client_metadata)) out.client_metadata = body.client_metadata;
   if (isObject(body.prompt_cache_options) && body.prompt_cache_options.mode === "explicit") out.prompt_cache_options = { mode: "explicit" };
   return out;
 }

@@ -278,6 +278,7 @@ export function toChatRequest(request: ResponsesRequest): MappedRequest {
   if (user) chat.user = user;
   if (request.safety_identifier) chat.safety_identifier = request.safety_identifier;
   if (request.include?.length) chat.include = request.include;
+  if (request.client_metadata) chat.client_metadata = request.client_metadata;
   if (request.max_output_tokens != null) chat.max_tokens = request.max_output_tokens;
   if (request.text?.format) chat.response_format = responseFormat(request.text.format);
   if (request.text?.verbosity) chat.verbosity = request.text.verbosity;
