@@ -12,6 +12,8 @@ export const testEnv = {
   ) as Record<string, string>,
   /** A Node.js 24 binary (`.ci/run` installs one from the npm registry) to run the gateway on the Active LTS. */
   node24: process.env.NODE24_BIN || undefined,
+  /** Where `.ci/run` installs the coding agents from the npm registry (`node_modules/.bin/claude`, `codex`). */
+  agentsDir: process.env.AGENTS_DIR || undefined,
   /** CI installs every tool the tests need; there, a missing one is a failure, not a skip. */
   ci: Boolean(process.env.CI),
   /** Spawned processes get exactly the environment a test gives them, plus PATH. */
