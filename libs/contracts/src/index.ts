@@ -37,5 +37,6 @@ export * from "./federation.js";
 export * from "./sandbox.js";
 export * from "./completions.js";
 export * from "./responses.js";
+export * from "./responses-output.js";
 export * from "./messages.js";
 export * from "./provider-keys.js";

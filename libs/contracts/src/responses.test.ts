@@ -2,7 +2,8 @@ import { ResponsesRequest$outboundSchema } from "@openrouter/sdk/models";
 import { parseInput } from "@switchyard/runtime";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { responseObject, responsesRequest } from "./responses.js";
+import { responseObject } from "./responses-output.js";
+import { responsesRequest } from "./responses.js";
 
 const minimal = { model: "openai/gpt-4o", input: "Hello" };
 

@@ -12,6 +12,7 @@ import type { Completion, CompletionChoice, Passthrough } from "../../generation
 import { normalizeFinishReason, type Accounted } from "../../accounting.js";
 import type { Detail } from "../../tools/reasoning.js";
 import { objectOf, record, text } from "../../json.js";
+import { clientName, isNamespace, namespacedNames, type NamespacedNames } from "./namespaces.js";
 import { encryptedContent, type Continuation } from "./reasoning.js";
 
 type Item<T extends ResponseOutputItem["type"]> = Extract<ResponseOutputItem, { type: T }>;
@@ -37,6 +38,8 @@ export interface ResponseFrame {
   summarize: boolean;
   /** Leave reasoning out (`reasoning.exclude`). */
   hideReasoning: boolean;
+  /** The request's namespaced functions by their chat names: calls of them show the function's name and namespace. */
+  names: NamespacedNames;
 }
 
 /** How the answer ended: `completed`, `incomplete` with its reason, `failed` with its error. */
@@ -51,9 +54,15 @@ export interface Outcome {
  * out shows OpenAI's documented default, true.
  */
 function echoTool(tool: NonNullable<ResponsesRequest["tools"]>[number]): RequestEcho["tools"][number] {
+  if (isNamespace(tool)) return { type: "namespace", name: tool.name, description: tool.description ?? "", tools: tool.tools.map(echoFunction) };
   if (tool.type !== "function") return tool;
-  const { name, description, parameters, strict } = tool as ResponsesFunctionTool;
-  return { type: "function", name, description: description ?? null, parameters: parameters ?? null, strict: strict ?? true };
+  return echoFunction(tool as ResponsesFunctionTool);
+}
+
+/** A function tool as the answer repeats it. */
+function echoFunction(tool: ResponsesFunctionTool) {
+  const { name, description, parameters, strict } = tool;
+  return { type: "function" as const, name, description: description ?? null, parameters: parameters ?? null, strict: strict ?? true };
 }
 
 const knownChoices = new Set(["web_search_preview", "web_search_preview_2025_03_11", "shell", "apply_patch"]);
@@ -97,7 +106,7 @@ export function echoRequest(request: ResponsesRequest): RequestEcho {
 /** The frame of one request's answer. */
 export function responseFrame(request: ResponsesRequest, id: string, createdAt: number, model: string): ResponseFrame {
   const summarize = request.reasoning?.summary !== undefined && request.reasoning.summary !== null;
-  return { id, createdAt, model, echo: echoRequest(request), summarize, hideReasoning: request.reasoning?.exclude === true };
+  return { id, createdAt, model, echo: echoRequest(request), summarize, hideReasoning: request.reasoning?.exclude === true, names: namespacedNames(request.tools) };
 }
 
 /** Item ids unique within one response, made from the generation id. */
@@ -170,9 +179,10 @@ export function messageItem(id: string, content: MessagePart[], status: ItemStat
 /** A provider's refusal, from the message fields the gateway passes through; "" when it gave none. */
 export const refusalOf = (fields: Passthrough): string => (typeof fields.refusal === "string" ? fields.refusal : "");
 
-/** A call of one of the client's functions. */
-export function functionCallItem(id: string, callId: string, name: string, args: string, status: ItemStatus): Item<"function_call"> {
-  return { type: "function_call", id, call_id: callId, name, arguments: args, status };
+/** A call of one of the client's functions, by the chat name it was called by: a namespaced function's shows its own name and namespace. */
+export function functionCallItem(id: string, callId: string, chatName: string, args: string, status: ItemStatus, names: NamespacedNames = new Map()): Item<"function_call"> {
+  const { name, namespace } = clientName(names, chatName);
+  return { type: "function_call", id, call_id: callId, name, ...(namespace ? { namespace } : {}), arguments: args, status };
 }
 
 /** One reasoning item's content, gathered: its text, and what the provider needs to continue from it. */
@@ -355,7 +365,7 @@ export function responseBody(input: AnswerInput): ResponseObject {
     }
     for (const call of choice.toolCalls) {
       const id = ids.next("fc");
-      items.push({ make: () => functionCallItem(id, call.id, call.function.name, call.function.arguments, "completed"), open: false });
+      items.push({ make: () => functionCallItem(id, call.id, call.function.name, call.function.arguments, "completed", frame.names), open: false });
     }
     items.forEach((item, i) => output.push(item.make(item.open && i === items.length - 1 ? last : "completed")));
   }

@@ -180,7 +180,7 @@ export class ResponsesEvents {
     if (this.message?.index === index) return messageItem(this.message.id, contentOf(this.message), "incomplete");
     if (this.reasoning?.index === index) return reasoningItem(this.reasoning.state, "incomplete");
     const call = [...this.calls.values()].find((c) => c.index === index);
-    return call ? functionCallItem(call.id, call.callId, call.name, call.args, "incomplete") : undefined;
+    return call ? functionCallItem(call.id, call.callId, call.name, call.args, "incomplete", this.frame.names) : undefined;
   }
 
   /** Adds an item to the output and announces it. */
@@ -356,7 +356,7 @@ export class ResponsesEvents {
   private callStart(index: number, callId: string, name: string): void {
     this.closeWords("completed");
     const id = this.ids.next("fc");
-    const at = this.add(functionCallItem(id, callId, name, "", "in_progress"));
+    const at = this.add(functionCallItem(id, callId, name, "", "in_progress", this.frame.names));
     this.calls.set(index, { index: at, id, callId, name, args: "" });
   }
 
@@ -373,8 +373,9 @@ export class ResponsesEvents {
     const slot = this.calls.get(index);
     if (!slot) return;
     this.calls.delete(index);
-    this.emit({ type: "response.function_call_arguments.done", item_id: slot.id, output_index: slot.index, name: slot.name, arguments: slot.args });
-    this.done(slot.index, functionCallItem(slot.id, slot.callId, slot.name, slot.args, status));
+    const item = functionCallItem(slot.id, slot.callId, slot.name, slot.args, status, this.frame.names);
+    this.emit({ type: "response.function_call_arguments.done", item_id: slot.id, output_index: slot.index, name: item.name, arguments: slot.args });
+    this.done(slot.index, item);
   }
 
   /** Closes the open message and reasoning. */

@@ -218,3 +218,23 @@ describe("toChatRequest", () => {
     expect(refusal({ tool_choice: "none" })).toBeUndefined();
   });
 });
+
+describe("toChatRequest: namespace tools", () => {
+  const fn = (name: string) => ({ type: "function" as const, name, parameters: { type: "object" } });
+  const namesOf = (body: Partial<ResponsesRequestInput>) => (mapped(body).chat.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
+
+  it("sends each function as <namespace>__<name>, hashed when another tool has that name", () => {
+    const names = namesOf({ input: "Hi", tools: [fn("crm__find"), { type: "namespace", name: "crm", description: "CRM", tools: [fn("find"), fn("save")] }] });
+    expect(names[0]).toBe("crm__find");
+    expect(names[1]).toMatch(/^crm__find_[0-9a-f]{8}$/);
+    expect(names[2]).toBe("crm__save");
+  });
+
+  it("sends a function call sent back with its namespace under the name its function is sent as", () => {
+    const tools = [fn("crm__find"), { type: "namespace" as const, name: "crm", description: "CRM", tools: [fn("find")] }];
+    const call = { type: "function_call" as const, call_id: "c1", name: "find", namespace: "crm", arguments: "{}" };
+    const { chat } = mapped({ input: [call], tools });
+    const sentAs = (chat.tools as Array<{ function: { name: string } }>)[1]!.function.name;
+    expect(chat.messages).toEqual([{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: sentAs, arguments: "{}" } }] }]);
+  });
+});

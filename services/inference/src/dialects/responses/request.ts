@@ -11,6 +11,7 @@ import {
 } from "@switchyard/contracts";
 import { badRequest } from "@switchyard/runtime";
 import { formatFields } from "../../providers/chat-parts.js";
+import { chatNameOf, isNamespace, namespacedNames, type NamespacedNames } from "./namespaces.js";
 import { anthropicFormat, openAiFormat, unseal } from "./reasoning.js";
 
 type Message = Record<string, unknown>;
@@ -129,6 +130,9 @@ class Conversation {
   private turn: Message | null = null;
   private pending: Detail[] = [];
 
+  /** `names`: the request's namespaced functions, whose earlier calls the provider knows by their chat names. */
+  constructor(private readonly names: NamespacedNames) {}
+
   /** Takes the next input item. */
   add(item: ResponsesInputItem): void {
     if (item.type === "message") this.message(item);
@@ -161,11 +165,12 @@ class Conversation {
     this.attach(turn);
   }
 
-  /** A function call joins the open assistant turn. */
+  /** A function call joins the open assistant turn; a namespaced function's under its chat name. */
   private call(item: Item<"function_call">): void {
     const turn = this.turn ?? this.open();
     const calls = (turn.tool_calls as unknown[] | undefined) ?? [];
-    turn.tool_calls = [...calls, { id: item.call_id, type: "function", function: { name: item.name, arguments: item.arguments } }];
+    const name = item.namespace ? chatNameOf(this.names, { namespace: item.namespace, name: item.name }) : item.name;
+    turn.tool_calls = [...calls, { id: item.call_id, type: "function", function: { name, arguments: item.arguments } }];
     this.attach(turn);
   }
 
@@ -198,20 +203,30 @@ class Conversation {
 }
 
 /** The conversation as chat messages: instructions first, as a system message. */
-export function chatMessages(request: Pick<ResponsesRequest, "input" | "instructions">): Message[] {
+export function chatMessages(request: Pick<ResponsesRequest, "input" | "instructions">, names: NamespacedNames = new Map()): Message[] {
   const leading: Message[] = request.instructions ? [{ role: "system", content: request.instructions }] : [];
   if (typeof request.input === "string") return [...leading, { role: "user", content: request.input }];
-  const conversation = new Conversation();
+  const conversation = new Conversation(names);
   for (const item of request.input ?? []) conversation.add(item);
   return [...leading, ...conversation.end()];
 }
 
-/** A function tool in chat's shape; server tools are declared the same way in both dialects. */
-function chatTool(tool: NonNullable<ResponsesRequest["tools"]>[number]): Record<string, unknown> {
-  if (tool.type !== "function") return tool;
-  const { name, description, parameters, strict } = tool as ResponsesFunctionTool;
+/** A function tool in chat's shape, under `name`. */
+function chatFunction(tool: ResponsesFunctionTool, name: string): Record<string, unknown> {
+  const { description, parameters, strict } = tool;
   const fn = { name, ...(description ? { description } : {}), ...(parameters ? { parameters } : {}), ...(strict != null ? { strict } : {}) };
   return { type: "function", function: fn };
+}
+
+/**
+ * A tool as chat's tools: a function tool in chat's shape, each function of a namespace tool as a function
+ * tool under its chat name (`names`); server tools are declared the same way in both dialects.
+ */
+function chatTools(tool: NonNullable<ResponsesRequest["tools"]>[number], names: NamespacedNames): Array<Record<string, unknown>> {
+  if (isNamespace(tool)) return tool.tools.map((fn) => chatFunction(fn, chatNameOf(names, { namespace: tool.name, name: fn.name })));
+  if (tool.type !== "function") return [tool];
+  const fn = tool as ResponsesFunctionTool;
+  return [chatFunction(fn, fn.name)];
 }
 
 /**
@@ -270,9 +285,11 @@ const shared = [
  * user's ids never leave raw: `user` and `safety_identifier`, which OpenAI's Responses API takes beside
  * `user`, are hashed with the rest of chat's (per workspace). Providers without a place for the latter get
  * it as `user` when the request has none. Its tool choice is checked once its preset is applied (`checkToolChoice`).
+ * A namespace tool's functions reach chat as function tools named `<namespace>__<name>` (see `./namespaces.ts`).
  */
 export function toChatRequest(request: ResponsesRequest): MappedRequest {
-  const chat: Record<string, unknown> = { messages: chatMessages(request) };
+  const names = namespacedNames(request.tools);
+  const chat: Record<string, unknown> = { messages: chatMessages(request, names) };
   for (const key of shared) if (request[key] !== undefined && request[key] !== null) chat[key] = request[key];
   const user = request.user ?? request.safety_identifier;
   if (user) chat.user = user;
@@ -282,7 +299,7 @@ export function toChatRequest(request: ResponsesRequest): MappedRequest {
   if (request.max_output_tokens != null) chat.max_tokens = request.max_output_tokens;
   if (request.text?.format) chat.response_format = responseFormat(request.text.format);
   if (request.text?.verbosity) chat.verbosity = request.text.verbosity;
-  if (request.tools?.length) chat.tools = request.tools.map(chatTool);
+  if (request.tools?.length) chat.tools = request.tools.flatMap((tool) => chatTools(tool, names));
   if (request.tool_choice !== undefined) chat.tool_choice = chatToolChoice(request.tool_choice);
   return { chat, summary: request.reasoning?.summary ?? null };
 }
