@@ -89,11 +89,24 @@ export function account(candidate: Candidate, reported: UpstreamUsage | undefine
       ...(p.input_cache_write !== undefined ? { input_cache_write: p.input_cache_write } : {}),
       ...(p.input_cache_write_1h !== undefined ? { input_cache_write_1h: p.input_cache_write_1h } : {}),
       ...(p.internal_reasoning !== undefined ? { internal_reasoning: p.internal_reasoning } : {}),
+      ...(p.audio !== undefined ? { audio: p.audio } : {}),
+      ...(p.audio_output !== undefined ? { audio_output: p.audio_output } : {}),
     },
-    { prompt: usage.promptTokens, completion: usage.completionTokens, cachedPrompt: usage.cachedTokens, cacheWritePrompt: usage.cacheWriteTokens, cacheWrite1hPrompt: usage.cacheWrite1hTokens ?? 0, reasoning: usage.reasoningTokens },
+    {
+      prompt: usage.promptTokens,
+      completion: usage.completionTokens,
+      cachedPrompt: usage.cachedTokens,
+      cacheWritePrompt: usage.cacheWriteTokens,
+      cacheWrite1hPrompt: usage.cacheWrite1hTokens ?? 0,
+      reasoning: usage.reasoningTokens,
+      audioPrompt: usage.audioTokens ?? 0,
+      audioCompletion: usage.audioOutputTokens ?? 0,
+    },
   );
   const cachePriced = usage.cachedTokens > 0 || usage.cacheWriteTokens > 0;
-  const cacheDiscount = cachePriced ? costOf({ prompt: p.prompt ?? "0", completion: "0" }, { prompt: usage.promptTokens, completion: 0 }).prompt - cost.prompt : null;
+  // The prompt as it would cost uncached: its audio tokens at the audio price, the rest at the prompt price.
+  const uncached = () => costOf({ prompt: p.prompt ?? "0", completion: "0", ...(p.audio !== undefined ? { audio: p.audio } : {}) }, { prompt: usage.promptTokens, completion: 0, audioPrompt: usage.audioTokens ?? 0 });
+  const cacheDiscount = cachePriced ? uncached().prompt - cost.prompt : null;
   return { usage, estimated: reported === undefined, cost, cacheDiscount };
 }
 
@@ -102,8 +115,12 @@ export function usageBody(a: Accounted): ChatUsage {
     prompt_tokens: a.usage.promptTokens,
     completion_tokens: a.usage.completionTokens,
     total_tokens: a.usage.promptTokens + a.usage.completionTokens,
-    prompt_tokens_details: { cached_tokens: a.usage.cachedTokens, ...(a.usage.cacheWriteTokens ? { cache_write_tokens: a.usage.cacheWriteTokens } : {}) },
-    completion_tokens_details: { reasoning_tokens: a.usage.reasoningTokens },
+    prompt_tokens_details: {
+      cached_tokens: a.usage.cachedTokens,
+      ...(a.usage.cacheWriteTokens ? { cache_write_tokens: a.usage.cacheWriteTokens } : {}),
+      ...(a.usage.audioTokens ? { audio_tokens: a.usage.audioTokens } : {}),
+    },
+    completion_tokens_details: { reasoning_tokens: a.usage.reasoningTokens, ...(a.usage.audioOutputTokens ? { audio_tokens: a.usage.audioOutputTokens } : {}) },
     // What the gateway bills (nothing for BYOK); the details say what the reported usage came to, which is
     // more when it was capped, and what the provider charged the workspace's own key.
     cost: picoToUsd(a.billed),

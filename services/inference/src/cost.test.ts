@@ -47,6 +47,24 @@ describe("cost", () => {
     expect(picoToDecimal(costOf(pricing, tokens).prompt)).toBe("0.0001075"); // 70 × 1e-6 + 30 × 1.25e-6
   });
 
+  it("charges audio tokens at the audio prices when the endpoint has them, else at the prompt's and the completion's", () => {
+    const tokens = { prompt: 340, completion: 45, audioPrompt: 320, audioCompletion: 40 };
+    const priced = costOf({ prompt: "0.000001", completion: "0.000002", audio: "0.000005", audio_output: "0.000008" }, tokens);
+    expect(picoToDecimal(priced.prompt)).toBe("0.00162"); // 20 × 1e-6 + 320 × 5e-6
+    expect(picoToDecimal(priced.completion)).toBe("0.00033"); // 5 × 2e-6 + 40 × 8e-6
+    const plain = costOf({ prompt: "0.000001", completion: "0.000002" }, tokens);
+    expect(picoToDecimal(plain.prompt)).toBe("0.00034");
+    expect(picoToDecimal(plain.completion)).toBe("0.00009");
+  });
+
+  it("counts audio tokens as a share of what cache and reasoning leave, never more", () => {
+    const pricing = { prompt: "0.000001", completion: "0.000002", input_cache_read: "0.0000001", audio: "0.000005", audio_output: "0.000008", internal_reasoning: "0.000003" };
+    const cost = costOf(pricing, { prompt: 100, completion: 10, cachedPrompt: 60, audioPrompt: 1000, reasoning: 4, audioCompletion: 1000 });
+    expect(picoToDecimal(cost.prompt)).toBe("0.000206"); // 60 × 1e-7 + 40 × 5e-6
+    expect(picoToDecimal(cost.completion)).toBe("0.00006"); // 4 × 3e-6 + 6 × 8e-6
+    expect(costOf(pricing, { prompt: 10, completion: 0, audioPrompt: -5 }).prompt).toBe(10_000_000n);
+  });
+
   it("prices a negative or fractional count as none or the next whole one, never below zero", () => {
     const pricing = { prompt: "0.000001", completion: "0.000002", input_cache_read: "0.0000001", input_cache_write: "0.00001", internal_reasoning: "0.00001" };
     const negative = costOf(pricing, { prompt: 10, completion: 7, cachedPrompt: -100000, cacheWritePrompt: -100000, cacheWrite1hPrompt: -5, reasoning: -100000 });

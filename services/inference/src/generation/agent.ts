@@ -50,7 +50,7 @@ function sum(a: Accounted | undefined, b: Accounted): Accounted {
   const u = (k: keyof Accounted["usage"]) => (a.usage[k] ?? 0) + (b.usage[k] ?? 0);
   const c = (k: keyof Accounted["cost"]) => a.cost[k] + b.cost[k];
   return {
-    usage: { promptTokens: u("promptTokens"), completionTokens: u("completionTokens"), cachedTokens: u("cachedTokens"), cacheWriteTokens: u("cacheWriteTokens"), cacheWrite1hTokens: u("cacheWrite1hTokens"), reasoningTokens: u("reasoningTokens") },
+    usage: { promptTokens: u("promptTokens"), completionTokens: u("completionTokens"), cachedTokens: u("cachedTokens"), cacheWriteTokens: u("cacheWriteTokens"), cacheWrite1hTokens: u("cacheWrite1hTokens"), reasoningTokens: u("reasoningTokens"), audioTokens: u("audioTokens"), audioOutputTokens: u("audioOutputTokens") },
     estimated: a.estimated || b.estimated,
     cost: { prompt: c("prompt"), completion: c("completion"), request: c("request"), total: c("total") },
     charge: { charged: a.charge.charged + b.charge.charged, reported: a.charge.reported + b.charge.reported },

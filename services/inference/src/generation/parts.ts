@@ -12,6 +12,10 @@ export interface UpstreamUsage {
   /** Of those, the ones kept an hour (Anthropic's `ttl: "1h"`), where the provider says. */
   cacheWrite1hTokens?: number;
   reasoningTokens: number;
+  /** Prompt tokens of audio, where the provider counts them apart; part of promptTokens. */
+  audioTokens?: number;
+  /** Completion tokens of audio (a spoken answer), where the provider counts them apart; part of completionTokens. */
+  audioOutputTokens?: number;
 }
 
 /** A JSON value as a provider sent it. */

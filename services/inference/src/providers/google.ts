@@ -9,11 +9,16 @@ import { tokenCount } from "./answers.js";
 import { UpstreamError, type ChatProvider, type UpstreamTarget, type UpstreamUsage } from "./types.js";
 
 const count = tokenCount.nullish();
+/** Gemini's tokens of one count by modality (TEXT, IMAGE, AUDIO, VIDEO, DOCUMENT). */
+const modalityCounts = z.array(z.looseObject({ modality: z.string().nullish(), tokenCount: count })).nullish();
 const usageMetadata = z.looseObject({
   promptTokenCount: count,
   candidatesTokenCount: count,
   thoughtsTokenCount: count,
   cachedContentTokenCount: count,
+  promptTokensDetails: modalityCounts,
+  candidatesTokensDetails: modalityCounts,
+  cacheTokensDetails: modalityCounts,
 });
 type Usage = z.infer<typeof usageMetadata>;
 
@@ -71,14 +76,27 @@ function logprobsOf(c: Candidate): Record<string, Json> {
   return { logprobs: { content, refusal: null } };
 }
 
-/** Thinking tokens are output Gemini counts apart; the gateway's completion count includes them. */
-const toUsage = (u: Usage): UpstreamUsage => ({
-  promptTokens: u.promptTokenCount ?? 0,
-  completionTokens: (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0),
-  cachedTokens: u.cachedContentTokenCount ?? 0,
-  cacheWriteTokens: 0,
-  reasoningTokens: u.thoughtsTokenCount ?? 0,
-});
+/** The tokens of audio in one of Gemini's counts by modality (`promptTokensDetails`, `candidatesTokensDetails`). */
+const audioCount = (details: z.infer<typeof modalityCounts>): number => (details ?? []).reduce((sum, d) => sum + (d.modality === "AUDIO" ? (d.tokenCount ?? 0) : 0), 0);
+
+/**
+ * Thinking tokens are output Gemini counts apart; the gateway's completion count includes them. Audio tokens
+ * are the prompt's and the answer's of modality AUDIO, parts of their counts; the prompt's read from the
+ * cache are priced as cached tokens, so they are not counted as audio again.
+ */
+const toUsage = (u: Usage): UpstreamUsage => {
+  const audio = Math.max(0, audioCount(u.promptTokensDetails) - audioCount(u.cacheTokensDetails));
+  const audioOutput = audioCount(u.candidatesTokensDetails);
+  return {
+    promptTokens: u.promptTokenCount ?? 0,
+    completionTokens: (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0),
+    cachedTokens: u.cachedContentTokenCount ?? 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: u.thoughtsTokenCount ?? 0,
+    ...(audio ? { audioTokens: audio } : {}),
+    ...(audioOutput ? { audioOutputTokens: audioOutput } : {}),
+  };
+};
 
 const callId = () => `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
 

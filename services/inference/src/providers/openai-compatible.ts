@@ -13,8 +13,8 @@ export const openAiUsage = z
   .looseObject({
     prompt_tokens: tokenCount.default(0),
     completion_tokens: tokenCount.default(0),
-    prompt_tokens_details: z.looseObject({ cached_tokens: tokenCount.nullish(), cache_write_tokens: tokenCount.nullish() }).nullish(),
-    completion_tokens_details: z.looseObject({ reasoning_tokens: tokenCount.nullish() }).nullish(),
+    prompt_tokens_details: z.looseObject({ cached_tokens: tokenCount.nullish(), cache_write_tokens: tokenCount.nullish(), audio_tokens: tokenCount.nullish() }).nullish(),
+    completion_tokens_details: z.looseObject({ reasoning_tokens: tokenCount.nullish(), audio_tokens: tokenCount.nullish() }).nullish(),
   })
   .nullish();
 
@@ -28,17 +28,24 @@ const completion = z.looseObject({
   error: z.looseObject({ code: z.unknown(), message: z.string().nullish() }).nullish(),
 });
 
-/** OpenAI's usage as the gateway counts it; cached prompt tokens are part of the prompt's. */
-export const toUsage = (u: z.infer<typeof openAiUsage>): UpstreamUsage | undefined =>
-  u
-    ? {
-        promptTokens: u.prompt_tokens,
-        completionTokens: u.completion_tokens,
-        cachedTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
-        cacheWriteTokens: u.prompt_tokens_details?.cache_write_tokens ?? 0,
-        reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0,
-      }
-    : undefined;
+/**
+ * OpenAI's usage as the gateway counts it; cached and audio prompt tokens are part of the prompt's, reasoning
+ * and audio completion tokens part of the completion's.
+ */
+export const toUsage = (u: z.infer<typeof openAiUsage>): UpstreamUsage | undefined => {
+  if (!u) return undefined;
+  const audio = u.prompt_tokens_details?.audio_tokens ?? 0;
+  const audioOutput = u.completion_tokens_details?.audio_tokens ?? 0;
+  return {
+    promptTokens: u.prompt_tokens,
+    completionTokens: u.completion_tokens,
+    cachedTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: u.prompt_tokens_details?.cache_write_tokens ?? 0,
+    reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0,
+    ...(audio ? { audioTokens: audio } : {}),
+    ...(audioOutput ? { audioOutputTokens: audioOutput } : {}),
+  };
+};
 
 /** How OpenAI's wire formats ask for an answer whole, or for a stream that ends with its usage. */
 export const answerMode = (stream: boolean) => (stream ? { stream: true, stream_options: { include_usage: true } } : { stream: false });

@@ -41,7 +41,7 @@ describe("worst case of an attempt", () => {
       { messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }] }], tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: {}, required: [] } } }] },
       { messages: [{ role: "user", content: "x", skipped: undefined }], tools: [{ n: [1, 2.5, -3, true, false, null] }] },
     ];
-    for (const body of bodies) expect(promptTokenBound(body)).toEqual({ unsized: false, bytes: Buffer.byteLength(JSON.stringify({ messages: body.messages, tools: body.tools }), "utf8") });
+    for (const body of bodies) expect(promptTokenBound(body)).toEqual({ unsized: false, audio: 0, bytes: Buffer.byteLength(JSON.stringify({ messages: body.messages, tools: body.tools }), "utf8") });
     // Two line breaks and two quotes: the model reads 7 bytes where the JSON spends 11.
     const escaped = { messages: [{ role: "user", content: 'a\nb\n"c"' }] };
     expect(promptTokenBound(escaped).bytes).toBe(Buffer.byteLength(JSON.stringify(escaped), "utf8") - 4);
@@ -95,6 +95,23 @@ describe("worst case of an attempt", () => {
     const worst = worstCase(endpoint({ prompt: "0.000001" }), { ...clip(300), max_tokens: 10 });
     expect(worst.promptTokens).toBe(five);
     expect(worst.fixed).toBe(BigInt(five) * 1_000_000n);
+  });
+
+  it("holds the clip's audio tokens at the dearer of the prompt and audio prices, the rest of the prompt at the prompt's", () => {
+    const body = { messages: [{ role: "user", content: [{ type: "text", text: "What is said?" }, { type: "input_audio", input_audio: { data: wav(10).toString("base64"), format: "wav" } }] }], max_tokens: 10 };
+    const { bytes, audio } = promptTokenBound(body);
+    expect(audio).toBe(10 * audioTokensPerSecond);
+    const dear = worstCase(endpoint({ prompt: "0.000001", audio: "0.000005" }), body);
+    expect(dear.fixed).toBe(BigInt(bytes - audio) * 1_000_000n + BigInt(audio) * 5_000_000n);
+    // An audio price below the prompt's: the prompt's holds them.
+    const cheap = worstCase(endpoint({ prompt: "0.000001", audio: "0.0000005" }), body);
+    expect(cheap.fixed).toBe(BigInt(bytes) * 1_000_000n);
+  });
+
+  it("holds a spoken answer's tokens at the audio output price when it is dearer", () => {
+    const pricing = { prompt: "0", completion: "0.000002", audio_output: "0.000008" };
+    expect(worstCase(endpoint(pricing), { ...hello, max_tokens: 10 }).completionPrice).toBe(2_000_000n);
+    expect(worstCase(endpoint(pricing), { ...hello, max_tokens: 10, modalities: ["text", "audio"] }).completionPrice).toBe(8_000_000n);
   });
 
   it("counts what a provider reads beside the messages: the response format's schema and a predicted output", () => {

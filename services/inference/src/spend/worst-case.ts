@@ -25,8 +25,12 @@ function mediaPayload(key: string, parent: string, value: string): boolean {
  * Responses part translated to it) at the bound of its length, an image's or file's payload at the flat
  * allowance, other text at its UTF-8 bytes.
  */
-function messageStringTokens(key: string, parent: string, value: string): number {
-  if (key === "data" && parent === "input_audio") return audioTokenBound(value);
+function messageStringTokens(key: string, parent: string, value: string, measure: Measure): number {
+  if (key === "data" && parent === "input_audio") {
+    const tokens = audioTokenBound(value);
+    measure.audio += tokens;
+    return tokens;
+  }
   return mediaPayload(key, parent, value) ? mediaTokenAllowance : Buffer.byteLength(value, "utf8");
 }
 
@@ -43,6 +47,8 @@ interface Measure {
   media: boolean;
   /** It holds a part whose tokens only the model's context bounds. */
   unsized: boolean;
+  /** Of the tokens counted, those of audio clips (`audioTokenBound`), which may be billed at the audio price. */
+  audio: number;
 }
 
 /**
@@ -54,7 +60,7 @@ interface Measure {
 function jsonBytes(value: unknown, key: string, parent: string, measure: Measure): number {
   switch (typeof value) {
     case "string":
-      return 2 + (measure.media ? messageStringTokens(key, parent, value) : Buffer.byteLength(value, "utf8"));
+      return 2 + (measure.media ? messageStringTokens(key, parent, value, measure) : Buffer.byteLength(value, "utf8"));
     case "number":
       return Number.isFinite(value) ? String(value).length : 4;
     case "boolean":
@@ -90,8 +96,8 @@ function jsonBytes(value: unknown, key: string, parent: string, measure: Measure
  * punctuation covers each message's framing tokens. A prompt with a document, file or video is bounded by the
  * model's context instead (`unsized`).
  */
-export function promptTokenBound(body: Record<string, unknown>): { bytes: number; unsized: boolean } {
-  const measure: Measure = { media: false, unsized: false };
+export function promptTokenBound(body: Record<string, unknown>): { bytes: number; unsized: boolean; audio: number } {
+  const measure: Measure = { media: false, unsized: false, audio: 0 };
   // These members as one object, counted as jsonBytes counts one: a brace or comma, the quoted name and its
   // colon, the value; then the closing brace. Media counts as media in the messages alone.
   let bytes = 0;
@@ -100,7 +106,7 @@ export function promptTokenBound(body: Record<string, unknown>): { bytes: number
     measure.media = name === "messages";
     bytes += 1 + name.length + 3 + jsonBytes(body[name], name, "", measure);
   }
-  return { bytes: bytes === 0 ? 2 : bytes + 1, unsized: measure.unsized };
+  return { bytes: bytes === 0 ? 2 : bytes + 1, unsized: measure.unsized, audio: measure.audio };
 }
 
 /**
@@ -134,13 +140,18 @@ const oneChoice = new Set(["anthropic"]);
  * have, not the fewest, so the context it leaves may be nearly all of it.
  */
 export function worstCase(endpoint: ResolvedEndpoint, body: Record<string, unknown>): WorstCase {
-  const { bytes, unsized } = promptTokenBound(body);
+  const { bytes, unsized, audio } = promptTokenBound(body);
   // A document's tokens are known only to the provider: it can fill the context, and is held so.
   const promptTokens = unsized ? Math.max(bytes, endpoint.context_length) : bytes;
   const completionTokens = Math.max(1, outputLimit(body, endpoint.max_completion_tokens) ?? endpoint.max_completion_tokens ?? endpoint.context_length);
   const pricings = possiblePricings(endpoint, body.service_tier, promptTokens);
-  const completionPrice = dearest(...pricings.flatMap((p) => [p.completion, p.internal_reasoning]));
-  const fixed = BigInt(promptTokens) * dearest(...pricings.flatMap((p) => [p.prompt, p.input_cache_write, p.input_cache_write_1h])) + dearest(...pricings.map((p) => p.request));
+  // A spoken answer's tokens may be billed at the audio output price.
+  const spoken = Array.isArray(body.modalities) && body.modalities.includes("audio");
+  const completionPrice = dearest(...pricings.flatMap((p) => [p.completion, p.internal_reasoning, spoken ? p.audio_output : undefined]));
+  // The clip's tokens may be billed at the audio price, the rest of the prompt's at the dearest other.
+  const promptPrice = dearest(...pricings.flatMap((p) => [p.prompt, p.input_cache_write, p.input_cache_write_1h]));
+  const audioPrice = dearest(...pricings.flatMap((p) => [p.prompt, p.input_cache_write, p.input_cache_write_1h, p.audio]));
+  const fixed = BigInt(promptTokens - audio) * promptPrice + BigInt(audio) * audioPrice + dearest(...pricings.map((p) => p.request));
   const choices = oneChoice.has(endpoint.adapter) ? 1 : choicesAsked(body);
   return { promptTokens, completionTokens, choices, completionPrice, fixed, amount: fixed + BigInt(completionTokens) * BigInt(choices) * completionPrice };
 }
