@@ -1,9 +1,9 @@
 import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
-import { eventually } from "./support/eventually.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
 import { listenLocal } from "./support/listen.js";
+import { recorded, silentWav } from "./support/media-fixture.js";
 
 /**
  * Audio in a chat prompt is billed by its length (Gemini counts 32 tokens a second), however few bytes the
@@ -20,25 +20,6 @@ const prompt = 0.000001;
 const completion = 0.000002;
 let calls = 0;
 
-/** Silent 8-bit mono PCM WAV at 8 kHz: 8,000 bytes a second. */
-function wav(seconds: number): Buffer {
-  const samples = seconds * 8000;
-  const bytes = Buffer.alloc(44 + samples, 0x80);
-  bytes.write("RIFF", 0, "latin1");
-  bytes.writeUInt32LE(36 + samples, 4);
-  bytes.write("WAVEfmt ", 8, "latin1");
-  bytes.writeUInt32LE(16, 16);
-  bytes.writeUInt16LE(1, 20);
-  bytes.writeUInt16LE(1, 22);
-  bytes.writeUInt32LE(8000, 24);
-  bytes.writeUInt32LE(8000, 28);
-  bytes.writeUInt16LE(1, 32);
-  bytes.writeUInt16LE(8, 34);
-  bytes.write("data", 36, "latin1");
-  bytes.writeUInt32LE(samples, 40);
-  return bytes;
-}
-
 /** The seconds of the first WAV clip in a chat body, read as the provider reads it. */
 function clipSeconds(body: { messages?: Array<{ content?: unknown }> }): number {
   for (const message of body.messages ?? []) {
@@ -50,8 +31,8 @@ function clipSeconds(body: { messages?: Array<{ content?: unknown }> }): number 
   return 0;
 }
 
-const fiveMinutes = wav(300).toString("base64");
-const tenSeconds = wav(10).toString("base64");
+const fiveMinutes = silentWav(300).toString("base64");
+const tenSeconds = silentWav(10).toString("base64");
 const reportedUsd = (seconds: number) => (seconds * perSecond + textTokens) * prompt + completionTokens * completion;
 
 beforeAll(async () => {
@@ -89,10 +70,7 @@ afterAll(async () => {
 });
 
 const newKey = async (limit?: number) => String((await gw.call("POST", "/keys", { body: { name: "audio", ...(limit === undefined ? {} : { limit }) } })).body.key);
-const generation = async (id: string, key: string) => {
-  await eventually(async () => (await gw.call("GET", `/generation?id=${id}`, { key })).status === 200, 5000);
-  return (await gw.call("GET", `/generation?id=${id}`, { key })).body.data as Record<string, number>;
-};
+const generation = async (id: string, key: string) => (await recorded(gw, key, id)) as Record<string, number>;
 const chatBody = (data: string) => ({ model: "audio/listener", max_tokens: 100, messages: [{ role: "user", content: [{ type: "text", text: "What is said?" }, { type: "input_audio", input_audio: { data, format: "wav" } }] }] });
 const responsesBody = (data: string) => ({ model: "audio/listener", max_output_tokens: 100, input: [{ role: "user", content: [{ type: "input_text", text: "What is said?" }, { type: "input_audio", input_audio: { data, format: "wav" } }] }] });
 

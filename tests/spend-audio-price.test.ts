@@ -1,9 +1,9 @@
 import { createServer, type ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
-import { eventually } from "./support/eventually.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
 import { listenLocal } from "./support/listen.js";
+import { recorded, silentWav } from "./support/media-fixture.js";
 
 /**
  * Audio tokens are billed at the endpoint's `audio` price (per audio input token) and `audio_output` price
@@ -23,25 +23,7 @@ const prices = { prompt: 0.000001, audio: 0.000005, completion: 0.000002, audio_
 const expectedUsd = textTokens * prices.prompt + audioTokens * prices.audio + completionTokens * prices.completion;
 const expectedSpokenUsd = (textTokens + audioTokens) * prices.prompt + completionTokens * prices.completion + audioOutTokens * prices.audio_output;
 
-/** Silent 8-bit mono PCM WAV at 8 kHz: 8,000 bytes a second. */
-function wav(seconds: number): Buffer {
-  const samples = seconds * 8000;
-  const bytes = Buffer.alloc(44 + samples, 0x80);
-  bytes.write("RIFF", 0, "latin1");
-  bytes.writeUInt32LE(36 + samples, 4);
-  bytes.write("WAVEfmt ", 8, "latin1");
-  bytes.writeUInt32LE(16, 16);
-  bytes.writeUInt16LE(1, 20);
-  bytes.writeUInt16LE(1, 22);
-  bytes.writeUInt32LE(8000, 24);
-  bytes.writeUInt32LE(8000, 28);
-  bytes.writeUInt16LE(1, 32);
-  bytes.writeUInt16LE(8, 34);
-  bytes.write("data", 36, "latin1");
-  bytes.writeUInt32LE(samples, 40);
-  return bytes;
-}
-const tenSeconds = wav(10).toString("base64");
+const tenSeconds = silentWav(10).toString("base64");
 
 const sse = (res: ServerResponse, events: unknown[]) => {
   res.writeHead(200, { "content-type": "text/event-stream" });
@@ -121,10 +103,7 @@ afterAll(async () => {
 });
 
 const newKey = async (limit?: number) => String((await gw.call("POST", "/keys", { body: { name: "audio-price", ...(limit === undefined ? {} : { limit }) } })).body.key);
-const generation = async (id: string, key: string) => {
-  await eventually(async () => (await gw.call("GET", `/generation?id=${id}`, { key })).status === 200, 5000);
-  return (await gw.call("GET", `/generation?id=${id}`, { key })).body.data as Record<string, number>;
-};
+const generation = async (id: string, key: string) => (await recorded(gw, key, id)) as Record<string, number>;
 const chatBody = (model: string, stream: boolean) => ({
   model: `audio/${model}`,
   max_tokens: 100,

@@ -180,6 +180,25 @@ export function tone(rate: number, seconds: number): Buffer {
   return wav;
 }
 
+/** Silent 8-bit mono PCM WAV at 8 kHz: 8,000 bytes a second. */
+export function silentWav(seconds: number): Buffer {
+  const samples = seconds * 8000;
+  const bytes = Buffer.alloc(44 + samples, 0x80);
+  bytes.write("RIFF", 0, "latin1");
+  bytes.writeUInt32LE(36 + samples, 4);
+  bytes.write("WAVEfmt ", 8, "latin1");
+  bytes.writeUInt32LE(16, 16);
+  bytes.writeUInt16LE(1, 20);
+  bytes.writeUInt16LE(1, 22);
+  bytes.writeUInt32LE(8000, 24);
+  bytes.writeUInt32LE(8000, 28);
+  bytes.writeUInt16LE(1, 32);
+  bytes.writeUInt16LE(8, 34);
+  bytes.write("data", 36, "latin1");
+  bytes.writeUInt32LE(samples, 40);
+  return bytes;
+}
+
 /** A WAV header's length in seconds. */
 export const wavDuration = (wav: Buffer) => (wav.length - 44) / wav.readUInt32LE(28);
 
