@@ -62,6 +62,33 @@ describe("audio lengths", () => {
     expect(wavSeconds(stereo)).toBe(1);
   });
 
+  it("reads no length from a WAV of compressed audio, whose bytes play longer than its PCM fields say", () => {
+    // MPEG audio (format tag 0x55) at 16 kbit/s plays eight times longer than 16-bit PCM fields at 8 kHz say.
+    const mpeg = wav(8000, 80_000);
+    mpeg.writeUInt16LE(0x55, 20);
+    expect(wavSeconds(mpeg)).toBeUndefined();
+    expect(audioSeconds(mpeg)).toBeUndefined();
+    expect(worstCaseSeconds(mpeg)).toBe(mpeg.length / 1000);
+    for (const pcm of [1, 3, 6, 7]) {
+      const clip = wav(8000, 8000);
+      clip.writeUInt16LE(pcm, 20);
+      expect(wavSeconds(clip)).toBe(1);
+    }
+    // The extensible header names its subformat at the start of a GUID after 24 bytes of its fields.
+    const extensible = (subformat: number) => {
+      const clip = wav(8000, 8000);
+      const fmt = Buffer.alloc(48);
+      clip.copy(fmt, 0, 12, 36);
+      fmt.writeUInt32LE(40, 4);
+      fmt.writeUInt16LE(0xfffe, 8);
+      fmt.writeUInt16LE(22, 24);
+      fmt.writeUInt16LE(subformat, 32);
+      return Buffer.concat([clip.subarray(0, 12), fmt, clip.subarray(36)]);
+    };
+    expect(wavSeconds(extensible(1))).toBe(1);
+    expect(wavSeconds(extensible(0x55))).toBeUndefined();
+  });
+
   it("bounds other containers at 8 kbit/s, or at the length read when that is longer", () => {
     expect(worstCaseSeconds(Buffer.concat([padded("OggS"), Buffer.alloc(9_964)]))).toBe(10);
     expect(worstCaseSeconds(wav(16_000, 8000))).toBe(0.5);

@@ -28,9 +28,18 @@ export function sniffAudio(bytes: Buffer): string | undefined {
 }
 
 /**
+ * WAV format tags whose samples are as long as the fmt chunk's fields say: PCM, IEEE float, A-law and µ-law
+ * (the extensible header's subformat names one of them the same way). Compressed data (MPEG audio is 0x55)
+ * plays longer than its bytes at those rates.
+ */
+const uncompressed = new Set([0x0001, 0x0003, 0x0006, 0x0007]);
+const extensible = 0xfffe;
+
+/**
  * A PCM WAV file's exact length in seconds: its data chunk's bytes at the fmt chunk's sample rate, channels
- * and sample size, which is what decoders play. Undefined for other containers, odd headers, and a header
- * whose byte rate disagrees with those fields: the byte rate is written by the client and read by no decoder.
+ * and sample size, which is what decoders play. Undefined for other containers, odd headers, compressed data,
+ * and a header whose byte rate disagrees with those fields: the byte rate is written by the client and read
+ * by no decoder.
  */
 export function wavSeconds(bytes: Buffer): number | undefined {
   if (sniffAudio(bytes) !== "wav") return undefined;
@@ -39,12 +48,14 @@ export function wavSeconds(bytes: Buffer): number | undefined {
     const id = bytes.subarray(offset, offset + 4).toString("latin1");
     const size = bytes.readUInt32LE(offset + 4);
     if (id === "fmt " && offset + 24 <= bytes.length) {
+      const tag = bytes.readUInt16LE(offset + 8);
+      const format = tag === extensible && size >= 40 && offset + 34 <= bytes.length ? bytes.readUInt16LE(offset + 32) : tag;
       const channels = bytes.readUInt16LE(offset + 10);
       const sampleRate = bytes.readUInt32LE(offset + 12);
       const byteRate = bytes.readUInt32LE(offset + 16);
       const bitsPerSample = bytes.readUInt16LE(offset + 22);
       const derived = (sampleRate * channels * bitsPerSample) / 8;
-      bytesPerSecond = derived > 0 && derived === byteRate ? derived : undefined;
+      bytesPerSecond = derived > 0 && derived === byteRate && uncompressed.has(format) ? derived : undefined;
     }
     if (id === "data") {
       if (!bytesPerSecond) return undefined;
