@@ -60,3 +60,18 @@ describe("context_management on endpoints other than Anthropic's", () => {
     expect(fx.claude.requests.at(-1)!.body).toMatchObject({ context_management: { edits }, messages: history });
   });
 });
+
+describe("safeguards (Claude Code's dangerous tool use classifier, in its auto mode)", () => {
+  const safeguards = [{ type: "dangerous_tool_use", classifier_context: { v: 1, permission_mode: "auto", platform: "linux" } }];
+  const withSafeguards = (model: string) => ({ model, max_tokens: 1024, messages: history, safeguards }) as unknown as MessageCreateParamsNonStreaming;
+
+  it("reach Anthropic endpoints as sent", async () => {
+    await fx.client.messages.create(withSafeguards("anthropic/text"));
+    expect(fx.claude.requests.at(-1)!.body).toMatchObject({ safeguards });
+  });
+
+  it("leave out endpoints that cannot run Anthropic's classifier", async () => {
+    const error = await fx.client.messages.create(withSafeguards("openai/compat")).catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 400, message: expect.stringMatching(/safeguards: Anthropic's own setting/) });
+  });
+});

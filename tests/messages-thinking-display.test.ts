@@ -99,6 +99,20 @@ describe("thinking.display", () => {
     expect(deltas).toEqual(["text_delta"]);
   });
 
+  it("updates (Claude Code's interactive sessions): Anthropic endpoints get it; elsewhere reasoning is omitted, having no progress notes", async () => {
+    const updates = { type: "enabled", budget_tokens: 1024, display: "updates" } as unknown as MessageCreateParamsNonStreaming["thinking"];
+    const before = claude.requests.length;
+    await client.messages.create(ask("anthropic/text", updates));
+    expect(claude.requests.slice(before).map((r) => r.body.thinking)).toEqual([updates]);
+    const answer = await client.messages.create(ask("vendor/signed", updates));
+    expect(answer.content).toEqual([
+      { type: "thinking", thinking: "", signature: expect.stringContaining("sig-123") },
+      { type: "text", text: "Hello!" },
+    ]);
+    const { deltas } = await streamed(ask("vendor/plain", updates));
+    expect(deltas).toEqual(["text_delta"]);
+  });
+
   it("summarized, or not given: the thinking text is written", async () => {
     for (const thinking of [{ type: "enabled", budget_tokens: 1024, display: "summarized" }, { type: "enabled", budget_tokens: 1024 }] as const) {
       const answer = await client.messages.create(ask("vendor/plain", thinking));

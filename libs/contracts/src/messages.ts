@@ -74,8 +74,12 @@ export const messagesToolChoice = z.discriminatedUnion("type", [
 ]);
 export type MessagesToolChoice = z.infer<typeof messagesToolChoice>;
 
-/** How thinking appears in the answer: `omitted` keeps a thinking block's signature and leaves out its text. */
-const thinkingDisplay = z.enum(["summarized", "omitted"]).nullable().optional();
+/**
+ * How thinking appears in the answer: `omitted` keeps a thinking block's signature and leaves out its text;
+ * `updates` (Anthropic's beta `thinking-display-updates-2026-08-18`) keeps the text of the short progress
+ * notes between tool calls only.
+ */
+const thinkingDisplay = z.enum(["summarized", "omitted", "updates"]).nullable().optional();
 
 export const messagesThinking = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("enabled"), budget_tokens: z.number().int().min(1024, "must be at least 1024"), display: thinkingDisplay }),
@@ -89,8 +93,11 @@ export const messagesOutputConfig = z.strictObject({
   format: z.strictObject({ type: z.literal("json_schema"), schema: jsonObject }).nullable().optional(),
 });
 
-/** Fields only Anthropic's own API reads: carried to Anthropic endpoints as they are, refused for the others. */
-export const anthropicOnlyFields = ["context_management"] as const;
+/**
+ * Fields only Anthropic's own API reads: carried to Anthropic endpoints as they are, refused for the others.
+ * `safeguards` asks Anthropic to run its dangerous tool use classifier (Claude Code's auto mode sends it).
+ */
+export const anthropicOnlyFields = ["context_management", "safeguards"] as const;
 
 /**
  * Settings for what Anthropic runs itself and answers with blocks of its own (code execution's container, its
@@ -112,6 +119,7 @@ export const messagesCountTokensRequest = z.strictObject({
   provider: chat.provider,
   container: z.unknown().optional(),
   context_management: z.unknown().optional(),
+  safeguards: z.unknown().optional(),
   mcp_servers: z.unknown().optional(),
 });
 export type MessagesCountTokensRequest = z.infer<typeof messagesCountTokensRequest>;

@@ -104,8 +104,10 @@ export const messagesRoute =
     // The Anthropic SDK reports this as the request's id (`_request_id`): the generation's.
     res.setHeader("request-id", plan.generationId);
     const own = ownWireFor(plan, request, req, mapped, ownBody);
-    // Anthropic endpoints given the client's body apply `thinking.display` themselves; the gateway applies it to the answers it writes.
-    const omitThinking = request.thinking?.type !== "disabled" && request.thinking?.display === "omitted";
+    // Anthropic endpoints given the client's body apply `thinking.display` themselves; the gateway applies it to
+    // the answers it writes, where reasoning has no progress notes for `updates` to keep.
+    const display = request.thinking?.type === "disabled" ? undefined : request.thinking?.display;
+    const omitThinking = display === "omitted" || display === "updates";
     if (plan.request.stream) await streamed(plan, plan.tools, own, res, omitThinking);
     else await buffered(plan, plan.tools, own, res, omitThinking);
   };
