@@ -1,8 +1,9 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
 import { picoToDecimal } from "@switchyard/runtime";
 import { describe, expect, it } from "vitest";
+import { imageTokenBound, unreadImageTokens } from "./image-tokens.js";
 import { audioTokensPerSecond } from "./prompt-audio.js";
-import { affordableTokens, estimatedPromptTokens, mediaTokenAllowance, promptTokenBound, worstCase } from "./worst-case.js";
+import { affordableTokens, estimatedPromptTokens, promptTokenBound, worstCase } from "./worst-case.js";
 
 const endpoint = (pricing: Record<string, string>, limits: Partial<ResolvedEndpoint> = {}) =>
   ({ pricing: { prompt: "0", completion: "0", ...pricing }, context_length: 8000, max_completion_tokens: null, ...limits }) as ResolvedEndpoint;
@@ -53,12 +54,52 @@ describe("worst case of an attempt", () => {
     expect(promptTokenBound(body).bytes).toBeGreaterThan(3 * 21);
   });
 
-  it("reserves images at a flat allowance instead of the size of their payload", () => {
+  it("reserves an image of unknown size at the allowance for one instead of the size of its payload", () => {
     const image = `data:image/png;base64,${"A".repeat(100_000)}`;
     const body = { messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: image } }] }] };
     const bound = promptTokenBound(body).bytes;
-    expect(bound).toBeGreaterThan(mediaTokenAllowance);
-    expect(bound).toBeLessThan(mediaTokenAllowance + 200);
+    expect(bound).toBeGreaterThan(unreadImageTokens);
+    expect(bound).toBeLessThan(unreadImageTokens + 200);
+  });
+
+  it("reserves an image at the tokens its size may be billed, wherever the request puts it", () => {
+    // A 3072×3072 PNG: Gemini alone bills 16 tiles of 258 tokens, above the 2,000 a file is held at.
+    const header = Buffer.alloc(30_000);
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(header, 0);
+    header.writeUInt32BE(13, 8);
+    header.write("IHDR", 12, "latin1");
+    header.writeUInt32BE(3072, 16);
+    header.writeUInt32BE(3072, 20);
+    const base64 = header.toString("base64");
+    const tokens = imageTokenBound(3072, 3072);
+    expect(tokens).toBeGreaterThanOrEqual(16 * 258);
+    const parts = [
+      { type: "image_url", image_url: { url: `data:image/png;base64,${base64}` } },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: base64 } },
+      { type: "input_image", image_url: `data:image/png;base64,${base64}` },
+    ];
+    for (const part of parts) {
+      const bound = promptTokenBound({ messages: [{ role: "user", content: [part] }] }).bytes;
+      expect(bound).toBeGreaterThanOrEqual(tokens);
+      expect(bound).toBeLessThan(tokens + 200);
+    }
+    // OpenAI's detail original reads up to 10,000 patches: 96 × 96 here.
+    const original = promptTokenBound({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${base64}`, detail: "original" } }] }] }).bytes;
+    expect(original).toBeGreaterThanOrEqual(96 * 96);
+    expect(original).toBeLessThan(96 * 96 + 200);
+  });
+
+  it("reserves an image by URL at the allowance for an image of unknown size, not at the bytes of its URL", () => {
+    const parts = [
+      { type: "image_url", image_url: { url: "https://a.example/cat.png" } },
+      { type: "image", source: { type: "url", url: "https://a.example/cat.png" } },
+      { type: "input_image", image_url: "https://a.example/cat.png" },
+    ];
+    for (const part of parts) {
+      const bound = promptTokenBound({ messages: [{ role: "user", content: [part] }] }).bytes;
+      expect(bound).toBeGreaterThanOrEqual(unreadImageTokens);
+      expect(bound).toBeLessThan(unreadImageTokens + 200);
+    }
   });
 
   it("counts text that only looks like media whole: a data: prefix in text, a member named data elsewhere", () => {
@@ -70,12 +111,12 @@ describe("worst case of an attempt", () => {
       { messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "f", parameters: { image_url: { url: long } } } }] },
     ];
     for (const body of asText) expect(promptTokenBound(body).bytes).toBeGreaterThan(100_000);
-    // Each image where it is one counts at the allowance.
+    // Each image where it is one counts as an image, here of unknown size.
     const media = [
       { type: "image", source: { type: "base64", media_type: "image/png", data: "A".repeat(100_000) } },
       { type: "input_image", image_url: long },
     ];
-    for (const part of media) expect(promptTokenBound({ messages: [{ role: "user", content: [part] }] }).bytes).toBeLessThan(mediaTokenAllowance + 200);
+    for (const part of media) expect(promptTokenBound({ messages: [{ role: "user", content: [part] }] }).bytes).toBeLessThan(unreadImageTokens + 200);
     // A member named input_audio in a tool's schema is not a clip.
     const schema = { messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "f", parameters: { input_audio: { data: long } } } }] };
     expect(promptTokenBound(schema).bytes).toBeGreaterThan(100_000);
@@ -83,7 +124,7 @@ describe("worst case of an attempt", () => {
 
   it("holds audio in the prompt at the tokens its length may be billed, not at a flat allowance", () => {
     const clip = (seconds: number) => ({ messages: [{ role: "user", content: [{ type: "text", text: "What is said?" }, { type: "input_audio", input_audio: { data: wav(seconds).toString("base64"), format: "wav" } }] }] });
-    // Five minutes are 9,600 tokens at Gemini's 32 a second: far above the 2,000 an image is held at.
+    // Five minutes are 9,600 tokens at Gemini's 32 a second: far above the 2,000 a file is held at.
     const five = promptTokenBound(clip(300)).bytes;
     expect(five).toBeGreaterThanOrEqual(300 * audioTokensPerSecond);
     expect(five).toBeLessThan(300 * audioTokensPerSecond + 200);

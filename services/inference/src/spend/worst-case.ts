@@ -1,29 +1,27 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
 import { toPico } from "@switchyard/runtime";
 import { choicesAsked, outputLimit } from "../request-body.js";
+import { imageTokens } from "./image-tokens.js";
 import { audioTokenBound } from "./prompt-audio.js";
 import { possiblePricings } from "./service-tier.js";
 
-/** What an image or file in the prompt is reserved at: its payload says little about its tokens. */
+/** What a file in the prompt is reserved at: its payload says little about its tokens. */
 export const mediaTokenAllowance = 2000;
 
 /**
- * Where a message part carries an image's or a file's payload, by the member that holds it and the member
- * that holds that: chat's `image_url.url` (a data URL) and `file.file_data`, Anthropic's `source.data`, the
- * Responses `image_url` of an `input_image`. Only these: text that merely starts with `data:`, or sits under
- * another member named `data`, is read as text and counted whole.
+ * Where a message part names an image, by the member that holds it and the member that holds that: chat's
+ * `image_url.url`, Anthropic's `source.data` and `source.url`, the Responses `image_url` of an `input_image`.
+ * A data URL or base64 is its payload; other text there is a URL the provider fetches.
  */
-function mediaPayload(key: string, parent: string, value: string): boolean {
-  if (value.length <= 256) return false;
-  if (key === "url" && parent === "image_url") return value.startsWith("data:");
-  if (key === "image_url") return value.startsWith("data:");
-  return (key === "data" && parent === "source") || (key === "file_data" && parent === "file");
-}
+const imageMember = (key: string, parent: string) => (key === "url" && (parent === "image_url" || parent === "source")) || key === "image_url" || (key === "data" && parent === "source");
 
 /**
  * The tokens a string in the messages is counted at: an audio clip (`input_audio.data`, chat's part and the
- * Responses part translated to it) at the bound of its length, an image's or file's payload at the flat
- * allowance, other text at its UTF-8 bytes.
+ * Responses part translated to it) at the bound of its length; an image at the most tokens a provider bills
+ * for its size (`imageTokens`: a base64 payload by the size its header states, a URL or an unreadable payload
+ * at the allowance for an image of unknown size); a file's payload (`file.file_data`) at the flat allowance;
+ * other text at its UTF-8 bytes. Text of 256 bytes or fewer that is not a URL, and text that merely starts
+ * with `data:` elsewhere, or sits under another member named `data`, is read as text and counted whole.
  */
 function messageStringTokens(key: string, parent: string, value: string, measure: Measure): number {
   if (key === "data" && parent === "input_audio") {
@@ -31,13 +29,18 @@ function messageStringTokens(key: string, parent: string, value: string, measure
     measure.audio += tokens;
     return tokens;
   }
-  return mediaPayload(key, parent, value) ? mediaTokenAllowance : Buffer.byteLength(value, "utf8");
+  if (imageMember(key, parent)) {
+    const base64 = key === "data" || value.startsWith("data:");
+    if (!base64 || value.length > 256) return imageTokens(value, measure.detail, base64);
+  }
+  if (key === "file_data" && parent === "file" && value.length > 256) return mediaTokenAllowance;
+  return Buffer.byteLength(value, "utf8");
 }
 
 /**
  * Parts whose tokens nothing in the request bounds: a document or file (a PDF's pages are read as text and
  * as images, however few its bytes), a video (tokens by its length). Chat's, Anthropic's and Responses'
- * names for them. Images and audio are bounded: providers scale images down, and audio is read for its length.
+ * names for them. Images and audio are bounded: an image is read for its size, audio for its length.
  */
 const unsizedParts = new Set(["file", "input_file", "document", "video_url", "input_video"]);
 
@@ -49,13 +52,15 @@ interface Measure {
   unsized: boolean;
   /** Of the tokens counted, those of audio clips (`audioTokenBound`), which may be billed at the audio price. */
   audio: number;
+  /** The `detail` of the object whose members are being counted: an image's sits beside its URL. */
+  detail?: string;
 }
 
 /**
  * The UTF-8 bytes of a value as JSON, less the backslashes of its escapes, media payloads as media (audio by
- * its length, images and files at the flat allowance): counted without writing the JSON, which for a long
- * conversation took more CPU than the rest of the request. Numbers count as JSON writes them (`1e20` as 21
- * digits), undefined members as JSON leaves them out.
+ * its length, images by their size, files at the flat allowance): counted without writing the JSON, which for
+ * a long conversation took more CPU than the rest of the request. Numbers count as JSON writes them (`1e20`
+ * as 21 digits), undefined members as JSON leaves them out.
  */
 function jsonBytes(value: unknown, key: string, parent: string, measure: Measure): number {
   switch (typeof value) {
@@ -74,6 +79,9 @@ function jsonBytes(value: unknown, key: string, parent: string, measure: Measure
         return bytes;
       }
       let bytes = 0;
+      const outer = measure.detail;
+      const detail = (value as Record<string, unknown>).detail;
+      measure.detail = typeof detail === "string" ? detail : undefined;
       for (const name in value) {
         const member = (value as Record<string, unknown>)[name];
         if (member === undefined || typeof member === "function") continue;
@@ -81,6 +89,7 @@ function jsonBytes(value: unknown, key: string, parent: string, measure: Measure
         // A comma or the opening brace, the quoted name and its colon.
         bytes += 1 + Buffer.byteLength(name, "utf8") + 3 + jsonBytes(member, name, key, measure);
       }
+      measure.detail = outer;
       return bytes === 0 ? 2 : bytes + 1;
     }
     default:
@@ -91,10 +100,10 @@ function jsonBytes(value: unknown, key: string, parent: string, measure: Measure
 /**
  * An upper bound on the prompt's tokens: the UTF-8 bytes as JSON, less escapes (a model reads the text they
  * stand for), of what a provider reads besides the messages' own text too: the tools, the response format's
- * schema and a predicted output. Images and files in messages count at a flat allowance, audio at the tokens
- * its length may be billed (`audioTokenBound`). No tokenizer makes a token of less than a byte, and the JSON
- * punctuation covers each message's framing tokens. A prompt with a document, file or video is bounded by the
- * model's context instead (`unsized`).
+ * schema and a predicted output. Images in messages count at the tokens their size may be billed
+ * (`imageTokens`), files at a flat allowance, audio at the tokens its length may be billed (`audioTokenBound`).
+ * No tokenizer makes a token of less than a byte, and the JSON punctuation covers each message's framing
+ * tokens. A prompt with a document, file or video is bounded by the model's context instead (`unsized`).
  */
 export function promptTokenBound(body: Record<string, unknown>): { bytes: number; unsized: boolean; audio: number } {
   const measure: Measure = { media: false, unsized: false, audio: 0 };
