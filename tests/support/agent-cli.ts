@@ -23,10 +23,10 @@ export function agentCommand(name: "claude" | "codex"): string | undefined {
 
 /**
  * Runs an agent's command in a home folder of its own (made by `prepare`, removed after), with only the
- * environment given and PATH, and gives up after `timeoutMs`. Asynchronous: the gateway the agent calls runs
- * in this process.
+ * environment given and PATH, and kills it after `timeoutMs` (within a test's 30 s). Asynchronous: the
+ * gateway the agent calls runs in this process.
  */
-export async function runAgent(command: string, args: string[], env: Record<string, string>, prepare?: (home: string) => Promise<void>, timeoutMs = 60_000): Promise<AgentRun> {
+export async function runAgent(command: string, args: string[], env: Record<string, string>, prepare?: (home: string) => Promise<void>, timeoutMs = 25_000): Promise<AgentRun> {
   const home = await mkdtemp(join(tmpdir(), "switchyard-agent-"));
   try {
     await prepare?.(home);
