@@ -78,7 +78,7 @@ describe.skipIf(!codex)("Codex through the gateway", () => {
     expect(run.stdout).toContain("The tool answered:");
     const sent = responses.requests.slice(before).map((r) => r.body);
     expect(sent).toHaveLength(2);
-    expect(sent[0]).toMatchObject({ model: "text", stream: true, client_metadata: expect.any(Object) });
+    expect(sent[0]).toMatchObject({ model: "text", stream: true, client_metadata: { session_id: expect.stringMatching(/./) } });
     const types = (sent[1]!.input as Array<{ type: string }>).map((item) => item.type);
     expect(types).toEqual(expect.arrayContaining(["function_call", "function_call_output"]));
   });

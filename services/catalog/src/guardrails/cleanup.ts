@@ -19,8 +19,8 @@ export async function removeWorkspaceGuardrails(
     );
     if (rows.length === 0) return { guardrails: [], assignments: 0 };
     const ids = rows.map((row) => row.id);
-    const [assigned] = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalog.guardrail_keys WHERE guardrail_id = ANY($1::uuid[])`, [ids]);
-    await tx.query(`DELETE FROM catalog.guardrails WHERE id = ANY($1::uuid[])`, [ids]);
+    const [assigned] = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM catalog.guardrail_keys WHERE guardrail_id IN (SELECT unnest($1::uuid[]))`, [ids]);
+    await tx.query(`DELETE FROM catalog.guardrails WHERE id IN (SELECT unnest($1::uuid[]))`, [ids]);
     for (const row of rows) await changed(deps, tx, row, "deleted");
     return { guardrails: ids, assignments: assigned?.n ?? 0 };
   });
@@ -47,7 +47,7 @@ export async function removeKeyAssignments(deps: GuardrailDeps, organizationId: 
     );
     if (rows.length === 0) return [];
     const ids = rows.map((row) => row.id);
-    await tx.query(`DELETE FROM catalog.guardrail_keys WHERE key_hash = $1 AND guardrail_id = ANY($2::uuid[])`, [keyHash, ids]);
+    await tx.query(`DELETE FROM catalog.guardrail_keys WHERE key_hash = $1 AND guardrail_id IN (SELECT unnest($2::uuid[]))`, [keyHash, ids]);
     for (const row of rows) await changed(deps, tx, row, "updated");
     return ids;
   });
