@@ -1,10 +1,6 @@
-import { createServer } from "node:http";
 import { crc32, deflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogEnv } from "./support/catalog-fixture.js";
-import { startTestGateway, type TestGateway } from "./support/gateway.js";
-import { listenLocal } from "./support/listen.js";
-import { recorded } from "./support/media-fixture.js";
+import { firstPart, startCountingGateway, type ChatMessages, type CountingGateway } from "./support/counting-upstream.js";
 
 /**
  * An image in a chat prompt is billed by its pixels (Gemini counts 258 tokens per 768×768 tile), however the
@@ -12,13 +8,11 @@ import { recorded } from "./support/media-fixture.js";
  * is what the provider reports and a key whose limit pays for 2,000 image tokens but not the image's is
  * refused before the provider is called.
  */
-let gw: TestGateway;
-let stopUpstream: () => Promise<void>;
+let fx: CountingGateway;
 const textTokens = 20;
 const completionTokens = 5;
 const prompt = 0.000001;
 const completion = 0.000002;
-let calls = 0;
 
 /** A PNG chunk: length, type, data and the CRC of type and data. */
 function chunk(type: string, data: Buffer): Buffer {
@@ -45,80 +39,53 @@ function blackPng(width: number, height: number): Buffer {
 const geminiTokens = (width: number, height: number) => (width <= 384 && height <= 384 ? 258 : Math.ceil(width / 768) * Math.ceil(height / 768) * 258);
 
 /** The tokens of the first PNG data URL in a chat body, by its IHDR, as the provider counts them. */
-function imageTokens(body: { messages?: Array<{ content?: unknown }> }): number {
-  for (const message of body.messages ?? []) {
-    if (!Array.isArray(message.content)) continue;
-    for (const part of message.content as Array<{ type?: string; image_url?: { url: string } }>) {
-      if (part.type !== "image_url" || !part.image_url) continue;
-      const png = Buffer.from(part.image_url.url.slice(part.image_url.url.indexOf(",") + 1), "base64");
-      return geminiTokens(png.readUInt32BE(16), png.readUInt32BE(20));
-    }
-  }
-  return 0;
-}
+const imageTokens = (body: ChatMessages): number => {
+  const url = firstPart<{ image_url?: { url: string } }>(body, "image_url")?.image_url?.url;
+  if (!url) return 0;
+  const png = Buffer.from(url.slice(url.indexOf(",") + 1), "base64");
+  return geminiTokens(png.readUInt32BE(16), png.readUInt32BE(20));
+};
 
 const large = `data:image/png;base64,${blackPng(3072, 3072).toString("base64")}`;
 const small = `data:image/png;base64,${blackPng(512, 512).toString("base64")}`;
 const reportedUsd = (tokens: number) => (tokens + textTokens) * prompt + completionTokens * completion;
 
 beforeAll(async () => {
-  const upstream = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (part: Buffer) => chunks.push(part));
-    req.on("end", () => {
-      calls++;
-      const promptTokens = imageTokens(JSON.parse(Buffer.concat(chunks).toString("utf8")) as { messages?: Array<{ content?: unknown }> }) + textTokens;
-      const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
-      const answer = { id: "chatcmpl-1", object: "chat.completion", created: 1, model: "viewer", choices: [{ index: 0, message: { role: "assistant", content: "Black." }, finish_reason: "stop" }], usage };
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
-    });
+  fx = await startCountingGateway({
+    model: "vision/viewer",
+    inputModalities: ["text", "image"],
+    pricing: { prompt, completion },
+    promptTokens: (body) => imageTokens(body) + textTokens,
+    completionTokens,
   });
-  const listening = await listenLocal(upstream);
-  stopUpstream = listening.stop;
-  const catalog = {
-    providers: [{ slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: listening.baseUrl, requires_api_key: false }],
-    models: [
-      {
-        id: "vision/viewer",
-        name: "Viewer",
-        context_length: 1_000_000,
-        input_modalities: ["text", "image"],
-        endpoints: [{ provider: "alpha", upstream_model: "viewer", pricing: { prompt: String(prompt), completion: String(completion) } }],
-      },
-    ],
-  };
-  gw = await startTestGateway(await catalogEnv(catalog));
 });
 afterAll(async () => {
-  await gw?.stop();
-  await stopUpstream?.();
+  await fx?.stop();
 });
 
-const newKey = async (limit?: number) => String((await gw.call("POST", "/keys", { body: { name: "image", ...(limit === undefined ? {} : { limit }) } })).body.key);
-const generation = async (id: string, key: string) => (await recorded(gw, key, id)) as Record<string, number>;
 const chatBody = (url: string) => ({ model: "vision/viewer", max_tokens: 100, messages: [{ role: "user", content: [{ type: "text", text: "What is shown?" }, { type: "image_url", image_url: { url } }] }] });
 
 describe("images in a chat prompt, held by their pixels", () => {
   it("charges a 3072×3072 PNG what the provider reports for its tiles", async () => {
-    const key = await newKey();
-    const res = await gw.call("POST", "/chat/completions", { key, body: chatBody(large) });
+    const key = await fx.newKey();
+    const res = await fx.gw.call("POST", "/chat/completions", { key, body: chatBody(large) });
     expect(res.status).toBe(200);
-    const record = await generation(res.headers.get("x-generation-id")!, key);
+    const record = await fx.generation(res.headers.get("x-generation-id")!, key);
     expect(record.native_tokens_prompt).toBe(geminiTokens(3072, 3072) + textTokens);
     expect(record.total_cost).toBeCloseTo(reportedUsd(geminiTokens(3072, 3072)), 9);
   });
 
   it("refuses a key whose limit pays for 2,000 image tokens but not a 3072×3072 PNG's, before the provider is called", async () => {
     // $0.004 covers a 2,000-token image and 100 completion tokens ($0.0022), not 4,128 image tokens and 100 ($0.0043).
-    const key = await newKey(0.004);
-    const before = calls;
-    const refused = await gw.call("POST", "/chat/completions", { key, body: chatBody(large) });
+    const key = await fx.newKey(0.004);
+    const before = fx.calls();
+    const refused = await fx.gw.call("POST", "/chat/completions", { key, body: chatBody(large) });
     expect(refused.status).toBe(402);
-    expect(calls).toBe(before);
+    expect(fx.calls()).toBe(before);
     // A 512×512 PNG is one tile, 258 tokens: within the limit.
-    const served = await gw.call("POST", "/chat/completions", { key, body: chatBody(small) });
+    const served = await fx.gw.call("POST", "/chat/completions", { key, body: chatBody(small) });
     expect(served.status).toBe(200);
-    const record = await generation(served.headers.get("x-generation-id")!, key);
+    const record = await fx.generation(served.headers.get("x-generation-id")!, key);
     expect(record.total_cost).toBeCloseTo(reportedUsd(geminiTokens(512, 512)), 9);
   });
 });
