@@ -23,7 +23,7 @@ const gatewayOnly = new Set([
   "metadata",
   "user",
   "max_tool_calls",
-  // The client's labels of a Responses request: only OpenAI's Responses API has a place for them (`bodyFor`).
+  // The client's labels of a Responses request: only OpenAI's Responses API has a place for them (its adapter's `reads`).
   "client_metadata",
 ]);
 

@@ -166,9 +166,10 @@ export class Generation {
     const dropped = supported.dropped;
     // The output limits as the hold reads them, so that no adapter sends more than the hold covers.
     const limited = withOutputLimit(supported.body, candidate.endpoint.max_completion_tokens);
-    // The client's labels of a Responses request go where OpenAI's Responses API reads them, and nowhere else.
-    const labels = (this.plan.request as { client_metadata?: unknown }).client_metadata;
-    const body = labels !== undefined && candidate.endpoint.adapter === "openai" ? { ...limited, client_metadata: labels } : limited;
+    // Fields only the translating adapter's wire has a place for.
+    const request = this.plan.request as Record<string, unknown>;
+    const read = translator?.reads?.filter((name) => request[name] !== undefined) ?? [];
+    const body = read.length ? { ...limited, ...Object.fromEntries(read.map((name) => [name, request[name]])) } : limited;
     const unsent = translator?.leftOut?.(body).filter((name) => !dropped.includes(name)) ?? [];
     this.dropped.set(candidate, [...dropped, ...unsent]);
     if (!this.plan.plugins.contextCompression || !Array.isArray(body.messages)) return body;

@@ -292,6 +292,8 @@ async function* batches(events: AsyncIterable<string>, provider: string): AsyncG
 
 /** OpenAI's Responses API, for endpoints whose adapter is `openai`. */
 export const openAiResponses: ChatProvider = {
+  // A Responses request's labels (Codex's session and turn), which only this API takes.
+  reads: ["client_metadata"],
   async complete(body, target, signal) {
     const parsed = response.safeParse(await postJsonAnswer(...call(body, target, false), signal));
     if (!parsed.success || !parsed.data.output) throw new UpstreamError(`${target.provider} sent a response that is not a Responses API response`, 502, true);

@@ -17,6 +17,11 @@ export interface ChatProvider {
    * for, a value it cannot take): named in the summary, refused under `provider.require_parameters`.
    */
   leftOut?(body: Record<string, unknown>): string[];
+  /**
+   * Fields of the request that every other wire leaves out (the gateway's own, see request-body.ts) and this
+   * adapter's has a place for: its bodies carry them.
+   */
+  readonly reads?: readonly string[];
   /** Resolves once the provider has accepted the request (its headers arrived); throws before that. */
   stream(body: Record<string, unknown>, target: UpstreamTarget, signal: AbortSignal): Promise<AsyncIterable<PartBatch>>;
 }
