@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogEnv } from "./support/catalog-fixture.js";
-import { startFakeAnthropic, type FakeAnthropic } from "./support/fake-anthropic.js";
-import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
-import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
+import type { FakeAnthropic } from "./support/fake-anthropic.js";
+import type { FakeProvider } from "./support/fake-provider.js";
+import { bootstrapKey, type TestGateway } from "./support/gateway.js";
+import { startHostileGateway, type HostileFixture } from "./support/hostile-fixture.js";
 
 /**
  * JSON nested far past the 64 levels the gateway reads, through the router: in a body, and as JSON text
@@ -10,6 +10,7 @@ import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gate
  * the field, given at once and before a provider is called.
  */
 
+let fx: HostileFixture;
 let gw: TestGateway;
 let alpha: FakeProvider;
 let claude: FakeAnthropic;
@@ -17,30 +18,11 @@ let plain: string;
 let filtered: string;
 
 beforeAll(async () => {
-  alpha = await startFakeProvider("alpha");
-  claude = await startFakeAnthropic();
-  const catalog = {
-    providers: [
-      { slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: alpha.baseUrl, requires_api_key: false },
-      { slug: "claude", name: "Claude", adapter: "anthropic", base_url: claude.baseUrl, api_key_env: "CLAUDE_KEY" },
-    ],
-    models: [
-      { id: "chat/ok", name: "ok", context_length: 200_000, endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: { prompt: "0", completion: "0" }, supported_parameters: ["tools"] }] },
-      { id: "anthropic/text", name: "text", context_length: 200_000, endpoints: [{ provider: "claude", upstream_model: "text", pricing: { prompt: "0", completion: "0" }, supported_parameters: ["tools", "max_tokens"] }] },
-    ],
-  };
-  gw = await startTestGateway({ ...(await catalogEnv(catalog)), CLAUDE_KEY: "claude-secret", MAX_BODY_BYTES: String(16 * 1024 * 1024) });
-  plain = String((await gw.call("POST", "/keys", { body: { name: "plain" } })).body.key);
-  const created = await gw.call("POST", "/keys", { body: { name: "filtered" } });
-  filtered = String(created.body.key);
-  const guardrail = await gw.call("POST", "/guardrails", { body: { name: "email redact", content_filter_builtins: [{ slug: "email", action: "redact" }] } });
-  const assigned = await gw.call("POST", `/guardrails/${String(guardrail.body.data?.id)}/assignments/keys`, { body: { key_hashes: [created.body.data?.hash] } });
-  expect(assigned.status).toBe(200);
+  fx = await startHostileGateway(["tools"]);
+  ({ gw, alpha, claude, plain, filtered } = fx);
 }, 240_000);
 afterAll(async () => {
-  await gw?.stop();
-  await alpha?.stop();
-  await claude?.stop();
+  await fx?.stop();
 });
 
 /** JSON text `depth` levels deep: arrays, or objects each holding the next under `a`, around `leaf`. */
@@ -83,7 +65,6 @@ const withCall = (model: string, args: string) =>
   });
 
 describe("tool call arguments nested past the limit", () => {
-  const calls = (): number => alpha.requests.length + claude.requests.length;
 
   it.each([
     ["array", 10_000],
@@ -92,7 +73,7 @@ describe("tool call arguments nested past the limit", () => {
     ["object", 1_000_000],
   ] as const)("are a 400 naming the field, %s nesting %i levels deep, filtered or not, on either adapter", async (shape, depth) => {
     const args = deep(shape, depth);
-    const before = calls();
+    const before = fx.calls();
     for (const [model, key] of [
       ["chat/ok", filtered],
       ["anthropic/text", plain],
@@ -106,7 +87,7 @@ describe("tool call arguments nested past the limit", () => {
         error: { code: 400, message: `Invalid body: messages.0.tool_calls.0.function.arguments: ${limit}` },
       });
     }
-    expect(calls()).toBe(before);
+    expect(fx.calls()).toBe(before);
   }, 60_000);
 
   it("are refused in a Responses function_call item and in a server call sent back in reasoning_details", async () => {

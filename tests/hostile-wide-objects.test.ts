@@ -1,9 +1,9 @@
 import { inputProblem, maxObjectFields, textProblem } from "@switchyard/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogEnv } from "./support/catalog-fixture.js";
-import { startFakeAnthropic, type FakeAnthropic } from "./support/fake-anthropic.js";
-import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
-import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gateway.js";
+import type { FakeAnthropic } from "./support/fake-anthropic.js";
+import type { FakeProvider } from "./support/fake-provider.js";
+import { bootstrapKey, type TestGateway } from "./support/gateway.js";
+import { startHostileGateway, type HostileFixture } from "./support/hostile-fixture.js";
 
 /**
  * Objects of 100,000 fields, through the router: in metadata, tool schemas, a response format, provider
@@ -12,6 +12,7 @@ import { bootstrapKey, startTestGateway, type TestGateway } from "./support/gate
  * the body's bytes before they are parsed, and no provider is called. Real bodies stay well inside the limit.
  */
 
+let fx: HostileFixture;
 let gw: TestGateway;
 let alpha: FakeProvider;
 let claude: FakeAnthropic;
@@ -19,35 +20,11 @@ let plain: string;
 let filtered: string;
 
 beforeAll(async () => {
-  alpha = await startFakeProvider("alpha");
-  claude = await startFakeAnthropic();
-  const catalog = {
-    providers: [
-      { slug: "alpha", name: "Alpha", adapter: "openai-compatible", base_url: alpha.baseUrl, requires_api_key: false },
-      { slug: "claude", name: "Claude", adapter: "anthropic", base_url: claude.baseUrl, api_key_env: "CLAUDE_KEY" },
-    ],
-    models: [
-      {
-        id: "chat/ok",
-        name: "ok",
-        context_length: 1_000_000,
-        endpoints: [{ provider: "alpha", upstream_model: "ok", pricing: { prompt: "0", completion: "0" }, supported_parameters: ["tools", "response_format", "structured_outputs", "logit_bias"] }],
-      },
-      { id: "anthropic/text", name: "text", context_length: 1_000_000, endpoints: [{ provider: "claude", upstream_model: "text", pricing: { prompt: "0", completion: "0" }, supported_parameters: ["tools", "max_tokens"] }] },
-    ],
-  };
-  gw = await startTestGateway({ ...(await catalogEnv(catalog)), CLAUDE_KEY: "claude-secret", MAX_BODY_BYTES: String(16 * 1024 * 1024) });
-  plain = String((await gw.call("POST", "/keys", { body: { name: "plain" } })).body.key);
-  const created = await gw.call("POST", "/keys", { body: { name: "filtered" } });
-  filtered = String(created.body.key);
-  const guardrail = await gw.call("POST", "/guardrails", { body: { name: "email redact", content_filter_builtins: [{ slug: "email", action: "redact" }] } });
-  const assigned = await gw.call("POST", `/guardrails/${String(guardrail.body.data?.id)}/assignments/keys`, { body: { key_hashes: [created.body.data?.hash] } });
-  expect(assigned.status).toBe(200);
+  fx = await startHostileGateway(["tools", "response_format", "structured_outputs", "logit_bias"]);
+  ({ gw, alpha, claude, plain, filtered } = fx);
 }, 240_000);
 afterAll(async () => {
-  await gw?.stop();
-  await alpha?.stop();
-  await claude?.stop();
+  await fx?.stop();
 });
 
 interface Answer {
@@ -83,7 +60,6 @@ const limit = `more than ${maxObjectFields} fields in one object`;
 const count = 100_000;
 
 describe("an object of 100,000 fields", () => {
-  const calls = (): number => alpha.requests.length + claude.requests.length;
 
   it.each([
     ["chat metadata", "/chat/completions", "metadata", () => ({ model: "chat/ok", messages: user, metadata: wide(count, "v") })],
@@ -103,26 +79,26 @@ describe("an object of 100,000 fields", () => {
     ["provider options", "/embeddings", "provider.options.alpha", () => ({ model: "chat/ok", input: "hi", provider: { options: { alpha: wide(count, 1) } } })],
   ] as const)("is a 400 naming it, given at once, filtered or not: %s", async (_title, path, field, body) => {
     const text = JSON.stringify(body());
-    const before = calls();
+    const before = fx.calls();
     for (const key of [plain, filtered]) {
       const res = await post(path, text, key);
       expect({ status: res.status, error: res.body.error }).toEqual({ status: 400, error: { code: 400, message: `Invalid body: ${field}: ${limit}` } });
     }
-    expect(calls()).toBe(before);
+    expect(fx.calls()).toBe(before);
   });
 
   it.each([
     ["metadata", () => ({ model: "anthropic/text", max_tokens: 10, messages: user, metadata: wide(count, "v") })],
     ["tools.0.input_schema.properties", () => ({ model: "anthropic/text", max_tokens: 10, messages: user, tools: [{ name: "f", input_schema: schema(count) }] })],
   ] as const)("is refused on /messages in Anthropic's shape: %s", async (field, body) => {
-    const before = calls();
+    const before = fx.calls();
     const res = await post("/messages", JSON.stringify(body()), filtered);
     expect({ status: res.status, type: res.body.type, error: res.body.error }).toEqual({
       status: 400,
       type: "error",
       error: { type: "invalid_request_error", message: `Invalid body: ${field}: ${limit}` },
     });
-    expect(calls()).toBe(before);
+    expect(fx.calls()).toBe(before);
   });
 
   it.each([
