@@ -13,14 +13,17 @@ export interface BackendConfig {
   SWITCHYARD_DATA_DIR: string;
 }
 
-/** Real Postgres and NATS when configured, else the embedded PGlite and the in-process bus. */
-export async function openBackends(config: BackendConfig, logger: Logger, name: string): Promise<{ db: Db; bus: Bus }> {
+/**
+ * Real Postgres and NATS when configured, else the embedded PGlite and the in-process bus. `holdEvents`:
+ * the in-process bus keeps what is published until its `release` (see `createMemoryBus`).
+ */
+export async function openBackends(config: BackendConfig, logger: Logger, name: string, options: { holdEvents?: boolean } = {}): Promise<{ db: Db; bus: Bus }> {
   // A service run as its own process keeps embedded data in its own folder: PGlite is one process's alone.
   const dataDir = name === "standalone" ? config.SWITCHYARD_DATA_DIR : join(config.SWITCHYARD_DATA_DIR, name);
   const db = await openDatabase({ url: config.DATABASE_URL, preparedStatements: config.DATABASE_PREPARED_STATEMENTS, dataDir, applicationName: name, logger });
   const bus = config.NATS_URL
     ? await connectNatsBus({ url: config.NATS_URL, namespace: config.NATS_NAMESPACE, logger, name })
-    : createMemoryBus({ logger });
+    : createMemoryBus({ logger, held: options.holdEvents ?? false });
   logger.info({ database: db.kind, bus: bus.kind }, "backends ready");
   return { db, bus };
 }

@@ -53,7 +53,8 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
   // One process signs and verifies its own caller headers; a random secret is enough when none is set.
   const secret = config.SWITCHYARD_INTERNAL_SECRET ?? randomBytes(32).toString("hex");
   const own = logger.child({ service: "standalone" });
-  const { db, bus } = await openBackends(config, own, "standalone");
+  // Events wait until every service below has subscribed its consumers (see `bus.release` further down).
+  const { db, bus } = await openBackends(config, own, "standalone", { holdEvents: true });
   const health = { draining: false };
   // One exporter for the process; each service's spans carry its own service.name, as in a cluster.
   const tracing = createTracing(config, own);
@@ -186,6 +187,8 @@ export async function startStandalone(config: StandaloneConfigWithProviders, log
     config,
   });
   forgetKey = router.forgetKey;
+  // Every consumer has subscribed: what the relays found in the outboxes at start goes now.
+  bus.release?.();
   const server = await serve({
     handler: traced(tracer("router"), router.app),
     port: config.PORT,

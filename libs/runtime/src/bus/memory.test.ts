@@ -141,4 +141,28 @@ describe("memory bus", () => {
     expect(bus.healthy()).toBe(false);
     await expect(bus.publish(keyEvent())).rejects.toThrow(/closed/);
   });
+
+  it("held, keeps what is published for consumers that subscribe before its release", async () => {
+    const bus = createMemoryBus({ logger: silentLogger(), held: true });
+    const seen: string[] = [];
+    const event = keyEvent();
+    let delivered = false;
+    const publishing = bus.publish(event).then(() => void (delivered = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(delivered).toBe(false);
+    await bus.consume("late_one", ["identity.>"], async (e) => void seen.push(e.id));
+    bus.release!();
+    await publishing;
+    expect(seen).toEqual([event.id]);
+    // Released once, it delivers at once.
+    await bus.publish(keyEvent());
+    expect(seen).toHaveLength(2);
+  });
+
+  it("held and closed before its release, fails what waits, so the outbox keeps it", async () => {
+    const bus = createMemoryBus({ logger: silentLogger(), held: true });
+    const publishing = bus.publish(keyEvent());
+    await bus.close();
+    await expect(publishing).rejects.toThrow(/closed/);
+  });
 });

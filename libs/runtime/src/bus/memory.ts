@@ -36,11 +36,15 @@ function subjectFilter(patterns: readonly string[]): (subject: string) => boolea
  * The in-process bus of the one-process deployment, with the NATS bus's guarantees: `publish` resolves
  * only after every durable consumer group has handled the event (or parked it), so the outbox marks a
  * row published only once its effects are done; a crash before that republishes it on restart.
- * Groups are the consumers registered when the event is published: there is no stream to replay, so
- * register consumers before starting the outbox relay.
+ * Groups are the consumers registered when the event is published: there is no stream to replay. A
+ * process whose relays start before all its consumers subscribe (standalone: identity's relay publishes
+ * what a stopped gateway left in its outbox before catalog's and storage's consumers exist) opens it
+ * `held`: what is published waits until `release`.
  */
-export function createMemoryBus(options: { logger: Logger }): Bus {
+export function createMemoryBus(options: { logger: Logger; held?: boolean }): Bus {
   const { logger } = options;
+  let release = () => {};
+  const released = options.held ? new Promise<void>((resolve) => (release = resolve)) : undefined;
   const groups = new Map<string, Group>();
   const listeners = new Set<{ matches: (subject: string) => boolean; handler: EventHandler; inFlight: Set<Promise<void>> }>();
   const publishing = new Set<Promise<unknown>>();
@@ -148,6 +152,7 @@ export function createMemoryBus(options: { logger: Logger }): Bus {
     publish: (event) => bus.publishAll!([event]),
 
     async publishAll(events) {
+      if (released) await released;
       if (closed) throw new Error("the in-process bus is closed");
       const parsed = events.map(accept);
       const deliveries = [...groups.values()].map((group) => {
@@ -176,10 +181,13 @@ export function createMemoryBus(options: { logger: Logger }): Bus {
       };
     },
 
+    release: () => release(),
     healthy: () => !closed,
     parkedCount: () => parked,
     async close() {
       closed = true;
+      // What waits for a release that never came fails, so its outbox rows stay for the next start.
+      release();
       // Deliveries under way finish, so their outbox rows can be marked published.
       await Promise.allSettled(publishing);
       groups.clear();

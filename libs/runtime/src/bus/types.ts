@@ -46,6 +46,11 @@ export interface Bus {
   consumeBatches(name: string, subjects: readonly string[], handler: BatchHandler, options?: ConsumeOptions): Promise<Subscription>;
   /** Broadcast to every process, from now on, without durability: for caches that only need to drop entries. */
   listen(subjects: readonly string[], handler: EventHandler): Promise<Subscription>;
+  /**
+   * Delivers what a bus opened held has kept, and all after it: called once every consumer of the process
+   * has subscribed. A bus that keeps its events for consumers to come (NATS) has nothing to hold.
+   */
+  release?(): void;
   /** Whether the transport is reachable. */
   healthy(): boolean;
   /** Events given up on after `maxDeliveries` failed deliveries, since start (for metrics and alerts). */
