@@ -27,3 +27,14 @@ export async function openBackends(config: BackendConfig, logger: Logger, name: 
   logger.info({ database: db.kind, bus: bus.kind }, "backends ready");
   return { db, bus };
 }
+
+/**
+ * A service run as its own process whose events other processes must see (charges, deletions, key changes)
+ * cannot run on the in-process bus, which no other process reads: without NATS_URL it stops at start, saying
+ * `why`, as the router does.
+ */
+export function requireNatsAlone(config: BackendConfig, logger: Logger, name: string, why: string): void {
+  if (config.NATS_URL) return;
+  logger.fatal(`${name} as its own process needs NATS_URL: ${why} (use standalone for one process)`);
+  process.exit(1);
+}

@@ -5,6 +5,7 @@ import {
   createLogger,
   createServiceSigner,
   openBackends,
+  requireNatsAlone,
   serveProcess,
   type BackendConfig,
   type Bus,
@@ -68,11 +69,7 @@ export async function runProviderService(
     logger.fatal(`SWITCHYARD_INTERNAL_SECRET is required when ${name} runs as its own process`);
     process.exit(1);
   }
-  // Its charges settle in identity's ledger, another process: on the in-process bus they would reach no ledger.
-  if (!config.NATS_URL) {
-    logger.fatal(`${name} as its own process needs NATS_URL: its charges reach identity's ledger only over NATS (use standalone for one process)`);
-    process.exit(1);
-  }
+  requireNatsAlone(config, logger, name, "its charges reach identity's ledger only over NATS");
   const { db, bus } = await openBackends(config, logger, name);
   const signer = createServiceSigner(secret, name);
   const health = { draining: false };

@@ -5,6 +5,7 @@ import {
   createServiceSigner,
   createServiceVerifier,
   openBackends,
+  requireNatsAlone,
   serveProcess,
   exitOnConfigError,
 } from "@switchyard/runtime";
@@ -22,6 +23,7 @@ if (!secret) {
   logger.fatal("SWITCHYARD_INTERNAL_SECRET is required when catalog runs as its own process");
   process.exit(1);
 }
+requireNatsAlone(config, logger, "catalog", "identity's deletions reach its guardrails only over NATS");
 const { db, bus } = await openBackends(config, logger, "catalog");
 const health = { draining: false };
 const signer = createServiceSigner(secret, "catalog");

@@ -1,5 +1,5 @@
 import { knownProviderResponse } from "@switchyard/contracts";
-import { createCallerVerifier, createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, serveProcess, exitOnConfigError } from "@switchyard/runtime";
+import { createCallerVerifier, createInternalClient, createLogger, createServiceSigner, createServiceVerifier, openBackends, requireNatsAlone, serveProcess, exitOnConfigError } from "@switchyard/runtime";
 import { loadIdentityConfig } from "./config.js";
 import { startIdentity } from "./start.js";
 
@@ -11,7 +11,7 @@ if (!config.SWITCHYARD_INTERNAL_SECRET) {
   logger.fatal("SWITCHYARD_INTERNAL_SECRET is required when identity runs as its own process");
   process.exit(1);
 }
-if (!config.NATS_URL) logger.warn("NATS_URL is not set: key changes will not reach routers in other processes");
+requireNatsAlone(config, logger, "identity", "the charges its ledger settles and the key changes routers follow come and go only over NATS");
 const { db, bus } = await openBackends(config, logger, "identity");
 const health = { draining: false };
 const catalog = createInternalClient(config.CATALOG_URL, createServiceSigner(config.SWITCHYARD_INTERNAL_SECRET, "identity"));

@@ -6,6 +6,7 @@ import {
   createServiceSigner,
   createServiceVerifier,
   openBackends,
+  requireNatsAlone,
   serveProcess,
   exitOnConfigError,
 } from "@switchyard/runtime";
@@ -21,6 +22,7 @@ if (!secret) {
   logger.fatal("SWITCHYARD_INTERNAL_SECRET is required when storage runs as its own process");
   process.exit(1);
 }
+requireNatsAlone(config, logger, "storage", "identity's workspace deletions reach its files only over NATS");
 const { db, bus } = await openBackends(config, logger, "storage");
 const identity = createInternalClient(config.IDENTITY_URL, createServiceSigner(secret, "storage"));
 const health = { draining: false };

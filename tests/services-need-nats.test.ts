@@ -6,11 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProcess, type TestProcess } from "./support/process.js";
 
 /**
- * Inference and media run as their own processes charge through identity's ledger, which only NATS
- * reaches: on the in-process bus (standalone's) their charges would go nowhere and every request would be
- * free. They refuse to start without NATS_URL, as the router does.
+ * A service run as its own process reaches the others' events, and they its, only over NATS: on the
+ * in-process bus (standalone's) inference's and media's charges would reach no ledger and identity would
+ * settle none, and catalog and storage would never hear of identity's deletions. Each refuses to start
+ * without NATS_URL, as the router does.
  */
-describe.each(["inference", "media"])("%s as its own process without NATS_URL", (name) => {
+describe.each(["identity", "catalog", "storage", "inference", "media"])("%s as its own process without NATS_URL", (name) => {
   let dataDir: string;
   let proc: TestProcess | undefined;
   beforeAll(async () => {
