@@ -37,12 +37,11 @@ describe("an event a standalone gateway left in its outbox", () => {
     await gateway.stop();
     gateway = undefined;
 
-    // What deleting the key commits, left as a gateway leaves it that stops before its relay publishes.
-    const eventId = randomUUID();
+    // What deleting the key commits, as a gateway that stopped before its relay published leaves it.
     const db = await openPglite(join(dataDir, "pg"));
     await db.query("DELETE FROM identity.api_keys WHERE hash = $1", [hash]);
     await db.query("INSERT INTO identity.outbox (id, subject, data) VALUES ($1, 'identity.api_key.deleted.v1', $2)", [
-      eventId,
+      randomUUID(),
       JSON.stringify({ hash, organization_id: me.body.data?.organization_id, workspace_id: me.body.data?.workspace_id }),
     ]);
     await db.close();
