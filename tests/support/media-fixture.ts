@@ -8,6 +8,7 @@ import { eventually } from "./eventually.js";
 import { startFakeMediaProvider, type FakeMediaProvider } from "./fake-media.js";
 import { startFakeSpeechProvider, type FakeSpeechProvider } from "./fake-speech.js";
 import { startTestGateway, type TestGateway } from "./gateway.js";
+import { pcmWav } from "./wav.js";
 
 /** Prices a test can check exactly: $0.0001 per second of audio, $0.04 per image, $0.000015 per character spoken. */
 export const perSecond = "0.0001";
@@ -161,43 +162,11 @@ export async function speak(text: string): Promise<Buffer> {
 }
 
 /** A 440 Hz tone as a 16-bit mono PCM WAV. */
-export function tone(rate: number, seconds: number): Buffer {
-  const samples = Math.round(rate * seconds);
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write("RIFF", 0, "latin1");
-  wav.writeUInt32LE(36 + samples * 2, 4);
-  wav.write("WAVEfmt ", 8, "latin1");
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
-  wav.writeUInt32LE(rate, 24);
-  wav.writeUInt32LE(rate * 2, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write("data", 36, "latin1");
-  wav.writeUInt32LE(samples * 2, 40);
-  for (let i = 0; i < samples; i++) wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
-  return wav;
-}
+export const tone = (rate: number, seconds: number): Buffer =>
+  pcmWav(rate, Math.round(rate * seconds), { sample: (i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)) });
 
 /** Silent 8-bit mono PCM WAV at 8 kHz: 8,000 bytes a second. */
-export function silentWav(seconds: number): Buffer {
-  const samples = seconds * 8000;
-  const bytes = Buffer.alloc(44 + samples, 0x80);
-  bytes.write("RIFF", 0, "latin1");
-  bytes.writeUInt32LE(36 + samples, 4);
-  bytes.write("WAVEfmt ", 8, "latin1");
-  bytes.writeUInt32LE(16, 16);
-  bytes.writeUInt16LE(1, 20);
-  bytes.writeUInt16LE(1, 22);
-  bytes.writeUInt32LE(8000, 24);
-  bytes.writeUInt32LE(8000, 28);
-  bytes.writeUInt16LE(1, 32);
-  bytes.writeUInt16LE(8, 34);
-  bytes.write("data", 36, "latin1");
-  bytes.writeUInt32LE(samples, 40);
-  return bytes;
-}
+export const silentWav = (seconds: number): Buffer => pcmWav(8000, seconds * 8000, { bits: 8 });
 
 /** A WAV header's length in seconds. */
 export const wavDuration = (wav: Buffer) => (wav.length - 44) / wav.readUInt32LE(28);

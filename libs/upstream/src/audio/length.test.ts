@@ -1,23 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { pcmWav } from "../../../../tests/support/wav.js";
 import { audioSeconds, sniffAudio, wavSeconds, worstCaseSeconds } from "./length.js";
 
 /** A PCM WAV header (16-bit mono at `rate` Hz) followed by `samples` silent samples. */
-function wav(rate: number, samples: number, declared = samples * 2): Buffer {
-  const bytes = Buffer.alloc(44 + samples * 2);
-  bytes.write("RIFF", 0, "latin1");
-  bytes.writeUInt32LE(Math.min(36 + declared, 0xffffffff), 4);
-  bytes.write("WAVEfmt ", 8, "latin1");
-  bytes.writeUInt32LE(16, 16);
-  bytes.writeUInt16LE(1, 20);
-  bytes.writeUInt16LE(1, 22);
-  bytes.writeUInt32LE(rate, 24);
-  bytes.writeUInt32LE(rate * 2, 28);
-  bytes.writeUInt16LE(2, 32);
-  bytes.writeUInt16LE(16, 34);
-  bytes.write("data", 36, "latin1");
-  bytes.writeUInt32LE(declared, 40);
-  return bytes;
-}
+const wav = (rate: number, samples: number, declared?: number): Buffer => pcmWav(rate, samples, { declared });
 
 const padded = (head: number[] | string) => Buffer.concat([typeof head === "string" ? Buffer.from(head, "latin1") : Buffer.from(head), Buffer.alloc(32)]);
 

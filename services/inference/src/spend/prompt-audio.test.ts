@@ -1,25 +1,10 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { pcmWav } from "../../../../tests/support/wav.js";
 import { audioTokenBound, audioTokensPerSecond } from "./prompt-audio.js";
 
 /** Silent 16-bit mono PCM WAV at `rate` Hz lasting `seconds`. */
-function wav(rate: number, seconds: number): Buffer {
-  const data = Math.round(rate * seconds) * 2;
-  const bytes = Buffer.alloc(44 + data);
-  bytes.write("RIFF", 0, "latin1");
-  bytes.writeUInt32LE(36 + data, 4);
-  bytes.write("WAVEfmt ", 8, "latin1");
-  bytes.writeUInt32LE(16, 16);
-  bytes.writeUInt16LE(1, 20);
-  bytes.writeUInt16LE(1, 22);
-  bytes.writeUInt32LE(rate, 24);
-  bytes.writeUInt32LE(rate * 2, 28);
-  bytes.writeUInt16LE(2, 32);
-  bytes.writeUInt16LE(16, 34);
-  bytes.write("data", 36, "latin1");
-  bytes.writeUInt32LE(data, 40);
-  return bytes;
-}
+const wav = (rate: number, seconds: number): Buffer => pcmWav(rate, Math.round(rate * seconds));
 
 /** `count` silent MPEG-1 Layer III frames at 44.1 kHz and 128 kbit/s: 417 bytes, 1,152 samples each. */
 const mp3 = (count: number) => Buffer.concat(Array.from({ length: count }, () => Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x00]), Buffer.alloc(413)])));
