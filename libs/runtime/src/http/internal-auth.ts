@@ -58,7 +58,7 @@ export type CallerSigner = ReturnType<typeof createCallerSigner>;
 const keysOf = (secret: string, accepted: readonly string[]) => [secret, ...accepted].map((s) => new TextEncoder().encode(s));
 
 /** Verifies with the first key that accepts the token; throws when none does. */
-async function verifyWithAny(token: string, keys: Uint8Array[], options: Parameters<typeof jwtVerify>[2]) {
+async function verifyWithOneOf(token: string, keys: Uint8Array[], options: Parameters<typeof jwtVerify>[2]) {
   let failure: unknown;
   for (const key of keys) {
     try {
@@ -84,7 +84,7 @@ export function createCallerVerifier(secret: string, accepted: readonly string[]
     const hit = cache.get(token);
     if (hit && hit.expiresAt > Date.now()) return noted(hit.caller);
     try {
-      const { payload } = await verifyWithAny(token, keys, { issuer, audience, algorithms: ["HS256"], requiredClaims });
+      const { payload } = await verifyWithOneOf(token, keys, { issuer, audience, algorithms: ["HS256"], requiredClaims });
       const parsed = claims.parse(payload);
       const caller: Caller = { keyHash: parsed.kh, organizationId: parsed.org, workspaceId: parsed.ws, management: parsed.mgmt };
       if (cache.size > 50_000) cache.clear();
@@ -137,7 +137,7 @@ export function createServiceVerifier(secret: string, accepted: readonly string[
     const hit = cache.get(token);
     if (hit && hit.expiresAt > Date.now()) return hit.service;
     try {
-      const { payload } = await verifyWithAny(token, keys, { audience: serviceAudience, algorithms: ["HS256"], requiredClaims });
+      const { payload } = await verifyWithOneOf(token, keys, { audience: serviceAudience, algorithms: ["HS256"], requiredClaims });
       const service = serviceClaims.parse(payload).svc;
       if (cache.size > 1000) cache.clear();
       cache.set(token, { service, expiresAt: (payload.exp ?? 0) * 1000 });

@@ -67,7 +67,7 @@ const filterKeys = ["allowed_domains", "excluded_domains", "blocked_domains"] as
 const listed = (keys: readonly string[]) => `${keys.slice(0, -1).join(", ")} and ${keys.at(-1)}`;
 
 /**
- * Settings the operator's backend has no way to apply: the values that ask for what it does anyway (null
+ * Settings the operator's backend has no way to apply: the values that ask for what it does regardless (null
  * always does), and why another is refused.
  */
 const backendDecides: Record<string, { accepted: readonly unknown[]; why: string }> = {
