@@ -8,6 +8,7 @@ import { startFakeRetrieval, type FakeRetrieval } from "./support/fake-retrieval
 import { startFakeProvider, type FakeProvider } from "./support/fake-provider.js";
 import { startTestGateway, type TestGateway } from "./support/gateway.js";
 import { listenLocal } from "./support/listen.js";
+import { pcmWav } from "./support/wav.js";
 
 interface Received {
   path: string;
@@ -104,21 +105,7 @@ const spansOf = (body: string) => (JSON.parse(body) as Spans).resourceSpans[0]!.
 const attributesOf = (span: Record<string, unknown>) => Object.fromEntries((span.attributes as Array<{ key: string; value: Record<string, unknown> }>).map((a) => [a.key, Object.values(a.value)[0]]));
 
 /** One second of silent 16 kHz mono WAV. */
-function wav(): Buffer {
-  const bytes = Buffer.alloc(44 + 32_000);
-  bytes.write("RIFF", 0, "latin1");
-  bytes.write("WAVEfmt ", 8, "latin1");
-  bytes.writeUInt32LE(16, 16);
-  bytes.writeUInt16LE(1, 20);
-  bytes.writeUInt16LE(1, 22);
-  bytes.writeUInt32LE(16_000, 24);
-  bytes.writeUInt32LE(32_000, 28);
-  bytes.writeUInt16LE(2, 32);
-  bytes.writeUInt16LE(16, 34);
-  bytes.write("data", 36, "latin1");
-  bytes.writeUInt32LE(32_000, 40);
-  return bytes;
-}
+const wav = (): Buffer => pcmWav(16_000, 16_000);
 
 describe("trace broadcast", () => {
   it("sends each generation's trace metadata as an OTLP span and a signed webhook, retrying a receiver that failed", async () => {

@@ -1,6 +1,7 @@
 import type { ResolvedEndpoint } from "@switchyard/contracts";
 import { picoToDecimal } from "@switchyard/runtime";
 import { describe, expect, it } from "vitest";
+import { pcmWav } from "../../../../tests/support/wav.js";
 import { imageTokenBound, unreadImageTokens } from "./image-tokens.js";
 import { audioTokensPerSecond } from "./prompt-audio.js";
 import { affordableTokens, estimatedPromptTokens, promptTokenBound, worstCase } from "./worst-case.js";
@@ -10,22 +11,7 @@ const endpoint = (pricing: Record<string, string>, limits: Partial<ResolvedEndpo
 const hello = { messages: [{ role: "user", content: "Say hello" }] };
 
 /** Silent 16-bit mono PCM WAV at 16 kHz: 32,000 bytes a second. */
-function wav(seconds: number): Buffer {
-  const bytes = Buffer.alloc(44 + seconds * 32_000);
-  bytes.write("RIFF", 0, "latin1");
-  bytes.writeUInt32LE(bytes.length - 8, 4);
-  bytes.write("WAVEfmt ", 8, "latin1");
-  bytes.writeUInt32LE(16, 16);
-  bytes.writeUInt16LE(1, 20);
-  bytes.writeUInt16LE(1, 22);
-  bytes.writeUInt32LE(16_000, 24);
-  bytes.writeUInt32LE(32_000, 28);
-  bytes.writeUInt16LE(2, 32);
-  bytes.writeUInt16LE(16, 34);
-  bytes.write("data", 36, "latin1");
-  bytes.writeUInt32LE(seconds * 32_000, 40);
-  return bytes;
-}
+const wav = (seconds: number): Buffer => pcmWav(16_000, seconds * 16_000);
 
 describe("worst case of an attempt", () => {
   it("bounds prompt tokens by bytes, so no tokenizer can count more", () => {
