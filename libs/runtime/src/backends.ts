@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { connectNatsBus, createMemoryBus } from "./bus/index.js";
 import type { Bus } from "./bus/types.js";
-import { openDatabase } from "./db/index.js";
+import { compileWasmOptimisedOnly, openDatabase } from "./db/index.js";
 import type { Db } from "./db/types.js";
 import type { Logger } from "./log.js";
 
@@ -20,6 +20,7 @@ export interface BackendConfig {
 export async function openBackends(config: BackendConfig, logger: Logger, name: string, options: { holdEvents?: boolean } = {}): Promise<{ db: Db; bus: Bus }> {
   // A service run as its own process keeps embedded data in its own folder: PGlite is one process's alone.
   const dataDir = name === "standalone" ? config.SWITCHYARD_DATA_DIR : join(config.SWITCHYARD_DATA_DIR, name);
+  if (!config.DATABASE_URL) compileWasmOptimisedOnly();
   const db = await openDatabase({ url: config.DATABASE_URL, preparedStatements: config.DATABASE_PREPARED_STATEMENTS, dataDir, applicationName: name, logger });
   const bus = config.NATS_URL
     ? await connectNatsBus({ url: config.NATS_URL, namespace: config.NATS_NAMESPACE, logger, name })

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdir } from "node:fs/promises";
+import { setFlagsFromString } from "node:v8";
 import { PGlite } from "@electric-sql/pglite";
 import type { Logger } from "../log.js";
 import { createCluster } from "./pglite-init.js";
@@ -14,6 +15,17 @@ import type { Db, Queryable } from "./types.js";
  * and their indexes) fits in it, and pages beyond it come from the operating system's file cache.
  */
 const startParams = [...PGlite.defaultStartParams, "-c", "shared_buffers=32MB"];
+
+/**
+ * Has V8 compile the WebAssembly of databases opened from now on with its optimising compiler alone, for a
+ * server that keeps its database open for its whole life. By default V8 first compiles all of PGlite's 9 MB
+ * module with its baseline compiler (Liftoff) and then the functions that run often with the optimising one.
+ * Compiled that way, a standalone gateway on the development VM held 35–65 MB less after start and 30–100 MB
+ * less at its peak under load, at the same CPU per request, and took 1.3–1.6 s longer to start (3.4 s on
+ * Node 24). A process-wide V8 setting, read when a module is compiled: the short-lived databases of tests
+ * that never call it keep the quicker start.
+ */
+export const compileWasmOptimisedOnly = (): void => setFlagsFromString("--no-liftoff");
 
 /**
  * Embedded Postgres for standalone mode and tests without a server.
