@@ -39,6 +39,8 @@ interface Measured {
   /** Time waited after the slots' last answers for the target (and the database and bus) to go quiet. */
   settleMs: number;
   peakRss: number;
+  /** The largest memory the target's processes took together (`memoryTogether`). */
+  peakTogether: number;
   /** Each slot's CPU per request, the target's and the upstream's, in the order run: the spread behind the sums. */
   slots: Array<{ cpuMs: number; upstreamCpuMs: number }>;
 }
@@ -124,7 +126,9 @@ async function slot(target: Target, upstreamPid: number, pool: Pool, plan: ChatP
   await chatLoad(pool, target, plan, config.requestsPerRound, plan.concurrency, into.tally);
   // The slot's CPU includes the work its requests left behind, which then stays out of the next slot.
   into.settleMs += await settle(() => [...target.pids(), ...pidsByComm(backendNames)]);
-  into.peakRss = Math.max(into.peakRss, rss.stop());
+  const peaks = rss.stop();
+  into.peakRss = Math.max(into.peakRss, peaks.rss);
+  into.peakTogether = Math.max(into.peakTogether, peaks.together);
   const client = process.cpuUsage(before.client);
   const own = cpuSpent(before.own, cpuSnapshot(target.pids()));
   const upstream = cpuSpent(before.upstream, cpuSnapshot([upstreamPid]));
@@ -137,7 +141,7 @@ async function slot(target: Target, upstreamPid: number, pool: Pool, plan: ChatP
   into.slots.push({ cpuMs: own / Math.max(1, requests), upstreamCpuMs: upstream / Math.max(1, requests) });
 }
 
-const nothingMeasured = (): Measured => ({ tally: emptyTally(), requests: 0, cpuMs: 0, backendCpuMs: 0, upstreamCpuMs: 0, clientCpuMs: 0, settleMs: 0, peakRss: 0, slots: [] });
+const nothingMeasured = (): Measured => ({ tally: emptyTally(), requests: 0, cpuMs: 0, backendCpuMs: 0, upstreamCpuMs: 0, clientCpuMs: 0, settleMs: 0, peakRss: 0, peakTogether: 0, slots: [] });
 
 /**
  * Each target's figures of a plan, over rounds in which every target runs once, in a rotated order. A plan of
@@ -218,6 +222,7 @@ function row(name: CompareTargetName, plan: ChatPlan, m: Measured, direct: Measu
     chat_cpu_ms_per_request_by_slot: chat?.slots.map((slot) => round3(slot.cpuMs)),
     upstream_cpu_ms_per_request_by_slot: m.slots.map((slot) => round3(slot.upstreamCpuMs)),
     peak_rss_mb: mb(m.peakRss),
+    peak_memory_mb: mb(m.peakTogether),
     error_samples: m.tally.errorSamples,
   };
 }

@@ -9,15 +9,18 @@ const chatCpu: Record<string, Record<string, number>> = {
   // 0.40, 0.45, 0.40, 0.40, 0.50, 0.40 of Portkey's: a geometric mean of 0.423
   topology: { "buffered 1": 0.8, "buffered 10": 0.9, "buffered 50": 0.8, "stream 1": 1.2, "stream 10": 1.5, "stream 50": 1.2 },
 };
-const peakRss: Record<string, number> = { portkey: 200, standalone: 190, topology: 580 };
+const peakRss: Record<string, number> = { portkey: 200, standalone: 190, topology: 860 };
+/** The memory the processes took together: a single process's RSS, and less than the summed RSS of the topology's. */
+const peakMemory: Record<string, number> = { ...peakRss, topology: 580 };
 const startRss = { standalone: 60, portkey: 70, topology: 300 };
 
 const rows = (overrides: Partial<Record<string, Partial<GoalRow>>> = {}): GoalRow[] => {
   const chat: GoalRow[] = Object.entries(chatCpu).flatMap(([target, cpu]) =>
     Object.entries(cpu).map(([plan, cpu_ms_per_request], i) => {
       const [mode, concurrency] = plan.split(" ");
-      // Each target's largest peak RSS is in its second row.
-      return { target, mode: mode!, concurrency: Number(concurrency), cpu_ms_per_request, peak_rss_mb: peakRss[target]! - (i === 1 ? 0 : 10) };
+      // Each target's largest peaks are in its second row.
+      const less = i === 1 ? 0 : 10;
+      return { target, mode: mode!, concurrency: Number(concurrency), cpu_ms_per_request, peak_rss_mb: peakRss[target]! - less, peak_memory_mb: peakMemory[target]! - less };
     }),
   );
   const latency: Record<string, Partial<GoalRow>> = {
@@ -49,7 +52,7 @@ const rows = (overrides: Partial<Record<string, Partial<GoalRow>>> = {}): GoalRo
 };
 const allMet = Array<string>(20).fill("met");
 /** Indices of the goals in the order `checkGoals` gives them. */
-const at = { standaloneCpu: 0, topologyCpu: 1, standalonePeakRss: 2, standaloneStartRss: 3, topologyRss: 4, addedP50: 5, standaloneTtfb: 6, topologyTtfb: 7, responses: 8, messages: 12, embeddings: 16, large: 18 };
+const at = { standaloneCpu: 0, topologyCpu: 1, standalonePeakRss: 2, standaloneStartRss: 3, topologyMemory: 4, addedP50: 5, standaloneTtfb: 6, topologyTtfb: 7, responses: 8, messages: 12, embeddings: 16, large: 18 };
 const verdicts = (checks: ReturnType<typeof checkGoals>, from: number, count: number) => checks.slice(from, from + count).map(verdict);
 
 describe("performance goals", () => {
@@ -61,7 +64,7 @@ describe("performance goals", () => {
       "0.42 (geomean of 6 plans; largest 0.50 at stream:10)",
       "190.0 vs 200.0 MB = 0.95",
       "60.0 vs 70.0 MB = 0.86",
-      "580.0 vs 200.0 MB = 2.90",
+      "580.0 vs 200.0 MB = 2.90 (RSS summed over the processes 860.0 MB)",
       "0.400 ms",
       "0.600 ms",
       "1.200 ms",
@@ -87,7 +90,7 @@ describe("performance goals", () => {
       "topology CPU per request at most 1/2 of Portkey's (geomean of chat buffered and stream, c=1, 10, 50)",
       "standalone peak RSS at most Portkey's (the largest of each one's rows)",
       "standalone RSS after its first start (empty data directory) at most Portkey's after start",
-      "topology processes' peak RSS together at most 3× Portkey's",
+      "topology processes' peak memory together (the node binary's pages once) at most 3× Portkey's",
       "standalone adds under 0.5 ms at p50 (buffered, c=1)",
       "standalone adds under 0.75 ms to the first streamed byte (c=1)",
       "topology adds under 1.5 ms to the first streamed byte (c=1)",
@@ -178,10 +181,12 @@ describe("memory against Portkey's", () => {
     expect(verdict(checkGoals(rows(), { standalone: 80, portkey: 80 })[at.standaloneStartRss]!)).toBe("met");
   });
 
-  it("holds the topology's processes together to 3× Portkey's peak", () => {
-    expect(verdict(checkGoals(rows({ "topology stream 10": { peak_rss_mb: 600 } }), startRss)[at.topologyRss]!)).toBe("met");
-    const over = checkGoals(rows({ "topology stream 10": { peak_rss_mb: 601 } }), startRss)[at.topologyRss]!;
-    expect(over.measured).toBe("601.0 vs 200.0 MB = 3.00");
+  it("holds the memory the topology's processes take together to 3× Portkey's peak, their summed RSS beside it", () => {
+    const met = checkGoals(rows({ "topology stream 10": { peak_memory_mb: 600 } }), startRss)[at.topologyMemory]!;
+    expect(met.measured).toBe("600.0 vs 200.0 MB = 3.00 (RSS summed over the processes 860.0 MB)");
+    expect(verdict(met)).toBe("met");
+    const over = checkGoals(rows({ "topology stream 10": { peak_memory_mb: 601 } }), startRss)[at.topologyMemory]!;
+    expect(over.measured).toBe("601.0 vs 200.0 MB = 3.00 (RSS summed over the processes 860.0 MB)");
     expect(verdict(over)).toBe("not met");
   });
 
