@@ -6,11 +6,18 @@ import { metrics, type Logger, type Queryable } from "@switchyard/runtime";
  * when the lease lapses instead of blocking the key until they expire.
  */
 
-/** A live replica extends the lease of every hold it owns; returns how many. */
+/**
+ * A live replica extends the lease of every hold it owns; returns how many. It passes over holds another
+ * transaction has locked, without waiting: the ledger settling a batch, a release, a detach or the reaper, each
+ * deleting the hold or setting its lease. Waiting for them deadlocked with a settlement that deleted the
+ * same holds in another order. A hold locked by a transaction that then rolls back is renewed on the next
+ * renewal, which comes a third of a lease after this one.
+ */
 export async function renewHolds(db: Queryable, owner: string, leaseMs: number): Promise<number> {
   const rows = await db.query(
     `UPDATE identity.holds SET lease_until = now() + make_interval(secs => $2::double precision / 1000)
-     WHERE owner = $1 AND lease_until IS NOT NULL RETURNING 1`,
+     WHERE generation_id IN (SELECT generation_id FROM identity.holds WHERE owner = $1 AND lease_until IS NOT NULL FOR UPDATE SKIP LOCKED)
+     RETURNING 1`,
     [owner, leaseMs],
   );
   return rows.length;
