@@ -166,11 +166,17 @@ export async function releaseHold(db: Queryable, generationId: string): Promise<
   return released;
 }
 
-/** Expired holds count for nothing already; this only keeps the table small. */
+/**
+ * Expired holds count for nothing already; this only keeps the table small. Those another transaction has
+ * locked (a late charge settling them) are left to it, as `renewHolds` leaves them.
+ */
 export async function deleteExpiredHolds(db: Queryable): Promise<number> {
-  const rows = await db.query(`DELETE FROM identity.holds WHERE expires_at < now() - make_interval(secs => $1::double precision / 1000) RETURNING 1`, [
-    expiredGraceMs,
-  ]);
+  const rows = await db.query(
+    `DELETE FROM identity.holds WHERE generation_id IN (
+       SELECT generation_id FROM identity.holds WHERE expires_at < now() - make_interval(secs => $1::double precision / 1000) FOR UPDATE SKIP LOCKED
+     ) RETURNING 1`,
+    [expiredGraceMs],
+  );
   const deleted = rows.length + (memoryHolds(db)?.dropExpired() ?? 0);
   if (deleted > 0) metrics.holds.inc({ service: "identity", outcome: "expired" }, deleted);
   return deleted;

@@ -1,10 +1,12 @@
+import { randomUUID } from "node:crypto";
 import { migrate, openDatabase, type Db, type Queryable } from "@switchyard/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { organizationWithKeys } from "../../../../tests/support/identity-keys.js";
 import { testEnv } from "../../../../tests/support/config.js";
 import { createTestDatabase, type TestDatabase } from "../../../../tests/support/postgres.js";
 import { migrations, schema } from "../migrations.js";
-import { renewHolds } from "./leases.js";
+import { deleteExpiredHolds } from "./holds.js";
+import { reapLapsedHolds, renewHolds } from "./leases.js";
 
 const key = "c".repeat(64);
 const owner = "replica-a";
@@ -22,11 +24,13 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const holdOf = (db: Queryable, generationId: string) =>
+/** A hold of the replica: leased for another 30 s, or `lapsed` (its lease and its deadline long past). */
+const holdOf = (db: Queryable, generationId: string, lapsed = false) =>
   db.query(
     `INSERT INTO identity.holds (generation_id, key_hash, guardrail_ids, amount, is_byok, expires_at, owner, lease_until, organization_id)
-     SELECT $1, $2, '{}', 0.01, false, now() + interval '1 minute', $3, now() + interval '30 seconds', organization_id FROM identity.api_keys WHERE hash = $2`,
-    [generationId, key, owner],
+     SELECT $1, $2, '{}', 0.01, false, now() + make_interval(mins => $4), $3, now() + make_interval(secs => $4 * 30), organization_id
+     FROM identity.api_keys WHERE hash = $2`,
+    [generationId, key, owner, lapsed ? -10 : 1],
   );
 
 /** Resolves once a statement of this database waits for a row lock, or after two seconds. */
@@ -38,21 +42,37 @@ async function lockWaited(): Promise<void> {
   }
 }
 
+/**
+ * Two holds of the replica, of which a settlement (the ledger deletes a batch of generations' holds in one
+ * transaction, in its own order) deletes the second, then `sweep` runs, then the settlement deletes the first
+ * and commits. Returns what the sweep returned; both holds are gone.
+ */
+async function besideSettlement(sweep: () => Promise<number>, lapsed: boolean): Promise<number> {
+  const [first, second] = [`gen-${randomUUID()}`, `gen-${randomUUID()}`];
+  await holdOf(db, first, lapsed);
+  await holdOf(db, second, lapsed);
+  let swept: Promise<number> | undefined;
+  await db.transaction(async (tx) => {
+    await tx.query(`DELETE FROM identity.holds WHERE generation_id = $1`, [second]);
+    swept = sweep();
+    await Promise.race([swept, lockWaited()]);
+    await tx.query(`DELETE FROM identity.holds WHERE generation_id = $1`, [first]);
+  });
+  expect(await db.query(`SELECT generation_id FROM identity.holds WHERE generation_id IN ($1, $2)`, [first, second])).toEqual([]);
+  return swept!;
+}
+
 // Replicas share the rows on Postgres alone; an embedded database has one connection, which cannot deadlock.
-describe.skipIf(!testEnv.databaseUrl)("renewing a replica's hold leases", () => {
-  it("leaves the holds a settlement is deleting to it, where waiting for them deadlocked", async () => {
-    const [first, second] = ["gen-lease-a", "gen-lease-b"];
-    await holdOf(db, first);
-    await holdOf(db, second);
-    let renewal: Promise<number> | undefined;
-    // The ledger settles a batch of generations in one transaction, deleting their holds in its own order.
-    await db.transaction(async (tx) => {
-      await tx.query(`DELETE FROM identity.holds WHERE generation_id = $1`, [second]);
-      renewal = renewHolds(db, owner, 30_000);
-      await Promise.race([renewal, lockWaited()]);
-      await tx.query(`DELETE FROM identity.holds WHERE generation_id = $1`, [first]);
-    });
-    expect(await renewal).toBe(1);
-    expect(await db.query(`SELECT generation_id FROM identity.holds WHERE owner = $1`, [owner])).toEqual([]);
+describe.skipIf(!testEnv.databaseUrl)("statements on the holds of several generations, beside a settlement", () => {
+  it("renews the leases of the holds it can lock, where waiting for the others deadlocked", async () => {
+    expect(await besideSettlement(() => renewHolds(db, owner, 30_000), false)).toBe(1);
+  });
+
+  it("reaps the lapsed holds it can lock", async () => {
+    expect(await besideSettlement(() => reapLapsedHolds(db), true)).toBe(1);
+  });
+
+  it("deletes the expired holds it can lock", async () => {
+    expect(await besideSettlement(() => deleteExpiredHolds(db), true)).toBe(1);
   });
 });

@@ -42,9 +42,14 @@ export async function detachOwnerHolds(db: Queryable, owner: string): Promise<nu
   return rows.length;
 }
 
-/** Frees the holds whose owner stopped renewing them. */
+/**
+ * Frees the holds whose owner stopped renewing them, passing over those another transaction has locked (a
+ * settlement deleting them, as `renewHolds` does): the next sweep frees what is still there.
+ */
 export async function reapLapsedHolds(db: Queryable): Promise<number> {
-  const rows = await db.query(`DELETE FROM identity.holds WHERE lease_until < now() RETURNING 1`);
+  const rows = await db.query(
+    `DELETE FROM identity.holds WHERE generation_id IN (SELECT generation_id FROM identity.holds WHERE lease_until < now() FOR UPDATE SKIP LOCKED) RETURNING 1`,
+  );
   if (rows.length > 0) metrics.holds.inc({ service: "identity", outcome: "reaped" }, rows.length);
   return rows.length;
 }
