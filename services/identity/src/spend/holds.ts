@@ -168,7 +168,7 @@ export async function releaseHold(db: Queryable, generationId: string): Promise<
 
 /**
  * Expired holds count for nothing already; this only keeps the table small. Those another transaction has
- * locked (a late charge settling them) are left to it, as `renewHolds` leaves them.
+ * locked (a late charge settling them) are left to it, as the statements of `leases.ts` leave them.
  */
 export async function deleteExpiredHolds(db: Queryable): Promise<number> {
   const rows = await db.query(

@@ -6,7 +6,7 @@ import { testEnv } from "../../../../tests/support/config.js";
 import { createTestDatabase, type TestDatabase } from "../../../../tests/support/postgres.js";
 import { migrations, schema } from "../migrations.js";
 import { deleteExpiredHolds } from "./holds.js";
-import { reapLapsedHolds, renewHolds } from "./leases.js";
+import { detachOwnerHolds, reapLapsedHolds, releaseOwnerHolds, renewHolds } from "./leases.js";
 
 const key = "c".repeat(64);
 const owner = "replica-a";
@@ -66,6 +66,14 @@ async function besideSettlement(sweep: () => Promise<number>, lapsed: boolean): 
 describe.skipIf(!testEnv.databaseUrl)("statements on the holds of several generations, beside a settlement", () => {
   it("renews the leases of the holds it can lock, where waiting for the others deadlocked", async () => {
     expect(await besideSettlement(() => renewHolds(db, owner, 30_000), false)).toBe(1);
+  });
+
+  it("frees the holds of a replica's previous run that it can lock", async () => {
+    expect(await besideSettlement(() => releaseOwnerHolds(db, owner), false)).toBe(1);
+  });
+
+  it("detaches the holds of a draining replica that it can lock", async () => {
+    expect(await besideSettlement(() => detachOwnerHolds(db, owner), false)).toBe(1);
   });
 
   it("reaps the lapsed holds it can lock", async () => {

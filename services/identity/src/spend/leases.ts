@@ -7,17 +7,20 @@ import { metrics, type Logger, type Queryable } from "@switchyard/runtime";
  */
 
 /**
- * A live replica extends the lease of every hold it owns; returns how many. It passes over holds another
- * transaction has locked, without waiting: the ledger settling a batch, a release, a detach or the reaper, each
- * deleting the hold or setting its lease. Waiting for them deadlocked with a settlement that deleted the
- * same holds in another order. A hold locked by a transaction that then rolls back is renewed on the next
- * renewal, which comes a third of a lease after this one.
+ * The owner's holds under a lease ($1), locked. The statements on several holds at once (these, the reaper's,
+ * the sweep of expired holds) pass over those another transaction has locked instead of waiting for them:
+ * the ledger deletes the holds of a batch of charges in one statement, in its own order, and a statement
+ * waiting for one of them while holding another it wanted had Postgres fail one of the two as a deadlock.
+ * A locked hold is being deleted or given a new lease; one whose transaction rolls back is taken by the
+ * next renewal or sweep.
  */
+const leasedBy = "SELECT generation_id FROM identity.holds WHERE owner = $1 AND lease_until IS NOT NULL FOR UPDATE SKIP LOCKED";
+
+/** A live replica extends the lease of every hold it owns; returns how many. It renews every third of a lease. */
 export async function renewHolds(db: Queryable, owner: string, leaseMs: number): Promise<number> {
   const rows = await db.query(
     `UPDATE identity.holds SET lease_until = now() + make_interval(secs => $2::double precision / 1000)
-     WHERE generation_id IN (SELECT generation_id FROM identity.holds WHERE owner = $1 AND lease_until IS NOT NULL FOR UPDATE SKIP LOCKED)
-     RETURNING 1`,
+     WHERE generation_id IN (${leasedBy}) RETURNING 1`,
     [owner, leaseMs],
   );
   return rows.length;
@@ -28,24 +31,23 @@ export async function renewHolds(db: Queryable, owner: string, leaseMs: number):
  * Holds it detached when it drained wait for their charges.
  */
 export async function releaseOwnerHolds(db: Queryable, owner: string): Promise<number> {
-  const rows = await db.query(`DELETE FROM identity.holds WHERE owner = $1 AND lease_until IS NOT NULL RETURNING 1`, [owner]);
+  const rows = await db.query(`DELETE FROM identity.holds WHERE generation_id IN (${leasedBy}) RETURNING 1`, [owner]);
   if (rows.length > 0) metrics.holds.inc({ service: "identity", outcome: "reaped" }, rows.length);
   return rows.length;
 }
 
 /**
  * A replica that drained has no request left: its holds are charges on their way (in its outbox while the
- * bus is down) or releases that failed. They keep counting, without a lease, until settled or expired.
+ * bus is down) or releases that failed. They keep counting, without a lease, until settled or expired. One a
+ * settlement has locked is being deleted; were that settlement to roll back, the hold would keep its lease and
+ * be freed when it lapses, as every hold is when a drain cannot reach identity.
  */
 export async function detachOwnerHolds(db: Queryable, owner: string): Promise<number> {
-  const rows = await db.query(`UPDATE identity.holds SET lease_until = NULL WHERE owner = $1 AND lease_until IS NOT NULL RETURNING 1`, [owner]);
+  const rows = await db.query(`UPDATE identity.holds SET lease_until = NULL WHERE generation_id IN (${leasedBy}) RETURNING 1`, [owner]);
   return rows.length;
 }
 
-/**
- * Frees the holds whose owner stopped renewing them, passing over those another transaction has locked (a
- * settlement deleting them, as `renewHolds` does): the next sweep frees what is still there.
- */
+/** Frees the holds whose owner stopped renewing them (those another transaction has locked: see `leasedBy`). */
 export async function reapLapsedHolds(db: Queryable): Promise<number> {
   const rows = await db.query(
     `DELETE FROM identity.holds WHERE generation_id IN (SELECT generation_id FROM identity.holds WHERE lease_until < now() FOR UPDATE SKIP LOCKED) RETURNING 1`,
