@@ -39,7 +39,7 @@ interface Measured {
   /** Time waited after the slots' last answers for the target (and the database and bus) to go quiet. */
   settleMs: number;
   peakRss: number;
-  /** The largest memory the target's processes took together (`memoryTogether`). */
+  /** The largest memory the target's processes took together (`memoryOf`). */
   peakTogether: number;
   /** Each slot's CPU per request, the target's and the upstream's, in the order run: the spread behind the sums. */
   slots: Array<{ cpuMs: number; upstreamCpuMs: number }>;

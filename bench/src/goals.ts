@@ -122,7 +122,7 @@ export const limits = {
   standaloneCpuEach: 0.5,
   /** The topology's CPU per request against Portkey's, the geometric mean over `geomeanPlans`. */
   topologyCpuGeomean: 0.5,
-  /** The memory the topology's processes take together at their peak (`memoryTogether`) against Portkey's. */
+  /** The memory the topology's processes take together at their peak (`memoryOf`) against Portkey's. */
   topologyMemory: 3,
   /** Milliseconds standalone adds at p50 (buffered, c=1), and to the first streamed byte (c=1), and the topology's. */
   standaloneAddedP50Ms: 0.5,

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { memoryTogether, rssOf } from "./proc-stats.js";
+import { memoryOf, rssOf } from "./proc-stats.js";
 
 const mb = 1024 * 1024;
 let idle: ChildProcess[] = [];
@@ -15,22 +15,25 @@ afterAll(() => {
   for (const child of idle) child.kill();
 });
 
-describe("memoryTogether", () => {
-  it("is a single process's RSS", () => {
+describe("memoryOf", () => {
+  it("is a single process's RSS, both summed and together", () => {
     const pid = idle[0]!.pid!;
-    expect(Math.abs(memoryTogether([pid]) - rssOf(pid))).toBeLessThan(mb);
+    const { rss, together } = memoryOf([pid]);
+    expect(Math.abs(rss - rssOf(pid))).toBeLessThan(mb);
+    expect(together).toBe(rss);
   });
 
   it("counts the node binary's pages of several processes once", () => {
     const pids = idle.map((child) => child.pid!);
-    const rss = pids.map(rssOf);
-    const together = memoryTogether(pids);
-    expect(together).toBeGreaterThanOrEqual(Math.max(...rss) - mb);
+    const each = pids.map(rssOf);
+    const { rss, together } = memoryOf(pids);
+    expect(Math.abs(rss - each[0]! - each[1]!)).toBeLessThan(mb);
+    expect(together).toBeGreaterThanOrEqual(Math.max(...each) - mb);
     // Each maps tens of megabytes of the node binary; summing their RSS counts those pages twice.
-    expect(together).toBeLessThan(rss[0]! + rss[1]! - 10 * mb);
+    expect(together).toBeLessThan(rss - 10 * mb);
   });
 
   it("is zero for processes that are gone", () => {
-    expect(memoryTogether([2 ** 22 + 1])).toBe(0);
+    expect(memoryOf([2 ** 22 + 1])).toEqual({ rss: 0, together: 0 });
   });
 });

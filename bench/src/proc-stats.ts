@@ -95,33 +95,32 @@ function residentOf(pid: number): { own: number; file: number } {
 }
 
 /**
- * The memory a set of processes takes together: each one's own memory, and the pages of the files they map
- * once, as the largest of their file pages. They all map the same node binary, whose pages the kernel keeps
- * once; its pages in the topology's eight processes, read from /proc/<pid>/pagemap, came to 46 MB against 44 MB
- * in the process that had most of them, and 348 MB summed. A single process's is its RSS.
+ * A set of processes' resident memory: their RSS summed, and what they take together, each one's own memory
+ * and the pages of the files they map once, as the largest of their file pages. They all map the same node
+ * binary, whose pages the kernel keeps once; its pages in the topology's eight processes, read from
+ * /proc/<pid>/pagemap, came to 46 MB against 44 MB in the process that had most of them, and 348 MB summed.
+ * For a single process the two are its RSS.
  */
-export function memoryTogether(pids: readonly number[]): number {
+export function memoryOf(pids: readonly number[]): { rss: number; together: number } {
   let own = 0;
+  let files = 0;
   let file = 0;
   for (const pid of pids) {
     const resident = residentOf(pid);
     own += resident.own;
+    files += resident.file;
     file = Math.max(file, resident.file);
   }
-  return own + file;
+  return { rss: own + files, together: own + file };
 }
 
-/**
- * Samples a set of processes every `intervalMs` until stopped, keeping the largest summed RSS and the largest
- * memory they took together (`memoryTogether`).
- */
+/** Samples a set of processes' `memoryOf` every `intervalMs` until stopped, keeping the largest of each figure. */
 export function rssSampler(pids: () => readonly number[], intervalMs = 50) {
-  let rss = 0;
-  let together = 0;
+  const peak = { rss: 0, together: 0 };
   const sample = () => {
-    const current = pids();
-    rss = Math.max(rss, current.reduce((total, pid) => total + rssOf(pid), 0));
-    together = Math.max(together, memoryTogether(current));
+    const { rss, together } = memoryOf(pids());
+    peak.rss = Math.max(peak.rss, rss);
+    peak.together = Math.max(peak.together, together);
   };
   sample();
   const timer = setInterval(sample, intervalMs);
@@ -130,7 +129,7 @@ export function rssSampler(pids: () => readonly number[], intervalMs = 50) {
     stop(): { rss: number; together: number } {
       clearInterval(timer);
       sample();
-      return { rss, together };
+      return peak;
     },
   };
 }
