@@ -22,7 +22,7 @@ interface Group {
 const backoffMs = (attempt: number) => Math.min(1000, 10 * 2 ** attempt);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Whether a subject matches any of the patterns, remembered per subject (the subjects are a small closed set). */
+/** Whether a subject matches one of the patterns or more, remembered per subject (the subjects are a small closed set). */
 function subjectFilter(patterns: readonly string[]): (subject: string) => boolean {
   const known = new Map<string, boolean>();
   return (subject) => {
@@ -44,7 +44,15 @@ function subjectFilter(patterns: readonly string[]): (subject: string) => boolea
 export function createMemoryBus(options: { logger: Logger; held?: boolean }): Bus {
   const { logger } = options;
   let release = () => {};
-  const released = options.held ? new Promise<void>((resolve) => (release = resolve)) : undefined;
+  // Until the release, what publishes waits on this; after it, publishing no longer awaits a thing.
+  let held = options.held
+    ? new Promise<void>((resolve) => {
+        release = () => {
+          held = undefined;
+          resolve();
+        };
+      })
+    : undefined;
   const groups = new Map<string, Group>();
   const listeners = new Set<{ matches: (subject: string) => boolean; handler: EventHandler; inFlight: Set<Promise<void>> }>();
   const publishing = new Set<Promise<unknown>>();
@@ -152,7 +160,7 @@ export function createMemoryBus(options: { logger: Logger; held?: boolean }): Bu
     publish: (event) => bus.publishAll!([event]),
 
     async publishAll(events) {
-      if (released) await released;
+      if (held) await held;
       if (closed) throw new Error("the in-process bus is closed");
       const parsed = events.map(accept);
       const deliveries = [...groups.values()].map((group) => {
