@@ -1,6 +1,7 @@
 import type { HoldDecision, HoldRequest, LimitReset } from "@switchyard/contracts";
 import { metrics, picoToDecimal, toPico, unauthorized, type Db, type HoldFigures, type Queryable } from "@switchyard/runtime";
 import { expiredGraceMs, memoryHolds, type MemoryHolds } from "./memory-holds.js";
+import { unlockedHolds } from "./leases.js";
 import { holdIfUnbound, holdParams, insertHold, replaceHold } from "./unbound-holds.js";
 import { windowStart, windowStarts, type WindowStarts } from "./windows.js";
 
@@ -166,17 +167,10 @@ export async function releaseHold(db: Queryable, generationId: string): Promise<
   return released;
 }
 
-/**
- * Expired holds count for nothing already; this only keeps the table small. Those another transaction has
- * locked (a late charge settling them) are left to it, as the statements of `leases.ts` leave them.
- */
+/** Expired holds count for nothing already; this only keeps the table small (a late charge settling one keeps it). */
 export async function deleteExpiredHolds(db: Queryable): Promise<number> {
-  const rows = await db.query(
-    `DELETE FROM identity.holds WHERE generation_id IN (
-       SELECT generation_id FROM identity.holds WHERE expires_at < now() - make_interval(secs => $1::double precision / 1000) FOR UPDATE SKIP LOCKED
-     ) RETURNING 1`,
-    [expiredGraceMs],
-  );
+  const expired = unlockedHolds("expires_at < now() - make_interval(secs => $1::double precision / 1000)");
+  const rows = await db.query(`DELETE FROM identity.holds WHERE generation_id IN (${expired}) RETURNING 1`, [expiredGraceMs]);
   const deleted = rows.length + (memoryHolds(db)?.dropExpired() ?? 0);
   if (deleted > 0) metrics.holds.inc({ service: "identity", outcome: "expired" }, deleted);
   return deleted;

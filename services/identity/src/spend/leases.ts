@@ -7,14 +7,17 @@ import { metrics, type Logger, type Queryable } from "@switchyard/runtime";
  */
 
 /**
- * The owner's holds under a lease ($1), locked. The statements on several holds at once (these, the reaper's,
- * the sweep of expired holds) pass over those another transaction has locked instead of waiting for them:
- * the ledger deletes the holds of a batch of charges in one statement, in its own order, and a statement
- * waiting for one of them while holding another it wanted had Postgres fail one of the two as a deadlock.
- * A locked hold is being deleted or given a new lease; one whose transaction rolls back is taken by the
- * next renewal or sweep.
+ * The holds that meet `condition`, locked for the statement that changes them, passing over those another
+ * transaction has locked instead of waiting for them. Every statement on several holds at once takes them
+ * this way (the lease statements here, the sweep of expired holds): the ledger deletes the holds of a batch
+ * of charges in one statement, in its own order, and a statement waiting for one of them while holding
+ * another it wanted had Postgres fail one of the two as a deadlock. A locked hold is being deleted or given a
+ * new lease; one whose transaction rolls back is taken by the next renewal or sweep.
  */
-const leasedBy = "SELECT generation_id FROM identity.holds WHERE owner = $1 AND lease_until IS NOT NULL FOR UPDATE SKIP LOCKED";
+export const unlockedHolds = (condition: string): string => `SELECT generation_id FROM identity.holds WHERE ${condition} FOR UPDATE SKIP LOCKED`;
+
+/** The owner's ($1) holds under a lease. */
+const leasedBy = unlockedHolds("owner = $1 AND lease_until IS NOT NULL");
 
 /** A live replica extends the lease of every hold it owns; returns how many. It renews every third of a lease. */
 export async function renewHolds(db: Queryable, owner: string, leaseMs: number): Promise<number> {
@@ -47,11 +50,9 @@ export async function detachOwnerHolds(db: Queryable, owner: string): Promise<nu
   return rows.length;
 }
 
-/** Frees the holds whose owner stopped renewing them (those another transaction has locked: see `leasedBy`). */
+/** Frees the holds whose owner stopped renewing them. */
 export async function reapLapsedHolds(db: Queryable): Promise<number> {
-  const rows = await db.query(
-    `DELETE FROM identity.holds WHERE generation_id IN (SELECT generation_id FROM identity.holds WHERE lease_until < now() FOR UPDATE SKIP LOCKED) RETURNING 1`,
-  );
+  const rows = await db.query(`DELETE FROM identity.holds WHERE generation_id IN (${unlockedHolds("lease_until < now()")}) RETURNING 1`);
   if (rows.length > 0) metrics.holds.inc({ service: "identity", outcome: "reaped" }, rows.length);
   return rows.length;
 }
@@ -66,9 +67,9 @@ export interface ReaperOptions {
 }
 
 /**
- * Reaps lapsed holds every `everyMs`. While identity's database was unreachable no replica could renew
- * anything, so every lease may have lapsed through no fault of its owner: after an outage the reaper waits
- * one lease, which gives live replicas a renewal, before it frees anything.
+ * Reaps lapsed holds every `everyMs`. While identity's database was unreachable no replica could renew a
+ * lease, so every lease may have lapsed through no fault of its owner: after an outage the reaper waits one
+ * lease, which gives live replicas a renewal, before it frees a hold.
  */
 export function startHoldReaper(options: ReaperOptions): { stop(): void; sweep(): Promise<void> } {
   const now = options.now ?? Date.now;
