@@ -23,11 +23,8 @@ export function cpuMsOf(pid: number): number | undefined {
   return ((utime + stime) * 1000) / clockTicks;
 }
 
-/** Resident memory of one process in bytes, from /proc/<pid>/status; 0 when it is gone. */
-export function rssOf(pid: number): number {
-  const match = /^VmRSS:\s+(\d+) kB/m.exec(read(`/proc/${pid}/status`) ?? "");
-  return match ? Number(match[1]) * 1024 : 0;
-}
+/** Resident memory of one process in bytes (`memoryOf`); 0 when it is gone. */
+export const rssOf = (pid: number): number => memoryOf([pid]).rss;
 
 /** Every process whose /proc/<pid>/comm is one of the names (e.g. the Postgres server's processes). */
 export function pidsByComm(names: readonly string[]): number[] {
