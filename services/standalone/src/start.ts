@@ -47,7 +47,7 @@ export interface StandaloneOptions {
  */
 export async function startStandalone(config: StandaloneConfigWithProviders, logger: Logger, options: StandaloneOptions = {}): Promise<Standalone> {
   const { announce, webFetchHosts, consoleDir } = options;
-  // The catalog file is read before anything is made: a bad one stops the first start before its
+  // The catalog file is read before the gateway makes its data: a bad one stops the first start before its
   // management key is created and shown (the catalog reads it again when it starts).
   await loadCatalog(config.SWITCHYARD_CONFIG);
   // One process signs and verifies its own caller headers; a random secret is enough when none is set.

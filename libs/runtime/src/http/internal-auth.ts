@@ -52,7 +52,7 @@ export function createCallerSigner(secret: string, ttlSeconds = 120) {
 export type CallerSigner = ReturnType<typeof createCallerSigner>;
 
 /**
- * The keys a verifier accepts: the deployment's secret, then any others it is told to accept while the
+ * The keys a verifier accepts: the deployment's secret, then the others it is told to accept while the
  * secret is being rotated (SWITCHYARD_INTERNAL_SECRETS_ACCEPTED).
  */
 const keysOf = (secret: string, accepted: readonly string[]) => [secret, ...accepted].map((s) => new TextEncoder().encode(s));
