@@ -11,3 +11,4 @@ export * from "./metrics.js";
 export * from "./within.js";
 export * from "./extended.js";
 export * from "./tracing/index.js";
+export * from "./heap.js";

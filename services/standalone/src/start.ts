@@ -12,6 +12,7 @@ import {
   createCallerVerifier,
   createServiceVerifier,
   createTracing,
+  limitHeapGrowth,
   openBackends,
   serve,
   ServiceUnavailableError,
@@ -47,6 +48,7 @@ export interface StandaloneOptions {
  */
 export async function startStandalone(config: StandaloneConfigWithProviders, logger: Logger, options: StandaloneOptions = {}): Promise<Standalone> {
   const { announce, webFetchHosts, consoleDir } = options;
+  limitHeapGrowth();
   // The catalog file is read before the gateway makes its data: a bad one stops the first start before its
   // management key is created and shown (the catalog reads it again when it starts).
   await loadCatalog(config.SWITCHYARD_CONFIG);
