@@ -12,15 +12,16 @@ import { apiNames, dialects, modesOf, pairedChat, planLabel, planMode as mode, s
 import { startPortkeyTarget } from "./portkey-target.js";
 import { freshDatabase } from "./database.js";
 import { cpuSnapshot, cpuSpent, pidsByComm, rssOf, rssSampler, settle } from "./proc-stats.js";
-import { directTarget, startStandaloneTarget, startUpstream, writeCatalog, type Target } from "./targets.js";
+import { directTarget, startProxyTarget, startStandaloneTarget, startUpstream, writeCatalog, type Target } from "./targets.js";
 import { startTopologyTarget } from "./topology-target.js";
 
 /**
  * One-command gateway comparison: the same chat completions sent straight to a fake upstream (direct),
+ * through a bare proxy that does nothing between its sockets (proxy, the floor under every gateway),
  * through Switchyard standalone, through Switchyard as separate processes (topology) and through the
  * Portkey gateway, interleaved (for each plan, rounds in which every target runs once, in a rotated order)
  * so machine noise hits all alike. Plans of the Responses API run against Switchyard's targets only, those of
- * Anthropic's Messages API and of the embeddings API against Switchyard's and direct calls; their rows say
+ * Anthropic's Messages API and of the embeddings API against Switchyard's, direct calls and the proxy; their rows say
  * their CPU per request against chat's. Chat plans with a prompt size send a large conversation instead of one
  * message. Each target's RSS is read once it has started, before its first request of the benchmark's load.
  * Prints a Markdown table and the goals, and writes bench/results/compare.json.
@@ -60,6 +61,7 @@ async function startTargets(dir: string, upstream: { url: string; pid: number },
     const started = performance.now();
     let target: Target | undefined;
     if (name === "direct") target = directTarget(upstream);
+    if (name === "proxy") target = await startProxyTarget(upstream);
     if (name === "standalone") target = await startStandaloneTarget(catalogPath, join(dir, "standalone"));
     if (name === "standalone-pg") {
       const database = await freshDatabase(config.databaseUrl).catch((error: unknown) => {

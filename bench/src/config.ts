@@ -27,7 +27,7 @@ const replicas = (text: string): 1 | 2 => {
 };
 
 /** What `npm run bench` can measure; `baseline` runs only when asked (it needs `BENCH_BASELINE_DIR`). */
-export const compareTargetNames = ["direct", "standalone", "standalone-pg", "topology", "portkey", "baseline"] as const;
+export const compareTargetNames = ["direct", "proxy", "standalone", "standalone-pg", "topology", "portkey", "baseline"] as const;
 const defaultTargets = compareTargetNames.filter((name) => name !== "baseline");
 export type CompareTargetName = (typeof compareTargetNames)[number];
 
@@ -37,6 +37,8 @@ export const benchConfig = {
   cpuProfileDir: env.BENCH_CPU_PROF_DIR,
   /** Set by the benchmark for the processes it profiles through `cpu-profile-preload` (SIGUSR2 starts and stops a profile). */
   signalProfileDir: env.BENCH_SIGNAL_PROFILE_DIR,
+  /** Set by the benchmark for the `proxy` target's process: the upstream it forwards to. */
+  proxyUpstream: env.BENCH_PROXY_UPSTREAM,
   /** The environment the benchmark was started with, for the processes it starts (each drops what must not reach it). */
   baseEnv: { ...env } as Record<string, string | undefined>,
 

@@ -112,25 +112,25 @@ describe("plan parsing", () => {
 });
 
 describe("targets of a dialect", () => {
-  const targets = ["direct", "standalone", "standalone-pg", "topology", "portkey"];
+  const targets = ["direct", "proxy", "standalone", "standalone-pg", "topology", "portkey"];
 
   it("runs chat everywhere and Responses on Switchyard's targets only", () => {
     expect(targets.filter((t) => servesDialect(t, "chat"))).toEqual(targets);
     expect(targets.filter((t) => servesDialect(t, "responses"))).toEqual(["standalone", "standalone-pg", "topology"]);
   });
 
-  it("runs Messages on Switchyard's targets and on direct calls, whose upstream answers Anthropic's /messages", () => {
-    expect(targets.filter((t) => servesDialect(t, "messages"))).toEqual(["direct", "standalone", "standalone-pg", "topology"]);
+  it("runs Messages on Switchyard's targets, direct calls and the bare proxy, whose upstream answers Anthropic's /messages", () => {
+    expect(targets.filter((t) => servesDialect(t, "messages"))).toEqual(["direct", "proxy", "standalone", "standalone-pg", "topology"]);
   });
 
   it("runs every dialect on another build of standalone (baseline), as on standalone", () => {
     for (const dialect of ["chat", "responses", "messages", "embeddings"] as const) expect(servesDialect("baseline", dialect)).toBe(servesDialect("standalone", dialect));
   });
 
-  it("runs embeddings on Switchyard's targets and on direct calls, whose upstream answers /embeddings", () => {
-    expect(targets.filter((t) => servesDialect(t, "embeddings"))).toEqual(["direct", "standalone", "standalone-pg", "topology"]);
+  it("runs embeddings on Switchyard's targets, direct calls and the bare proxy, whose upstream answers /embeddings", () => {
+    expect(targets.filter((t) => servesDialect(t, "embeddings"))).toEqual(["direct", "proxy", "standalone", "standalone-pg", "topology"]);
     expect(skippedTargets(parsePlans("buffered:10,embeddings:buffered:10"), targets)).toEqual([
-      "embeddings plans skip portkey (the Embeddings API is called only on direct, standalone, standalone-pg, topology)",
+      "embeddings plans skip portkey (the Embeddings API is called only on direct, proxy, standalone, standalone-pg, topology)",
     ]);
   });
 

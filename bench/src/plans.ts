@@ -107,14 +107,14 @@ const switchyardTargets = ["standalone", "standalone-pg", "topology", "baseline"
 /**
  * The targets each dialect other than chat runs against (chat runs against all). Responses: Switchyard's only,
  * as the upstream does not speak it and Portkey is called on its chat route. Messages: Switchyard's, and
- * direct calls, since the upstream answers Anthropic's `/messages` itself (what Switchyard's Anthropic endpoint calls).
- * Embeddings: Switchyard's and direct calls, since the upstream answers `/embeddings` itself (what Switchyard's
- * `openai-compatible` endpoint calls).
+ * direct calls and the bare proxy, since the upstream answers Anthropic's `/messages` itself (what
+ * Switchyard's Anthropic endpoint calls). Embeddings: the same, since the upstream answers `/embeddings`
+ * itself (what Switchyard's `openai-compatible` endpoint calls).
  */
 export const dialectTargets: Record<Exclude<Dialect, "chat">, readonly string[]> = {
   responses: switchyardTargets,
-  messages: ["direct", ...switchyardTargets],
-  embeddings: ["direct", ...switchyardTargets],
+  messages: ["direct", "proxy", ...switchyardTargets],
+  embeddings: ["direct", "proxy", ...switchyardTargets],
 };
 
 /** Whether a plan of `dialect` runs against the target named `target`. */
