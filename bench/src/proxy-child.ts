@@ -10,7 +10,8 @@ import { benchConfig } from "./config.js";
  * back as they come. Its CPU per request is what one gateway hop's sockets and HTTP parsing cost for a
  * plan's bodies on the machine, before a gateway does its own work: the floor of every gateway's figures.
  */
-const upstream = new URL(benchConfig.proxyUpstream ?? "");
+if (!benchConfig.proxyUpstream) throw new Error("BENCH_PROXY_UPSTREAM is not set: the benchmark starts the proxy with the upstream it forwards to");
+const upstream = new URL(benchConfig.proxyUpstream);
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
 
 const server = createServer((req, res) => {
