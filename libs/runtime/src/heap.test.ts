@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest";
 const built = new URL("../dist/heap.js", import.meta.url).href;
 
 /**
- * The largest V8 heap (`heapTotal`, bytes) of a fresh process that keeps about 30 MB alive and makes garbage
- * beside it, after `limitHeapGrowth` when `limit`, started with `flags`.
+ * The largest V8 heap (`heapTotal`, bytes) of a fresh process that keeps 400,000 small objects alive and
+ * makes garbage beside them, after `limitHeapGrowth` when `limit`, started with `flags`.
  */
 function largestHeap(limit: boolean, flags: string[] = []): number {
   const script = `

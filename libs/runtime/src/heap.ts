@@ -8,9 +8,10 @@ const heapGrowthPercent = 50;
  * life beside everything else on one machine (standalone). V8 picks the factor itself, up to 4× what the
  * last full collection kept on a machine with memory to spare, and keeps what it took when load stops: a
  * standalone gateway that had just answered a few thousand requests of each API at concurrency 10 held a
- * heap of 265 MB of which about 90 MB was live. At 1.5× its peak RSS over the benchmark's plans was 306–321
- * MB against 323–458 MB, at the same CPU per request within the benchmark's noise (−7% to +9% by plan). A process started with its own
- * `--heap-growing-percent` keeps it. A process-wide V8 setting, read at every full collection.
+ * heap of 265 MB of which about 90 MB was live. At 1.5× its peak RSS over the benchmark's plans was
+ * 306–321 MB against 323–458 MB, at the same CPU per request within the benchmark's noise (−7% to +9% by
+ * plan). A process started with its own `--heap-growing-percent` keeps it. A process-wide V8 setting, read
+ * at every full collection.
  */
 export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv): void {
   if (execArgv.some((arg) => arg.startsWith("--heap-growing-percent") || arg.startsWith("--heap_growing_percent"))) return;
