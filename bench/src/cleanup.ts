@@ -27,6 +27,14 @@ export function cleanup(): Promise<void> {
   return running;
 }
 
+/** In a process the benchmark forked: `stop` when the parent says "stop", and when the parent is gone (killed, crashed). */
+export function stopWithParent(stop: () => void): void {
+  process.on("message", (message: unknown) => {
+    if (message === "stop") stop();
+  });
+  process.on("disconnect", stop);
+}
+
 /** Ctrl-C (or a SIGTERM) stops what was started before the benchmark exits. */
 export function cleanupOnSignals(): void {
   for (const signal of ["SIGINT", "SIGTERM"] as const) {

@@ -107,7 +107,7 @@ export const benchConfig = {
     /** Requests per second, started on schedule whatever the answers' pace (half of them streamed by default). */
     rate: number("BENCH_SOAK_RATE", 100),
     streamShare: number("BENCH_SOAK_STREAM_SHARE", 0.5),
-    /** Requests in flight at most; a request due while this many wait is counted as skipped, not sent. */
+    /** Requests in flight at most; a request due while that limit is reached is counted as skipped, not sent. */
     maxInFlight: number("BENCH_SOAK_MAX_IN_FLIGHT", 200),
     sampleSeconds: number("BENCH_SOAK_SAMPLE_SECONDS", 5),
   },

@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
+import { stopWithParent } from "./cleanup.js";
 import { benchConfig } from "./config.js";
 
 /**
@@ -39,13 +40,8 @@ const server = createServer((req, res) => {
 });
 
 server.listen(0, "127.0.0.1", () => process.send?.({ ready: true, port: (server.address() as AddressInfo).port }));
-const stop = () => {
+stopWithParent(() => {
   server.close();
   void agent.close();
   process.exit(0);
-};
-process.on("message", (message: unknown) => {
-  if (message === "stop") stop();
 });
-// A parent that is gone (killed, crashed) takes the proxy with it.
-process.on("disconnect", stop);

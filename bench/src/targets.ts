@@ -105,15 +105,6 @@ export async function createInferenceKey(origin: string, managementKey: string):
   return (JSON.parse(text) as { key: string }).key;
 }
 
-/** The upstream's own paths of the dialects it answers, for calls straight to it (or through the bare proxy) on its model `bench`. */
-function upstreamRoutes(url: URL): Target["routes"] {
-  return {
-    chat: { path: `${url.pathname}/chat/completions`, model: "bench" },
-    messages: { path: `${url.pathname}/messages`, model: "bench" },
-    embeddings: { path: `${url.pathname}/embeddings`, model: "bench" },
-  };
-}
-
 /** The calls straight to the upstream: the baseline every gateway is compared with, on chat completions, Anthropic's Messages and embeddings. */
 export function directTarget(upstream: { url: string; pid: number }): Target {
   const url = new URL(upstream.url);
@@ -121,7 +112,11 @@ export function directTarget(upstream: { url: string; pid: number }): Target {
     name: "direct",
     origin: url.origin,
     headers: { authorization: "Bearer sk-bench" },
-    routes: upstreamRoutes(url),
+    routes: {
+      chat: { path: `${url.pathname}/chat/completions`, model: "bench" },
+      messages: { path: `${url.pathname}/messages`, model: "bench" },
+      embeddings: { path: `${url.pathname}/embeddings`, model: "bench" },
+    },
     pids: () => [upstream.pid],
     stop: async () => undefined, // the upstream outlives the targets: it is stopped last
   };
@@ -132,14 +127,8 @@ export async function startProxyTarget(upstream: { url: string }): Promise<Targe
   const child = forkChild<{ port: number }>(childEnv({ BENCH_PROXY_UPSTREAM: upstream.url }), "./proxy-child.js");
   try {
     const { port } = await child.ready;
-    return {
-      name: "proxy",
-      origin: `http://127.0.0.1:${port}`,
-      headers: { authorization: "Bearer sk-bench" },
-      routes: upstreamRoutes(new URL(upstream.url)),
-      pids: () => [child.pid],
-      stop: () => child.stop(),
-    };
+    const direct = directTarget({ url: upstream.url, pid: child.pid });
+    return { ...direct, name: "proxy", origin: `http://127.0.0.1:${port}`, stop: () => child.stop() };
   } catch (error) {
     await child.stop();
     throw error;

@@ -15,7 +15,7 @@ const heapGrowthPercent = 100;
  * started with its own `--heap-growing-percent` keeps it. A process-wide V8 setting, read at every full
  * collection.
  */
-export function limitHeapGrowth(execArgv: readonly string[] = process.execArgv): void {
-  if (execArgv.some((arg) => arg.startsWith("--heap-growing-percent") || arg.startsWith("--heap_growing_percent"))) return;
+export function limitHeapGrowth(): void {
+  if (process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent/.test(arg))) return;
   setFlagsFromString(`--heap-growing-percent=${heapGrowthPercent}`);
 }

@@ -19,7 +19,7 @@ export const unlockedHolds = (condition: string): string => `SELECT generation_i
 /** The owner's ($1) holds under a lease. */
 const leasedBy = unlockedHolds("owner = $1 AND lease_until IS NOT NULL");
 
-/** A live replica extends the lease of every hold it owns; returns how many. It renews every third of a lease. */
+/** A live replica extends the lease of every hold it owns; returns the count. It renews every third of a lease. */
 export async function renewHolds(db: Queryable, owner: string, leaseMs: number): Promise<number> {
   const rows = await db.query(
     `UPDATE identity.holds SET lease_until = now() + make_interval(secs => $2::double precision / 1000)
