@@ -165,5 +165,21 @@ describe("generation recorder", () => {
     expect((await droppedRecords()) - dropped).toBe(1);
     await relay.stop();
   });
-});
 
+  it("counts a generation for its endpoint once the caller's answer is written, and what is left when it stops", async () => {
+    const bus = createMemoryBus({ logger });
+    const relay = startOutboxRelay({ db, schema, bus, logger });
+    const served: string[] = [];
+    const stats = { served: (provider: string, model: string) => void served.push(`${provider} ${model}`) };
+    const recorder = createRecorder({ db, events: outboxSink(schema, relay), logger, flushMs: 5, stats });
+    recorder.record(generation("gen-counted-later"));
+    // The caller sends its answer right after `record` returns, in the same turn of the event loop.
+    expect(served).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(served).toEqual(["alpha vendor/model"]);
+    recorder.record(generation("gen-counted-at-stop"));
+    await recorder.stop();
+    expect(served).toEqual(["alpha vendor/model", "alpha vendor/model"]);
+    await relay.stop();
+  });
+});

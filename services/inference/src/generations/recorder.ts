@@ -86,6 +86,8 @@ export function createRecorder(options: RecorderOptions): GenerationRecorder {
   const queued = new Map<string, { generation: FinishedGeneration; at: Date }>();
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> | undefined;
+  // Generations whose metrics and endpoint figures are still to be counted: after the answer is written (see `record`).
+  let unobserved: FinishedGeneration[] = [];
   let failures = 0;
   let stopped = false;
 
@@ -167,15 +169,31 @@ export function createRecorder(options: RecorderOptions): GenerationRecorder {
     timer = setTimeout(flush, delay);
   }
 
+  function observeAll(): void {
+    const generations = unobserved;
+    unobserved = [];
+    for (const generation of generations) {
+      try {
+        observe(service, options.stats, generation);
+      } catch (error) {
+        // Outside the request by now: a figure that cannot be counted is logged, never the process's end.
+        logger.error({ err: error, generationId: generation.id }, "generation metrics could not be counted");
+      }
+    }
+  }
+
   return {
     record(finished) {
       const generation = withStoredCounts(finished);
-      observe(service, options.stats, generation);
+      // Counted once the event loop has written the answer the caller is about to send: metrics and the endpoint's
+      // figures are not the client's wait.
+      if (unobserved.push(generation) === 1) setImmediate(observeAll);
       queued.set(generation.id, { generation, at: new Date() });
       schedule();
     },
     pending: (id) => queued.get(id),
     async stop() {
+      observeAll();
       stopped = true;
       clearTimeout(timer);
       timer = undefined;
