@@ -106,6 +106,21 @@ export function parsedText(text: string): unknown {
   }
 }
 
+/** The most endpoint URLs whose origin and path `targetOf` keeps; past it the kept ones are dropped and kept anew. */
+const keptTargets = 512;
+const targets = new Map<string, { origin: string; path: string }>();
+
+/** A URL's origin and path with its query, as the dispatcher takes them: parsed once per URL, not per call. */
+function targetOf(url: string): { origin: string; path: string } {
+  let target = targets.get(url);
+  if (target) return target;
+  const parsed = new URL(url);
+  target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+  if (targets.size >= keptTargets) targets.clear();
+  targets.set(url, target);
+  return target;
+}
+
 /** One JSON POST whose whole answer, as the chunks it came in, `read` turns into the result; undefined when the connection dropped mid-answer. */
 function dispatchJson<T>(provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal, read: (chunks: Buffer[]) => T): Promise<T | undefined> {
   return new Promise((resolve, reject) => {
@@ -122,8 +137,8 @@ function dispatchJson<T>(provider: string, url: string, headers: Record<string, 
     };
     if (signal.aborted) return reject(signal.reason);
     signal.addEventListener("abort", abort, { once: true });
-    const target = new URL(url);
-    const options = { origin: target.origin, path: `${target.pathname}${target.search}`, method: "POST" as const, headers: traceHeaders({ "content-type": "application/json", ...headers }), body: jsonBody(body) };
+    const { origin, path } = targetOf(url);
+    const options = { origin, path, method: "POST" as const, headers: traceHeaders({ "content-type": "application/json", ...headers }), body: jsonBody(body) };
     try {
       agent.dispatch(options, {
         onRequestStart(started) {
