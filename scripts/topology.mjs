@@ -25,6 +25,8 @@ import { dirname, join } from "node:path";
 import pg from "pg";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+/** The V8 flags every service starts with: the runtime's `serverNodeFlags` (libs/runtime/src/heap.ts), which this script cannot import before a build. */
+const nodeFlags = ["--max-semi-space-size=16"];
 const env = { ...process.env };
 const print = (value) => process.stdout.write(`${JSON.stringify(value)}\n`);
 
@@ -129,7 +131,7 @@ function restart(spec, failures = 0) {
 
 /** Starts one process; resolves when it listens. Restarts it whenever it exits, until we stop. */
 function start(spec) {
-  const child = spawn(process.execPath, [spec.entry], { cwd: root, env: { ...env, ...shared, ...spec.env, PORT: String(spec.env.PORT) }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...nodeFlags, spec.entry], { cwd: root, env: { ...env, ...shared, ...spec.env, PORT: String(spec.env.PORT) }, stdio: ["ignore", "pipe", "pipe"] });
   children.set(spec.name, child);
   let pending = "";
   const onData = (chunk) => {

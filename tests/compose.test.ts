@@ -107,7 +107,8 @@ describe("compose.yaml", () => {
       expect(service.build, name).toEqual({ context: ".", dockerfile: `services/${name}/Dockerfile` });
       expect(existsSync(`${repoRoot}services/${name}/Dockerfile`)).toBe(true);
       expect(service.image).toBe(`switchyard/${name}`);
-      expect(runtimeStage(dockerfileOf(name))).toContain(`CMD ["node", "services/${name}/dist/main.js"]`);
+      // The image runs this service (its whole command: tests/dockerfiles.test.ts).
+      expect(runtimeStage(dockerfileOf(name))).toMatch(new RegExp(`^CMD \\["node", .*"services/${name}/dist/main\\.js"\\]$`, "m"));
     }
     expect(services.nats!.command).toEqual(expect.arrayContaining(["--jetstream", "--store_dir"]));
     expect(services.postgres!.image).toMatch(/^postgres:1[5-9]/);

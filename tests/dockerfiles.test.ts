@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { parseEnv } from "@switchyard/runtime";
+import { parseEnv, serverNodeFlags } from "@switchyard/runtime";
 import { standaloneEnv } from "@switchyard/standalone";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
@@ -12,6 +12,9 @@ import { repoRoot } from "./support/process.js";
  */
 const services = ["router", "identity", "catalog", "inference", "media", "storage", "sandbox"];
 
+/** An image's command: Node with the server's V8 flags, on a service's entry point. */
+const command = (service: string) => `CMD ${JSON.stringify(["node", ...serverNodeFlags, `services/${service}/dist/main.js`]).replaceAll(",", ", ")}`;
+
 describe.each(services)("services/%s/Dockerfile", (service) => {
   const text = readFileSync(`${repoRoot}services/${service}/Dockerfile`, "utf8");
   const stages = text.split(/^FROM /m).slice(1);
@@ -22,7 +25,7 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
     expect(runtime).toMatch(/^node:24-bookworm-slim\n/);
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", .*\/healthz/m);
-    expect(runtime).toContain(`CMD ["node", "services/${service}/dist/main.js"]`);
+    expect(runtime).toContain(command(service));
   });
 
   it("copies into the image only paths that exist in the built workspace", () => {
@@ -56,7 +59,7 @@ describe("services/standalone/Dockerfile", () => {
     expect(runtime).toMatch(/^node:24-bookworm-slim\n/);
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", .*\/healthz/m);
-    expect(runtime).toContain(`CMD ["node", "services/standalone/dist/main.js"]`);
+    expect(runtime).toContain(command("standalone"));
     expect(runtime).toContain(`EXPOSE ${env.PORT}`);
   });
 

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { serverNodeFlags } from "@switchyard/runtime";
 import { Agent, fetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEnv } from "./support/catalog-fixture.js";
@@ -244,6 +245,14 @@ const newKey = async (body: Record<string, unknown> = {}) => {
 };
 
 describe.skipIf(needsBackends)("the multi-process topology", () => {
+  it("starts every service with the V8 flags of a server", async () => {
+    expect(pids.size).toBeGreaterThanOrEqual(7);
+    for (const [name, pid] of pids) {
+      const args = (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0").slice(1, -2);
+      expect(args, name).toEqual(serverNodeFlags);
+    }
+  });
+
   it("restarts every process in turn under load without a connection error or a 502, and applies usage exactly once", async () => {
     const { key, hash } = await newKey({ limit: 100, rate_limit_per_minute: 1_000_000 });
     const upstreamStart = upstream.requests.length;

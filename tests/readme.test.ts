@@ -4,6 +4,7 @@ import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { serverNodeFlags } from "@switchyard/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testEnv } from "./support/config.js";
 import { startFakeAnthropic, greeting as anthropicGreeting, type FakeAnthropic } from "./support/fake-anthropic.js";
@@ -221,7 +222,10 @@ describe("README.md", () => {
       const where = `README block ${index + 1}:\n${block}\n`;
       if (block === "npm ci && npm test") continue; // this suite itself
       if (block === "npm ci && npm start") {
-        // What `npm start` runs once built, with a provider key and base URLs the README's chat section names.
+        // What `npm start` runs once built (`startProcess` gives it the same flags), with a provider key and base
+        // URLs the README's chat section names.
+        const { scripts } = JSON.parse(await readFile(join(repoRoot, "package.json"), "utf8")) as { scripts: Record<string, string> };
+        expect(scripts.start!.split(" && ").at(-1)).toBe(["node", ...serverNodeFlags, "services/standalone/dist/main.js"].join(" "));
         gateway = startProcess("services/standalone/dist/main.js", {
           PORT: String(port),
           SWITCHYARD_DATA_DIR: join(dir, ".switchyard"),

@@ -46,9 +46,12 @@ const answer = <T>(child: ChildProcess, key: string, request: unknown) =>
     child.send(request as string);
   });
 
-/** A benchmark party (the gateway by default) in a child process, so its CPU time and memory are its own. */
-export function forkChild<Ready>(env: Record<string, string | undefined>, script = "./gateway-child.js") {
-  const child: ChildProcess = fork(new URL(script, import.meta.url), { stdio: ["ignore", "inherit", "inherit", "ipc"], env });
+/**
+ * A benchmark party (the gateway by default) in a child process, so its CPU time and memory are its own. It
+ * runs on this process's Node flags, and `nodeFlags` after them (a gateway's: those `npm start` gives it).
+ */
+export function forkChild<Ready>(env: Record<string, string | undefined>, script = "./gateway-child.js", nodeFlags: readonly string[] = []) {
+  const child: ChildProcess = fork(new URL(script, import.meta.url), { stdio: ["ignore", "inherit", "inherit", "ipc"], env, execArgv: [...process.execArgv, ...nodeFlags] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const ready = new Promise<Ready>((resolve, reject) => {
     child.on("message", (m: unknown) => (m as { ready?: boolean }).ready && resolve(m as Ready));

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Pool } from "undici";
+import { serverNodeFlags } from "@switchyard/runtime";
 import { benchConfig } from "./config.js";
 import { cpuMs, forkChild, percentile, runLoad } from "./measure.js";
 
@@ -21,7 +22,7 @@ interface Ready {
   callerHeader: string;
 }
 
-const gateway = forkChild<Ready>({ ...benchConfig.baseEnv });
+const gateway = forkChild<Ready>({ ...benchConfig.baseEnv }, undefined, serverNodeFlags);
 const ready = await gateway.ready;
 const usage = gateway.usage;
 

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { serverNodeFlags } from "@switchyard/runtime";
 import type { CompareTargetName } from "./config.js";
 import { benchConfig } from "./config.js";
 import type { ChatEndpoint } from "./chat-load.js";
@@ -152,6 +153,7 @@ export async function startStandaloneTarget(
   const gateway = forkChild<{ routerPort: number; bootstrapKey: string }>(
     childEnv({ SWITCHYARD_CONFIG: catalogPath, SWITCHYARD_DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) }),
     baseline ? pathToFileURL(baseline).href : undefined,
+    serverNodeFlags,
   );
   const stop = async () => {
     await gateway.stop();

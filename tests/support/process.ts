@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { serverNodeFlags } from "@switchyard/runtime";
 import { testEnv } from "./config.js";
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -17,10 +18,10 @@ export interface TestProcess {
 
 /**
  * Starts a built entry point (`services/<name>/dist/main.js`) with exactly the given environment, on this Node
- * or `node`, in the repository or the folder `cwd`.
+ * or `node` with the V8 flags `npm start` and the images give a server, in the repository or the folder `cwd`.
  */
 export function startProcess(entry: string, env: Record<string, string>, node: string = process.execPath, cwd: string = repoRoot): TestProcess {
-  const child = spawn(node, [entry], {
+  const child = spawn(node, [...serverNodeFlags, entry], {
     cwd,
     env: { PATH: testEnv.path, ...env },
     stdio: ["ignore", "pipe", "pipe"],
