@@ -25,7 +25,7 @@ import { dirname, join } from "node:path";
 import pg from "pg";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-/** The V8 flags every service starts with: the runtime's `serverNodeFlags` (libs/runtime/src/heap.ts), which this script cannot import before a build. */
+/** The V8 flags every service starts with: the runtime's `serverNodeFlags` (libs/runtime/src/heap.ts; tests/production.test.ts checks they match). */
 const nodeFlags = ["--max-semi-space-size=16"];
 const env = { ...process.env };
 const print = (value) => process.stdout.write(`${JSON.stringify(value)}\n`);
