@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import { createCallerSigner, createLogger, serve } from "@switchyard/runtime";
 import { loadStandaloneConfig, startStandalone } from "@switchyard/standalone";
+import { stopWithParent } from "./cleanup.js";
 import { benchConfig } from "./config.js";
 
 /**
@@ -66,7 +67,6 @@ process.on("message", (message: unknown) => {
     const memory = process.memoryUsage();
     process.send?.({ cpu: process.cpuUsage(), rss: memory.rss, heapUsed: memory.heapUsed });
   }
-  if (message === "stop") shutdown();
   if (typeof message === "object" && message !== null && "profile" in message) {
     onProfile(message as { profile: "start" | "stop"; path?: string }).catch((error: unknown) => {
       logger.error({ err: error }, "bench profiler failed");
@@ -74,6 +74,5 @@ process.on("message", (message: unknown) => {
     });
   }
 });
+stopWithParent(shutdown);
 process.send?.({ ready: true, routerPort: standalone.port, directPort: direct.port, bootstrapKey, callerHeader });
-// A parent that is gone (killed, crashed) takes the gateway with it.
-process.on("disconnect", shutdown);
