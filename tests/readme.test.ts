@@ -76,7 +76,7 @@ const known: KnownBlock[] = [
     },
   },
   { name: "keep the key and its hash", matches: /^export KEY=.*\nexport HASH=/, check: (out) => expect(out).toBe("") },
-  { name: "the calling key's record", matches: /^curl -s \$SY\/key -H "Authorization: Bearer \$KEY"$/, check: (out) => expect(json(out).data).toMatchObject({ label: expect.any(String) }) },
+  { name: "the calling key's record", matches: /^curl -s \$SY\/key -H "Authorization: Bearer \$KEY"$/, check: (out) => expect(typeof json(out).data?.label).toBe("string") },
   {
     name: "list, read and update keys",
     matches: /\$SY\/keys\?limit=50/,
@@ -92,7 +92,8 @@ const known: KnownBlock[] = [
     check: (out) => {
       noErrors(out);
       const buffered = json(out.slice(0, out.search(/: OPENROUTER|data: /)));
-      expect(buffered).toMatchObject({ object: "chat.completion", choices: [{ message: { content: chatAnswer } }], openrouter_metadata: expect.any(Object) });
+      expect(buffered).toMatchObject({ object: "chat.completion", choices: [{ message: { content: chatAnswer } }] });
+      expect(buffered.openrouter_metadata).toBeInstanceOf(Object);
       expect((buffered.usage as { cost: number }).cost).toBeGreaterThan(0);
       expect(out).toContain(`"content":"Hello`);
       expect(out.trimEnd().endsWith("data: [DONE]")).toBe(true);
@@ -130,10 +131,11 @@ const known: KnownBlock[] = [
       const rows = generations!.data as unknown as Array<{ status: string; cost: number }>;
       // Four chats, one Responses and one Messages request: the newest five, each priced.
       expect(rows).toHaveLength(5);
-      for (const row of rows) expect(row).toMatchObject({ status: "completed", cost: expect.any(Number) });
+      for (const row of rows) expect([row.status, typeof row.cost]).toEqual(["completed", "number"]);
       expect(rows.every((row) => row.cost > 0)).toBe(true);
       const days = daily!.data as unknown as Array<{ group: string; requests: number; usage: number }>;
-      expect(days.find((day) => day.group === "openai/gpt-4o-mini")).toMatchObject({ requests: 5, usage: expect.any(Number) });
+      const mini = days.find((day) => day.group === "openai/gpt-4o-mini");
+      expect([mini?.requests, typeof mini?.usage]).toEqual([5, "number"]);
       expect(days.find((day) => day.group === "anthropic/claude-sonnet-4.5")?.requests).toBe(1);
     },
   },

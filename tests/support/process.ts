@@ -78,7 +78,7 @@ export function startProcess(entry: string, env: Record<string, string>, node: s
 
 /**
  * Ports for the processes tests start come from below the kernel's ephemeral range (Linux 32768–60999,
- * macOS 49152–65535): a port handed out there can be taken by any outgoing connection's local end while
+ * macOS 49152–65535): a port handed out there can be taken as the local end of an outgoing connection while
  * its process starts or restarts, and then `listen` fails with EADDRINUSE. Nothing takes these by itself.
  */
 const portRange = { low: 20_000, high: 32_000 };
